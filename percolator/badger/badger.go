@@ -1,0 +1,403 @@
+// Package badger implements percolator.Store on an embedded Badger database.
+//
+// # Layout
+//
+// Badger runs in managed mode, so the store chooses every version: a cell
+// (row, family, column, ts) is the Badger key (group, row, family, column)
+// (see key.go) at version ts+1. The offset keeps version 0, which a managed
+// write batch takes for "unset", out of reach, so every timestamp including
+// 0 is representable. "The newest version at or below t" is then one point
+// Get in a transaction reading at t+1, which is what Percolator's hot path
+// asks.
+//
+// # Deletions
+//
+// Bigtable deletes versions, Badger deletes keys, so deletions are encoded
+// (see the meta* constants). A deleted version with no live version below it
+// gets a Badger tombstone: reads stop there, and compaction drops the
+// tombstone and everything below it once it is at or below the discard
+// timestamp. A deleted version with live versions below gets a marker that
+// hides only that version. DeleteCell(ts) is one of the two at ts;
+// DeleteOlder(ts) is a tombstone at each live version below ts (a single
+// marker would be missed by reads bounded below it).
+//
+// A tombstone thus promises that nothing older is live, which compaction
+// enforces and reads rely on: a point Get that finds a tombstone (Badger's
+// ErrKeyNotFound) needs no second look, and only a marker sends a read to an
+// iterator over the column's versions. When a cell is later written below a tombstone (a transaction
+// with an older start timestamp writing after a newer one was rolled back),
+// the store first overwrites the tombstone with a marker at the same
+// version, in the same atomic write, so the new cell survives compaction.
+// Badger resolves two writes of the same key and version in favour of the
+// newer one, in reads and in compactions alike.
+//
+// # Atomicity
+//
+// Badger's conflict detection does not see phantoms and would make writers
+// retry, so it is off. Rows are held by striped reader/writer locks instead:
+// a read of a row holds its stripe for reading, a write holds the stripes of
+// all its rows for writing across the read-check-write of CheckAndMutateRow
+// and Increment and until the write is in Badger. All entries of one call go
+// into one Badger write batch, and Badger's writer goroutine coalesces
+// concurrent batches into one log write. A scan (ReadRows) holds each row's
+// stripe while it reads the row, after re-positioning its iterators there,
+// so it sees a write to the row whole or not at all.
+//
+// # Sparse families
+//
+// The live cells of sparse families (Percolator's locks) are also kept in
+// memory, per stripe, loaded when the store opens and updated while the
+// stripe is still held after each write; reads of them never touch Badger.
+package badger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	bdb "github.com/dgraph-io/badger/v4"
+
+	"github.com/caffeine-go/caffeine/percolator"
+)
+
+var (
+	_ percolator.ExclusiveStore = (*Store)(nil)
+	_ percolator.Compactor      = (*Store)(nil)
+)
+
+// Errors returned by the store. Errors from Badger itself are wrapped.
+var (
+	// ErrUnknownFamily is returned for a filter or mutation naming a family
+	// that EnsureFamilies never declared.
+	ErrUnknownFamily = errors.New("badger: unknown column family")
+	// ErrFamilyConflict is returned by EnsureFamilies for a family that
+	// exists in another locality group: its cells are stored under the old
+	// group and cannot move.
+	ErrFamilyConflict = errors.New("badger: family exists in another locality group")
+	// ErrBadMutation is returned for a mutation with an unknown operation or
+	// a timestamp above percolator.MaxTs.
+	ErrBadMutation = errors.New("badger: invalid mutation")
+	// ErrNotCounter is returned by Increment when the newest cell does not
+	// hold a big-endian int64.
+	ErrNotCounter = errors.New("badger: cell is not a 64-bit counter")
+	// ErrCorrupt is returned when a stored key or entry cannot be decoded.
+	ErrCorrupt = errors.New("badger: corrupt entry")
+)
+
+// Options configures a Store. The zero value is a durable on-disk store
+// with Badger's defaults that logs nothing.
+type Options struct {
+	// InMemory keeps everything in memory and ignores the directory; for
+	// tests. Values of 1 MiB or more (MemTableSize/8 if smaller) are
+	// rejected in this mode: Badger keeps them in its value log only.
+	InMemory bool
+	// SyncWrites makes every write durable on disk before it returns. When
+	// false, a process crash loses nothing (writes are in the kernel's page
+	// cache) but a machine crash may lose the last writes.
+	SyncWrites bool
+	// Logger receives Badger's log. Nil discards it.
+	Logger *slog.Logger
+	// MemTableSize is the size of one Badger memtable in bytes; zero means
+	// Badger's default (64 MiB). Memory use is a small multiple of it.
+	MemTableSize int64
+}
+
+// nStripes is the number of row lock stripes. Two rows share a stripe with
+// probability 1/4096, which only serializes them.
+const nStripes = 4096
+
+// A stripe holds the rows that hash to it.
+type stripe struct {
+	mu sync.RWMutex
+	// tomb bounds the version of every real tombstone in the stripe's rows
+	// from above; a cell written above it cannot be below a tombstone, so
+	// it needs no check. Guarded by mu held for writing.
+	tomb uint64
+	// sparse holds the live cells of sparse families, by row. Guarded by mu.
+	sparse map[string]sparseRow
+	// last is the store's write sequence number after the latest write to
+	// the stripe's rows. Guarded by mu.
+	last uint64
+}
+
+// family is a declared column family.
+type family struct {
+	name   string
+	group  string
+	sparse bool
+	gp     []byte // groupPrefix(group)
+	esc    []byte // appendEsc(nil, name)
+}
+
+func newFamily(f percolator.Family) *family {
+	return &family{
+		name:   f.Name,
+		group:  f.LocalityGroup,
+		sparse: f.Sparse,
+		gp:     groupPrefix(f.LocalityGroup),
+		esc:    appendEsc(nil, f.Name),
+	}
+}
+
+// Store is a percolator.Store on an embedded Badger database. It holds the
+// database directory's lock: no other process can open it meanwhile, so it
+// implements percolator.ExclusiveStore.
+type Store struct {
+	db      *bdb.DB
+	dir     string // "" in memory
+	mem     bool
+	maxMem  int64 // in memory, the bound on values
+	seed    maphash.Seed
+	stripes *[nStripes]stripe
+
+	// fams maps family names to their declaration. It is replaced, never
+	// modified, so reads need no lock.
+	fams  atomic.Pointer[map[string]*family]
+	famMu sync.Mutex // serializes EnsureFamilies
+
+	// wseq counts writes; see stripe.last and cursor.
+	wseq atomic.Uint64
+
+	// gate is held for reading by every write and for writing by Compact
+	// while it flushes the memtables, during which Badger rejects writes.
+	gate sync.RWMutex
+
+	// atGate is held for reading by CheckAndMutateRowAt from before it
+	// takes a timestamp until its write is in Badger. ReadRows passes
+	// through it for writing before it starts, so every commit whose
+	// timestamp was taken before the scan began is visible to the scan,
+	// including rows that do not exist until the commit lands.
+	atGate sync.RWMutex
+
+	compactMu sync.Mutex // serializes Compact
+	discardTs uint64     // guarded by compactMu
+}
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string, opt Options) (*Store, error) {
+	bo := bdb.DefaultOptions(dir).
+		WithSyncWrites(opt.SyncWrites).
+		WithDetectConflicts(false).
+		WithNumVersionsToKeep(math.MaxInt32).
+		WithLogger(nil)
+	if opt.Logger != nil {
+		bo = bo.WithLogger(logger{opt.Logger})
+	}
+	if opt.InMemory {
+		dir = ""
+		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
+	}
+	if opt.MemTableSize > 0 {
+		// Badger requires a value to fit in one write batch, 15% of a
+		// memtable; larger values go to the value log anyway.
+		bo = bo.WithMemTableSize(opt.MemTableSize).
+			WithValueThreshold(min(bo.ValueThreshold, opt.MemTableSize/8))
+	}
+	db, err := bdb.OpenManaged(bo)
+	if err != nil {
+		return nil, fmt.Errorf("badger: open %q: %w", dir, err)
+	}
+	s := &Store{
+		db:      db,
+		dir:     dir,
+		mem:     opt.InMemory,
+		maxMem:  bo.ValueThreshold,
+		seed:    maphash.MakeSeed(),
+		stripes: new([nStripes]stripe),
+	}
+	// Tombstones written before this open are unknown, so assume one may
+	// sit at any existing version.
+	top := db.MaxVersion()
+	for i := range s.stripes {
+		s.stripes[i].tomb = top
+	}
+	fams, err := s.loadFamilies()
+	if err == nil {
+		for _, f := range fams {
+			if f.sparse {
+				if err = s.loadSparse(f); err != nil {
+					break
+				}
+			}
+		}
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.fams.Store(&fams)
+	return s, nil
+}
+
+// Close closes the database. In-flight calls must have returned.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("badger: close: %w", err)
+	}
+	return nil
+}
+
+// DB returns the underlying Badger database, in managed mode. Writing to it
+// with keys that start with 'c', 'f' or 'z' corrupts the store.
+func (s *Store) DB() *bdb.DB { return s.db }
+
+// Size returns the bytes in the LSM tree's tables and the disk space of the
+// value log files (which Badger preallocates sparsely). Memtables not yet
+// flushed are not counted.
+func (s *Store) Size() (lsm, vlog int64) {
+	for _, t := range s.db.Tables() {
+		lsm += int64(t.OnDiskSize)
+	}
+	if s.mem {
+		return lsm, 0
+	}
+	ents, _ := os.ReadDir(s.dir)
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".vlog") {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(s.dir, e.Name())); err == nil {
+			vlog += diskUsage(fi)
+		}
+	}
+	return lsm, vlog
+}
+
+func (s *Store) stripe(row string) *stripe {
+	return &s.stripes[maphash.String(s.seed, row)&(nStripes-1)]
+}
+
+func (s *Store) families() map[string]*family { return *s.fams.Load() }
+
+// EnsureFamilies declares the families that do not exist yet and persists
+// the declarations. Redeclaring a family in another locality group fails
+// with ErrFamilyConflict; redeclaring it with another Sparse flag switches
+// the in-memory copy on or off.
+func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.famMu.Lock()
+	defer s.famMu.Unlock()
+	next := maps.Clone(s.families())
+	var save, toggled []*family
+	for _, pf := range fams {
+		if pf.Name == "" {
+			return fmt.Errorf("badger: family with an empty name")
+		}
+		old, ok := next[pf.Name]
+		if ok && old.group != pf.LocalityGroup {
+			return fmt.Errorf("%w: %q is in group %q, not %q", ErrFamilyConflict, pf.Name, old.group, pf.LocalityGroup)
+		}
+		if ok && old.sparse == pf.Sparse {
+			continue
+		}
+		f := newFamily(pf)
+		next[f.name] = f
+		save = append(save, f)
+		if ok {
+			toggled = append(toggled, f)
+		}
+	}
+	if len(save) == 0 {
+		return nil
+	}
+	if err := s.saveFamilies(save); err != nil {
+		return err
+	}
+	if len(toggled) == 0 {
+		// New families have no cells yet: nothing to load.
+		s.fams.Store(&next)
+		return nil
+	}
+	// Switching a family's sparseness changes where its reads go, so no
+	// read or write may run meanwhile: hold every stripe.
+	for i := range s.stripes {
+		s.stripes[i].mu.Lock()
+	}
+	defer func() {
+		for i := range s.stripes {
+			s.stripes[i].mu.Unlock()
+		}
+	}()
+	for _, f := range toggled {
+		if !f.sparse {
+			s.dropSparse(f.name)
+			continue
+		}
+		if err := s.loadSparse(f); err != nil {
+			s.dropSparse(f.name)
+			return err
+		}
+	}
+	s.fams.Store(&next)
+	return nil
+}
+
+// Family declarations are stored at version 1 under tagFamily+name, the
+// value being a flags byte followed by the locality group.
+const famSparse = 1
+
+func (s *Store) saveFamilies(fams []*family) error {
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	wb := s.db.NewManagedWriteBatch()
+	for _, f := range fams {
+		v := []byte{0}
+		if f.sparse {
+			v[0] |= famSparse
+		}
+		v = append(v, f.group...)
+		if err := wb.SetEntryAt(bdb.NewEntry(append([]byte{tagFamily}, f.name...), v), 1); err != nil {
+			wb.Cancel()
+			return fmt.Errorf("badger: save families: %w", err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("badger: save families: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) loadFamilies() (map[string]*family, error) {
+	txn := s.db.NewTransactionAt(math.MaxUint64, false)
+	defer txn.Discard()
+	it := txn.NewIterator(bdb.IteratorOptions{Prefix: []byte{tagFamily}})
+	defer it.Close()
+	fams := make(map[string]*family)
+	for it.Rewind(); it.Valid(); it.Next() {
+		v, err := it.Item().ValueCopy(nil)
+		if err != nil {
+			return nil, fmt.Errorf("badger: load families: %w", err)
+		}
+		if len(v) == 0 {
+			return nil, fmt.Errorf("%w: family %q", ErrCorrupt, it.Item().Key()[1:])
+		}
+		f := newFamily(percolator.Family{
+			Name:          string(it.Item().Key()[1:]),
+			LocalityGroup: string(v[1:]),
+			Sparse:        v[0]&famSparse != 0,
+		})
+		fams[f.name] = f
+	}
+	return fams, nil
+}
+
+// logger adapts a *slog.Logger to Badger's logger.
+type logger struct{ l *slog.Logger }
+
+func (l logger) Errorf(f string, a ...any)   { l.l.Error(msg(f, a)) }
+func (l logger) Warningf(f string, a ...any) { l.l.Warn(msg(f, a)) }
+func (l logger) Infof(f string, a ...any)    { l.l.Info(msg(f, a)) }
+func (l logger) Debugf(f string, a ...any)   { l.l.Debug(msg(f, a)) }
+
+func msg(f string, a []any) string { return strings.TrimSpace(fmt.Sprintf(f, a...)) }

@@ -1,0 +1,76 @@
+package badger
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+)
+
+// CellKey is the Badger key of a cell, for tests that inspect Badger.
+func CellKey(group, row, family, column string) []byte {
+	return cellKey(groupPrefix(group), row, family, column)
+}
+
+// GroupPrefix is the prefix of every key of a locality group.
+func GroupPrefix(group string) []byte { return groupPrefix(group) }
+
+// User meta of entries, for tests that inspect Badger.
+const (
+	MetaLive    = metaLive
+	MetaEmpty   = metaEmpty
+	MetaDeleted = metaDeleted
+)
+
+// CheckSparse compares the in-memory copy of every sparse family with what
+// Badger holds.
+func (s *Store) CheckSparse() error {
+	for _, f := range s.families() {
+		if !f.sparse {
+			continue
+		}
+		want := make(map[string]map[famCol][]version)
+		err := s.scanSparse(f, func(row string, fc famCol, vs []version) {
+			if want[row] == nil {
+				want[row] = make(map[famCol][]version)
+			}
+			want[row][fc] = vs
+		})
+		if err != nil {
+			return err
+		}
+		got := make(map[string]map[famCol][]version)
+		for i := range s.stripes {
+			st := &s.stripes[i]
+			st.mu.RLock()
+			for row, r := range st.sparse {
+				for fc, vs := range r {
+					if fc.fam != f.name {
+						continue
+					}
+					if got[row] == nil {
+						got[row] = make(map[famCol][]version)
+					}
+					got[row][fc] = vs
+				}
+			}
+			st.mu.RUnlock()
+		}
+		eq := func(a, b map[famCol][]version) bool {
+			return maps.EqualFunc(a, b, func(x, y []version) bool {
+				if len(x) != len(y) {
+					return false
+				}
+				for i := range x {
+					if x[i].ts != y[i].ts || !bytes.Equal(x[i].val, y[i].val) {
+						return false
+					}
+				}
+				return true
+			})
+		}
+		if !maps.EqualFunc(got, want, eq) {
+			return fmt.Errorf("family %q: memory %v, Badger %v", f.name, got, want)
+		}
+	}
+	return nil
+}

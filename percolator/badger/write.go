@@ -1,0 +1,520 @@
+package badger
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"slices"
+
+	bdb "github.com/dgraph-io/badger/v4"
+
+	"github.com/caffeine-go/caffeine/percolator"
+)
+
+// A rowOp is the mutations of one row, whose stripe the writer holds.
+type rowOp struct {
+	st   *stripe
+	row  string
+	muts []percolator.Mutation
+}
+
+// Kinds of batch entries.
+const (
+	opSet  = iota + 1 // a live cell
+	opTomb            // a Badger tombstone
+	opDel             // a metaDeleted marker
+)
+
+type entry struct {
+	key []byte
+	ver uint64
+	op  byte
+	val []byte // opSet only
+}
+
+type entryID struct {
+	key string
+	ver uint64
+}
+
+// colState is what a write knows about one column beyond Badger's current
+// state: the live versions and tombstones, with the write's own earlier
+// mutations applied. Only columns that need it have one.
+type colState struct {
+	f   *family
+	st  *stripe
+	row string
+	col string
+	// live are the live versions, newest first; with values for sparse
+	// families only.
+	live []version
+	// tombs are the Badger versions of real tombstones, newest first. It
+	// is complete above floor, which is all the rescue in set needs.
+	tombs []uint64
+	// needRaw asks for live and tombs to be loaded from Badger; tombs
+	// only above floor, the lowest version a SetCell of the write puts.
+	needRaw bool
+	floor   uint64
+}
+
+// A batch collects the entries of one atomic write.
+type batch struct {
+	entries []entry
+	at      map[entryID]int // later entries for the same key and version replace earlier ones
+}
+
+func (b *batch) add(e entry) {
+	// Most writes have a handful of entries: a linear search beats hashing.
+	const small = 16
+	if b.at == nil {
+		for i := range b.entries {
+			if b.entries[i].ver == e.ver && bytes.Equal(b.entries[i].key, e.key) {
+				b.entries[i] = e
+				return
+			}
+		}
+		if len(b.entries) < small {
+			b.entries = append(b.entries, e)
+			return
+		}
+		b.at = make(map[entryID]int, 2*small)
+		for i, e := range b.entries {
+			b.at[entryID{string(e.key), e.ver}] = i
+		}
+	}
+	id := entryID{string(e.key), e.ver}
+	if i, ok := b.at[id]; ok {
+		b.entries[i] = e
+		return
+	}
+	b.at[id] = len(b.entries)
+	b.entries = append(b.entries, e)
+}
+
+// checkMutation returns the family of m, or why m is invalid.
+func checkMutation(fams map[string]*family, m percolator.Mutation) (*family, error) {
+	f, ok := fams[m.Family]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q in %v", ErrUnknownFamily, m.Family, m)
+	}
+	switch m.Op {
+	case percolator.SetCell, percolator.DeleteCell:
+		if m.Ts > percolator.MaxTs {
+			return nil, fmt.Errorf("%w: %v: timestamp above MaxTs", ErrBadMutation, m)
+		}
+	case percolator.DeleteOlder:
+	default:
+		return nil, fmt.Errorf("%w: %v", ErrBadMutation, m)
+	}
+	return f, nil
+}
+
+func checkMutations(fams map[string]*family, muts []percolator.Mutation) error {
+	for _, m := range muts {
+		if _, err := checkMutation(fams, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// write applies ops atomically. The caller holds the stripes of all rows
+// for writing. Nothing is written if a mutation is invalid.
+func (s *Store) write(fams map[string]*family, ops []rowOp) error {
+	// Pass 1: validate, and find the columns whose state the write needs:
+	// those of sparse families (to update the in-memory copy), those with a
+	// deletion (which versions, tombstone or marker?), and those written at
+	// or below a version where a tombstone may be (rescue).
+	var keys [][]byte
+	var cols map[string]*colState
+	for _, op := range ops {
+		for _, m := range op.muts {
+			f, err := checkMutation(fams, m)
+			if err != nil {
+				return err
+			}
+			if s.mem && m.Op == percolator.SetCell && int64(len(m.Value)) >= s.maxMem {
+				return fmt.Errorf("%w: %v: too large for an in-memory store", ErrBadMutation, m)
+			}
+			key := cellKey(f.gp, op.row, m.Family, m.Column)
+			keys = append(keys, key)
+			del := m.Op != percolator.SetCell
+			raw := (del && !f.sparse) || (!del && m.Ts+1 <= op.st.tomb)
+			if !raw && !f.sparse && !del {
+				continue
+			}
+			cs := cols[string(key)]
+			if cs == nil {
+				if cols == nil {
+					cols = make(map[string]*colState)
+				}
+				cs = &colState{f: f, st: op.st, row: op.row, col: m.Column, floor: math.MaxUint64}
+				cols[string(key)] = cs
+			}
+			cs.needRaw = cs.needRaw || raw
+			if raw && !del {
+				cs.floor = min(cs.floor, m.Ts+1)
+			}
+		}
+	}
+	for key, cs := range cols {
+		if cs.f.sparse {
+			cs.live = slices.Clone(cs.st.sparseCol(cs.row, famCol{cs.f.name, cs.col}))
+		}
+		if cs.needRaw {
+			if err := s.loadRaw([]byte(key), cs); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Pass 2: turn mutations into entries, in order.
+	var b batch
+	i := 0
+	for _, op := range ops {
+		for _, m := range op.muts {
+			key := keys[i]
+			i++
+			cs := cols[string(key)]
+			switch m.Op {
+			case percolator.SetCell:
+				ver := m.Ts + 1
+				if cs != nil {
+					cs.set(&b, key, m.Ts, m.Value)
+				}
+				b.add(entry{key: key, ver: ver, op: opSet, val: m.Value})
+			case percolator.DeleteCell:
+				j := slices.IndexFunc(cs.live, func(v version) bool { return v.ts == m.Ts })
+				if j < 0 {
+					continue // nothing to delete
+				}
+				cs.live = slices.Delete(cs.live, j, j+1)
+				ver := m.Ts + 1
+				if j < len(cs.live) {
+					// An older version stays visible: hide this one only.
+					b.add(entry{key: key, ver: ver, op: opDel})
+					continue
+				}
+				b.add(entry{key: key, ver: ver, op: opTomb})
+				cs.tombs = insertDesc(cs.tombs, ver)
+				op.st.tomb = max(op.st.tomb, ver)
+			case percolator.DeleteOlder:
+				// A marker at Ts-1 with Badger's discard bit would be
+				// cheaper, but a read bounded below it would not see it.
+				// Tombstones on every deleted version are seen by every
+				// read that could see the version.
+				j := slices.IndexFunc(cs.live, func(v version) bool { return v.ts < m.Ts })
+				if j < 0 {
+					continue
+				}
+				for _, v := range cs.live[j:] {
+					b.add(entry{key: key, ver: v.ts + 1, op: opTomb})
+					cs.tombs = insertDesc(cs.tombs, v.ts+1)
+				}
+				op.st.tomb = max(op.st.tomb, cs.live[j].ts+1)
+				cs.live = cs.live[:j]
+			}
+		}
+	}
+	if len(b.entries) == 0 {
+		return nil
+	}
+	err := s.flush(b.entries)
+	// Even a failed write may have reached Badger in part: scans must look.
+	seq := s.wseq.Add(1)
+	for _, op := range ops {
+		op.st.last = seq
+	}
+	for key, cs := range cols {
+		if !cs.f.sparse {
+			continue
+		}
+		vs := cs.live
+		if err != nil {
+			// Re-read what the in-memory copy must mirror.
+			var rerr error
+			if vs, rerr = s.loadLive([]byte(key)); rerr != nil {
+				vs = nil
+			}
+		}
+		cs.st.setSparse(cs.row, famCol{cs.f.name, cs.col}, vs)
+	}
+	return err
+}
+
+// set records a SetCell at ts in cs. Every tombstone above the new version
+// would make compaction drop the new cell, so it is overwritten with a
+// metaDeleted marker at the same version, which reads the same.
+func (cs *colState) set(b *batch, key []byte, ts uint64, val []byte) {
+	ver := ts + 1
+	n := 0
+	for _, t := range cs.tombs {
+		switch {
+		case t > ver:
+			b.add(entry{key: key, ver: t, op: opDel})
+		case t < ver:
+			cs.tombs[n] = t
+			n++
+		}
+	}
+	cs.tombs = cs.tombs[:n]
+	v := version{ts: ts}
+	if cs.f.sparse && len(val) > 0 {
+		v.val = bytes.Clone(val)
+	}
+	j, found := slices.BinarySearchFunc(cs.live, ts, func(v version, ts uint64) int {
+		switch {
+		case v.ts > ts:
+			return -1
+		case v.ts < ts:
+			return 1
+		}
+		return 0
+	})
+	if found {
+		cs.live[j] = v
+	} else {
+		cs.live = slices.Insert(cs.live, j, v)
+	}
+}
+
+func insertDesc(s []uint64, v uint64) []uint64 {
+	j := 0
+	for j < len(s) && s[j] > v {
+		j++
+	}
+	if j < len(s) && s[j] == v {
+		return s
+	}
+	return slices.Insert(s, j, v)
+}
+
+// loadRaw reads the live versions (of non-sparse families) and the
+// tombstones above cs.floor of the column key into cs.
+func (s *Store) loadRaw(key []byte, cs *colState) error {
+	txn := s.db.NewTransactionAt(math.MaxUint64, false)
+	defer txn.Discard()
+	it := txn.NewKeyIterator(key, bdb.IteratorOptions{})
+	defer it.Close()
+	live := !cs.f.sparse
+	for it.Seek(key); it.Valid(); it.Next() {
+		item := it.Item()
+		ver := item.Version()
+		if !live && ver <= cs.floor {
+			break // a column's history may be long: read no more than needed
+		}
+		if item.IsDeletedOrExpired() {
+			if ver > cs.floor {
+				cs.tombs = append(cs.tombs, ver)
+			}
+			live = false // nothing below a tombstone is live
+			continue
+		}
+		switch item.UserMeta() {
+		case metaDeleted:
+		case metaLive, metaEmpty:
+			if live {
+				cs.live = append(cs.live, version{ts: ver - 1})
+			}
+		default:
+			return fmt.Errorf("%w: key %q has user meta %d", ErrCorrupt, key, item.UserMeta())
+		}
+	}
+	return nil
+}
+
+// loadLive reads the live versions of the column key, with values.
+func (s *Store) loadLive(key []byte) ([]version, error) {
+	txn := s.db.NewTransactionAt(math.MaxUint64, false)
+	defer txn.Discard()
+	it := txn.NewKeyIterator(key, bdb.IteratorOptions{})
+	defer it.Close()
+	var p picker
+	p.reset([]percolator.Filter{{}})
+	it.Seek(key)
+	cells, err := walkKey(it, key, &p, "", "", nil)
+	if err != nil {
+		return nil, err
+	}
+	vs := make([]version, len(cells))
+	for i, c := range cells {
+		vs[i] = version{c.Ts, c.Value}
+	}
+	return vs, nil
+}
+
+// flush writes entries to Badger in one batch.
+func (s *Store) flush(entries []entry) error {
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	wb := s.db.NewManagedWriteBatch()
+	for _, e := range entries {
+		var err error
+		switch e.op {
+		case opTomb:
+			err = wb.DeleteAt(e.key, e.ver)
+		case opSet:
+			be := bdb.NewEntry(e.key, e.val)
+			if len(e.val) == 0 {
+				be = bdb.NewEntry(e.key, []byte{0}).WithMeta(metaEmpty)
+			}
+			err = wb.SetEntryAt(be, e.ver)
+		case opDel:
+			err = wb.SetEntryAt(bdb.NewEntry(e.key, []byte{0}).WithMeta(metaDeleted), e.ver)
+		}
+		if err != nil {
+			wb.Cancel()
+			return fmt.Errorf("badger: write: %w", err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("badger: write: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) slot(row string) int {
+	return int(maphash.String(s.seed, row) & (nStripes - 1))
+}
+
+// MutateRows implements percolator.Store. All rows are written in one
+// Badger batch while their stripes are held, so they are in fact applied
+// all or none (short of Badger splitting a batch larger than its limit).
+func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	slots := make([]int, len(rows))
+	ops := make([]rowOp, len(rows))
+	for i, r := range rows {
+		slots[i] = s.slot(r.Row)
+		ops[i] = rowOp{st: &s.stripes[slots[i]], row: r.Row, muts: r.Mutations}
+	}
+	// Lock in ascending order so that concurrent calls cannot deadlock.
+	slices.Sort(slots)
+	slots = slices.Compact(slots)
+	for _, i := range slots {
+		s.stripes[i].mu.Lock()
+	}
+	defer func() {
+		for _, i := range slots {
+			s.stripes[i].mu.Unlock()
+		}
+	}()
+	return s.write(s.families(), ops)
+}
+
+// CheckAndMutateRow implements percolator.Store.
+func (s *Store) CheckAndMutateRow(ctx context.Context, row string, predicate []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	st := s.stripe(row)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	fams := s.families()
+	if err := checkMutations(fams, ifMatch); err != nil {
+		return false, err
+	}
+	if err := checkMutations(fams, ifNoMatch); err != nil {
+		return false, err
+	}
+	matched, err := s.matches(st, fams, row, predicate)
+	if err != nil {
+		return false, err
+	}
+	muts := ifNoMatch
+	if matched {
+		muts = ifMatch
+	}
+	return matched, s.write(fams, []rowOp{{st, row, muts}})
+}
+
+// CheckAndMutateRowAt implements percolator.ExclusiveStore.
+func (s *Store) CheckAndMutateRowAt(ctx context.Context, row string, predicate []percolator.Filter, ts func() (uint64, error), ifNoMatch func(ts uint64) []percolator.Mutation) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	st := s.stripe(row)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	fams := s.families()
+	matched, err := s.matches(st, fams, row, predicate)
+	if err != nil || matched {
+		return matched, err
+	}
+	s.atGate.RLock()
+	defer s.atGate.RUnlock()
+	t, err := ts()
+	if err != nil {
+		return false, err
+	}
+	return false, s.write(fams, []rowOp{{st, row, ifNoMatch(t)}})
+}
+
+// matches reports whether a cell of row matches one of the filters. The
+// caller holds st.
+func (s *Store) matches(st *stripe, fams map[string]*family, row string, filters []percolator.Filter) (bool, error) {
+	// Whether any version is in range is whether the newest one in range
+	// is, which the point read answers.
+	fs := make([]percolator.Filter, len(filters))
+	for i, f := range filters {
+		f.KeysOnly, f.Latest = true, true
+		fs[i] = f
+	}
+	ps, err := plan(fams, fs)
+	if err != nil {
+		return false, err
+	}
+	for i := range ps {
+		cells, err := s.readRow(st, row, ps[i:i+1], nil)
+		if err != nil || len(cells) > 0 {
+			return len(cells) > 0, err
+		}
+	}
+	return false, nil
+}
+
+// Increment implements percolator.Store. The new value replaces the newest
+// cell at its own timestamp (or is written at timestamp 1), so a counter
+// does not accumulate versions.
+func (s *Store) Increment(ctx context.Context, row, family, column string, delta int64) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	st := s.stripe(row)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	fams := s.families()
+	f, ok := fams[family]
+	if !ok {
+		return 0, fmt.Errorf("%w: %q", ErrUnknownFamily, family)
+	}
+	p := famPlan{f: f, fs: []percolator.Filter{{Family: family, Column: column, Latest: true}}, cols: []string{column}}
+	cells, err := s.readRow(st, row, []famPlan{p}, nil)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	ts := uint64(1)
+	if len(cells) > 0 {
+		c := cells[0]
+		if len(c.Value) != 8 {
+			return 0, fmt.Errorf("%w: %s:%s@%d of row %q holds %d bytes", ErrNotCounter, family, column, c.Ts, row, len(c.Value))
+		}
+		n = int64(binary.BigEndian.Uint64(c.Value))
+		ts = max(c.Ts, 1)
+	}
+	n += delta
+	m := percolator.Mutation{Op: percolator.SetCell, Family: family, Column: column, Ts: ts, Value: binary.BigEndian.AppendUint64(nil, uint64(n))}
+	if err := s.write(fams, []rowOp{{st, row, []percolator.Mutation{m}}}); err != nil {
+		return 0, err
+	}
+	return n, nil
+}

@@ -1,0 +1,338 @@
+package percolator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	mrand "math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configure a DB. The zero value of every field selects its default.
+type Options struct {
+	// LockTTL is how old a lock's wall time may get before any reader treats
+	// its writer as stuck and cleans the lock up, even if the writer looks
+	// alive. Writers refresh their primary lock during long commits.
+	// Default 10s.
+	LockTTL time.Duration
+
+	// MaxAttempts bounds how often Update runs a conflicting transaction.
+	// Default 30.
+	MaxAttempts int
+
+	// BackoffBase and BackoffMax bound Update's jittered exponential backoff
+	// between attempts. Defaults 1ms and 500ms.
+	BackoffBase, BackoffMax time.Duration
+
+	// InlineMax is the largest value stored inside the write record, which
+	// saves a lookup per read. Default 512 bytes; negative disables it.
+	InlineMax int
+
+	// OracleWindow is how many timestamps the oracle reserves per write of
+	// its high-water mark. Default 1<<20.
+	OracleWindow uint64
+
+	// GCGrace is how far behind now the GC safe point stays, on top of
+	// waiting for running transactions. Default 1 minute.
+	GCGrace time.Duration
+
+	// CommitParallelism bounds concurrent prewrites of one commit's
+	// secondary rows. Default 8.
+	CommitParallelism int
+
+	// Logger receives rare operational events (lock cleanups). Default: a
+	// logger that discards.
+	Logger *slog.Logger
+}
+
+func (o *Options) ensureDefaults() {
+	if o.LockTTL <= 0 {
+		o.LockTTL = 10 * time.Second
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 30
+	}
+	if o.BackoffBase <= 0 {
+		o.BackoffBase = time.Millisecond
+	}
+	if o.BackoffMax <= 0 {
+		o.BackoffMax = 500 * time.Millisecond
+	}
+	if o.InlineMax == 0 {
+		o.InlineMax = 512
+	}
+	if o.OracleWindow == 0 {
+		o.OracleWindow = 1 << 20
+	}
+	if o.GCGrace <= 0 {
+		o.GCGrace = time.Minute
+	}
+	if o.CommitParallelism <= 0 {
+		o.CommitParallelism = 8
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// DB runs Percolator transactions on a Store. It is safe for concurrent
+// use; each transaction must be used by one goroutine at a time.
+type DB struct {
+	st  Store
+	ex  ExclusiveStore // non-nil when single-row transactions commit in one step
+	orc *Oracle
+	opt Options
+	id  string // this instance's writer id, recorded in its locks
+
+	mu     sync.Mutex         // guards active
+	active map[uint64]*Tx     // running transactions by start timestamp
+	safe   atomic.Uint64      // GC safe point: reads below it fail with ErrTooOld
+	gate   sync.RWMutex       // one-phase commits hold R; scans take W once to wait for them
+	closed atomic.Bool        //
+	ctx    context.Context    // cancelled by Close
+	cancel context.CancelFunc //
+	wg     sync.WaitGroup     // background goroutines
+
+	writeHook func(tx *Tx, row string, muts []Mutation) []Mutation // extends prewrite mutations (notifications)
+}
+
+// Open returns a DB over st, creating Percolator's column families and
+// opening its timestamp oracle. Close the DB before the store.
+func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
+	opt.ensureDefaults()
+	if err := st.EnsureFamilies(ctx, schema); err != nil {
+		return nil, fmt.Errorf("percolator: create families: %w", err)
+	}
+	orc, err := newOracle(ctx, st, opt.OracleWindow)
+	if err != nil {
+		return nil, fmt.Errorf("percolator: %w", err)
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	db := &DB{st: st, orc: orc, opt: opt, id: hex.EncodeToString(id[:]), active: make(map[uint64]*Tx)}
+	db.ex, _ = st.(ExclusiveStore)
+	db.ctx, db.cancel = context.WithCancel(context.Background())
+	if err := db.loadSafePoint(ctx); err != nil {
+		return nil, err
+	}
+	if db.ex == nil {
+		// Other processes judge our locks by this heartbeat.
+		if err := db.beat(ctx); err != nil {
+			return nil, err
+		}
+		db.wg.Add(1)
+		go db.heartbeat()
+	}
+	return db, nil
+}
+
+// Close stops background work. Running transactions are not waited for.
+func (db *DB) Close() error {
+	if db.closed.Swap(true) {
+		return nil
+	}
+	db.cancel()
+	db.wg.Wait()
+	if db.ex == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		db.st.MutateRows(ctx, []RowMutation{{Row: workerRow(db.id), Mutations: []Mutation{{Op: DeleteOlder, Family: famMeta, Column: "beat", Ts: MaxTs}}}})
+	}
+	return nil
+}
+
+// Store returns the store the DB runs on.
+func (db *DB) Store() Store { return db.st }
+
+// Oracle returns the DB's timestamp oracle.
+func (db *DB) Oracle() *Oracle { return db.orc }
+
+// ID returns the writer id this DB records in its locks.
+func (db *DB) ID() string { return db.id }
+
+// Begin starts a read-write transaction at a fresh start timestamp. The
+// caller must end it with Commit or Rollback.
+func (db *DB) Begin(ctx context.Context) (*Tx, error) {
+	return db.begin(ctx, 0, false)
+}
+
+func (db *DB) begin(ctx context.Context, at uint64, readOnly bool) (*Tx, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	tx := &Tx{db: db, readOnly: readOnly}
+	// Register before taking the timestamp, so GC never computes a safe
+	// point above a transaction that is about to read.
+	db.mu.Lock()
+	ts := at
+	if ts == 0 {
+		var err error
+		if ts, err = db.orc.Next(ctx); err != nil {
+			db.mu.Unlock()
+			return nil, err
+		}
+	}
+	tx.startTs = ts
+	if ts < db.safe.Load() {
+		db.mu.Unlock()
+		return nil, fmt.Errorf("%w: start %d < safe point %d", ErrTooOld, ts, db.safe.Load())
+	}
+	db.active[ts] = tx
+	db.mu.Unlock()
+	return tx, nil
+}
+
+func (db *DB) forget(tx *Tx) {
+	db.mu.Lock()
+	if db.active[tx.startTs] == tx {
+		delete(db.active, tx.startTs)
+	}
+	db.mu.Unlock()
+}
+
+// oldestActive returns the smallest start timestamp of a running
+// transaction, or math.MaxUint64.
+func (db *DB) oldestActive() uint64 {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	oldest := uint64(math.MaxUint64)
+	for ts := range db.active {
+		oldest = min(oldest, ts)
+	}
+	return oldest
+}
+
+// Update runs fn in a read-write transaction and commits it. A conflict
+// (ErrConflict, ErrLocked) reruns fn in a new transaction after a jittered
+// exponential backoff, up to Options.MaxAttempts times; then Update returns
+// an error wrapping ErrGaveUp and the last conflict. An error or panic from
+// fn rolls the transaction back and is returned (re-panicked) as is. fn may
+// run several times and must not have effects outside the transaction.
+func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	var last error
+	for attempt := 0; attempt < db.opt.MaxAttempts; attempt++ {
+		if attempt > 0 {
+			if err := db.backoff(ctx, attempt); err != nil {
+				return err
+			}
+		}
+		err := db.try(ctx, fn)
+		if !retryable(err) {
+			return err
+		}
+		last = err
+	}
+	return fmt.Errorf("%w after %d attempts: %w", ErrGaveUp, db.opt.MaxAttempts, last)
+}
+
+func (db *DB) try(ctx context.Context, fn func(tx *Tx) error) error {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+func retryable(err error) bool {
+	return errors.Is(err, ErrConflict) || errors.Is(err, ErrLocked)
+}
+
+func (db *DB) backoff(ctx context.Context, attempt int) error {
+	d := db.opt.BackoffBase << min(attempt-1, 20)
+	if d > db.opt.BackoffMax || d <= 0 {
+		d = db.opt.BackoffMax
+	}
+	d = d/2 + mrand.N(d/2+1) // jitter: [d/2, d]
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// View runs fn in a read-only transaction at a fresh timestamp.
+func (db *DB) View(ctx context.Context, fn func(tx *Tx) error) error {
+	return db.ViewAt(ctx, 0, fn)
+}
+
+// ViewAt runs fn in a read-only transaction that sees the table as of
+// timestamp ts (0 means now). It returns ErrTooOld when ts is below the GC
+// safe point: the versions it would need may have been collected.
+func (db *DB) ViewAt(ctx context.Context, ts uint64, fn func(tx *Tx) error) error {
+	tx, err := db.begin(ctx, ts, true)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// Workers other than this DB prove they are alive with a heartbeat cell
+// (the paper's Chubby token); a lock whose writer has no fresh heartbeat is
+// cleaned up without waiting for its TTL.
+func workerRow(id string) string { return "\x00meta/worker/" + id }
+
+func (db *DB) beat(ctx context.Context) error {
+	now := time.Now().UnixMilli()
+	err := db.st.MutateRows(ctx, []RowMutation{{Row: workerRow(db.id), Mutations: []Mutation{
+		{Op: SetCell, Family: famMeta, Column: "beat", Ts: 1, Value: encodeInt64(now)},
+	}}})
+	if err != nil {
+		return fmt.Errorf("percolator: write heartbeat: %w", err)
+	}
+	return nil
+}
+
+func (db *DB) heartbeat() {
+	defer db.wg.Done()
+	t := time.NewTicker(db.opt.LockTTL / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.ctx.Done():
+			return
+		case <-t.C:
+			if err := db.beat(db.ctx); err != nil && db.ctx.Err() == nil {
+				db.opt.Logger.Warn("heartbeat failed", "err", err)
+			}
+		}
+	}
+}
+
+// writerAlive reports whether the transaction that took l at startTs may
+// still be running.
+func (db *DB) writerAlive(ctx context.Context, l lock, startTs uint64) (bool, error) {
+	if l.writer == db.id {
+		db.mu.Lock()
+		_, ok := db.active[startTs]
+		db.mu.Unlock()
+		return ok, nil
+	}
+	if db.ex != nil {
+		// Nobody else can be writing an exclusive store: the lock is left
+		// over from an earlier process.
+		return false, nil
+	}
+	cells, err := db.st.ReadRow(ctx, workerRow(l.writer), Filter{Family: famMeta, Column: "beat", Latest: true})
+	if err != nil {
+		return false, err
+	}
+	if len(cells) == 0 {
+		return false, nil
+	}
+	beat := decodeInt64(cells[0].Value)
+	return time.Now().UnixMilli()-beat < db.opt.LockTTL.Milliseconds(), nil
+}

@@ -1,0 +1,154 @@
+package percolator
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// The GC safe point is persisted so that a restarted DB keeps refusing
+// reads the collected versions would have served.
+const (
+	gcRow    = "\x00meta/gc"
+	gcColumn = "safe"
+)
+
+func (db *DB) loadSafePoint(ctx context.Context) error {
+	cells, err := db.st.ReadRow(ctx, gcRow, Filter{Family: famMeta, Column: gcColumn, Latest: true})
+	if err != nil {
+		return fmt.Errorf("percolator: read gc safe point: %w", err)
+	}
+	if len(cells) == 1 {
+		db.safe.Store(uint64(decodeInt64(cells[0].Value)))
+	}
+	return nil
+}
+
+// SafePoint returns the GC safe point: reads below it fail with ErrTooOld.
+func (db *DB) SafePoint() uint64 { return db.safe.Load() }
+
+// GCStats describes one GC pass.
+type GCStats struct {
+	SafePoint uint64 // the safe point the pass collected below
+	Cells     int    // columns whose old versions were deleted
+	Duration  time.Duration
+}
+
+// GC deletes the versions no reader can need any more and lets the store
+// reclaim their space. The safe point is the oldest of: now minus
+// Options.GCGrace, the oldest running transaction of this DB, and the oldest
+// lock in the table (a lock still to be rolled forward needs the history
+// around it). For every column, the newest write at or below the safe point
+// stays readable; older write records and data go. GC is safe to run
+// concurrently with transactions; run one GC at a time.
+func (db *DB) GC(ctx context.Context) (GCStats, error) {
+	began := time.Now()
+	safe, err := db.advanceSafePoint(ctx)
+	if err != nil {
+		return GCStats{}, err
+	}
+	st := GCStats{SafePoint: safe}
+
+	var batch []RowMutation
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := db.st.MutateRows(ctx, batch)
+		batch = batch[:0]
+		return err
+	}
+	var cbErr error
+	err = db.st.ReadRows(ctx, "", "", func(row string, cells []Cell) bool {
+		var muts []Mutation
+		for i := 0; i < len(cells); {
+			// cells of one column are adjacent, newest first
+			j := i + 1
+			for j < len(cells) && cells[j].Column == cells[i].Column {
+				j++
+			}
+			newest := cells[i]
+			w, err := decodeWrite(newest.Value)
+			if err != nil {
+				cbErr = fmt.Errorf("%w: %q %q@%d", err, row, newest.Column, newest.Ts)
+				return false
+			}
+			switch {
+			case w.kind == kindDelete:
+				// Nothing at or below the safe point is readable: drop it all.
+				muts = append(muts,
+					Mutation{Op: DeleteOlder, Family: famWrite, Column: newest.Column, Ts: newest.Ts + 1},
+					Mutation{Op: DeleteOlder, Family: famData, Column: newest.Column, Ts: w.startTs + 1})
+			case j-i > 1:
+				muts = append(muts,
+					Mutation{Op: DeleteOlder, Family: famWrite, Column: newest.Column, Ts: newest.Ts},
+					Mutation{Op: DeleteOlder, Family: famData, Column: newest.Column, Ts: w.startTs})
+			}
+			i = j
+		}
+		if len(muts) > 0 {
+			st.Cells += len(muts) / 2
+			batch = append(batch, RowMutation{Row: row, Mutations: muts})
+			if len(batch) >= 256 {
+				if cbErr = flush(); cbErr != nil {
+					return false
+				}
+			}
+		}
+		return true
+	}, Filter{Family: famWrite, MaxTs: safe})
+	if err == nil {
+		err = cbErr
+	}
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		return st, fmt.Errorf("percolator: gc: %w", err)
+	}
+	if c, ok := db.st.(Compactor); ok {
+		if err := c.Compact(ctx, safe); err != nil {
+			return st, fmt.Errorf("percolator: gc compact: %w", err)
+		}
+	}
+	st.Duration = time.Since(began)
+	return st, nil
+}
+
+// advanceSafePoint computes, persists and publishes a new safe point.
+func (db *DB) advanceSafePoint(ctx context.Context) (uint64, error) {
+	// Locks first: a transaction that is forgotten after this scan was still
+	// registered when oldestActive is computed below.
+	oldestLock := uint64(MaxTs)
+	err := db.st.ReadRows(ctx, "", "", func(_ string, cells []Cell) bool {
+		for _, c := range cells {
+			oldestLock = min(oldestLock, c.Ts)
+		}
+		return true
+	}, Filter{Family: famLock, KeysOnly: true})
+	if err != nil {
+		return 0, fmt.Errorf("percolator: gc: scan locks: %w", err)
+	}
+
+	db.mu.Lock() // no transaction may begin while the safe point moves
+	now, err := db.orc.Next(ctx)
+	if err != nil {
+		db.mu.Unlock()
+		return 0, err
+	}
+	safe := min(now, TsFromTime(time.Now().Add(-db.opt.GCGrace)), oldestLock)
+	for ts := range db.active {
+		safe = min(safe, ts)
+	}
+	safe = max(safe, db.safe.Load())
+	db.safe.Store(safe)
+	db.mu.Unlock()
+
+	err = db.st.MutateRows(ctx, []RowMutation{{Row: gcRow, Mutations: []Mutation{
+		{Op: SetCell, Family: famMeta, Column: gcColumn, Ts: 1, Value: encodeInt64(int64(safe))},
+	}}})
+	if err != nil {
+		return 0, fmt.Errorf("percolator: gc: persist safe point: %w", err)
+	}
+	return safe, nil
+}

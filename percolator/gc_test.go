@@ -1,0 +1,145 @@
+package percolator_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/percolator"
+)
+
+// GC never changes what a read at or above the safe point sees; reads below
+// it fail with ErrTooOld instead of returning collected data.
+func TestGCKeepsSnapshots(t *testing.T) {
+	db := openDB(t, percolator.Options{GCGrace: time.Nanosecond, InlineMax: 4})
+	type snap struct {
+		ts   uint64
+		want map[string]string
+	}
+	var snaps []snap
+	state := map[string]string{}
+	write := func(i int) {
+		row := fmt.Sprintf("r%d", i%5)
+		if i%7 == 6 {
+			tx, _ := db.Begin(bg)
+			tx.Delete(row, "c")
+			if err := tx.Commit(bg); err != nil {
+				t.Fatal(err)
+			}
+			delete(state, row)
+		} else {
+			v := fmt.Sprintf("value-%03d", i) // longer than InlineMax: data cells too
+			set(t, db, row, "c", v)
+			state[row] = v
+		}
+		ts, _ := db.Oracle().Next(bg)
+		cp := map[string]string{}
+		for k, v := range state {
+			cp[k] = v
+		}
+		snaps = append(snaps, snap{ts, cp})
+	}
+	for i := range 60 {
+		write(i)
+	}
+	// A transaction that started before GC keeps its snapshot, and so do
+	// the snapshots taken after it.
+	old, _ := db.Begin(bg)
+	defer old.Rollback()
+	oldWant := snaps[len(snaps)-1].want
+	for i := 60; i < 90; i++ {
+		write(i)
+	}
+
+	st, err := db.GC(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SafePoint > old.StartTs() {
+		t.Fatalf("safe point %d passed a running transaction at %d", st.SafePoint, old.StartTs())
+	}
+	if st.Cells == 0 {
+		t.Fatal("GC collected nothing")
+	}
+	for r := range 5 {
+		row := fmt.Sprintf("r%d", r)
+		v, err := old.Get(bg, row, "c")
+		if err != nil || string(v) != oldWant[row] {
+			t.Fatalf("running txn read %s = %q, %v; want %q", row, v, err, oldWant[row])
+		}
+	}
+	checked, refused := 0, 0
+	for _, s := range snaps {
+		err := db.ViewAt(bg, s.ts, func(tx *percolator.Tx) error {
+			for r := range 5 {
+				row := fmt.Sprintf("r%d", r)
+				v, err := tx.Get(bg, row, "c")
+				if err != nil {
+					return err
+				}
+				if w, ok := s.want[row]; string(v) != w || (v != nil) != ok {
+					return fmt.Errorf("at %d: %s = %q, want %q", s.ts, row, v, w)
+				}
+			}
+			return nil
+		})
+		switch {
+		case s.ts < st.SafePoint:
+			if !errors.Is(err, percolator.ErrTooOld) {
+				t.Fatalf("read at %d below safe point %d: %v, want ErrTooOld", s.ts, st.SafePoint, err)
+			}
+			refused++
+		case err != nil:
+			t.Fatal(err)
+		default:
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no snapshot above the safe point was checked")
+	}
+	t.Logf("safe point %d: %d snapshots unchanged, %d refused, %d columns collected", st.SafePoint, checked, refused, st.Cells)
+}
+
+// Rewriting one row forever does not grow the repository without bound.
+func TestGCBoundsDisk(t *testing.T) {
+	n := 100_000
+	if testing.Short() {
+		n = 20_000
+	}
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	db, err := percolator.Open(bg, st, percolator.Options{GCGrace: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	val := make([]byte, 2048) // beyond inlining and Badger's value threshold
+	var peak int64
+	for i := 0; i < n; i++ {
+		val[0], val[1] = byte(i), byte(i>>8)
+		if err := db.Update(bg, func(tx *percolator.Tx) error {
+			return tx.Set("hot", "body", val)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if (i+1)%(n/5) == 0 {
+			if _, err := db.GC(bg); err != nil {
+				t.Fatal(err)
+			}
+			lsm, vlog := st.Size()
+			peak = max(peak, lsm+vlog)
+			t.Logf("after %d rewrites: lsm %d KB, vlog %d KB", i+1, lsm>>10, vlog>>10)
+		}
+	}
+	written := int64(n) * int64(len(val))
+	lsm, vlog := st.Size()
+	if lsm+vlog > written/4 {
+		t.Fatalf("%d MB on disk after %d MB written and GC: not bounded", (lsm+vlog)>>20, written>>20)
+	}
+	if v, _ := get(t, db, "hot", "body"); len(v) != len(val) {
+		t.Fatalf("latest value lost: %d bytes", len(v))
+	}
+}

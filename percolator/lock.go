@@ -1,0 +1,126 @@
+package percolator
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// txnStatus is what the primary cell says about a transaction.
+type txnStatus int
+
+const (
+	statusLocked     txnStatus = iota // primary lock still there: undecided
+	statusCommitted                   // primary has a write record for the transaction
+	statusRolledBack                  // neither: the transaction is dead for good
+)
+
+// resolve deals with the lock l on (row, col) of the transaction that
+// started at ts. If its writer is alive and the lock fresh it does nothing
+// and reports false; otherwise it rolls the cell forward or back, deciding
+// by the primary, and reports true (section 2.2: lazy cleanup).
+func (db *DB) resolve(ctx context.Context, row, col string, ts uint64, l lock) (bool, error) {
+	if live, err := db.lockLive(ctx, l, ts); err != nil || live {
+		return false, err
+	}
+	for {
+		status, commitTs, plock, err := db.primaryStatus(ctx, l.primaryRow, l.primaryCol, ts)
+		if err != nil {
+			return false, err
+		}
+		switch status {
+		case statusCommitted:
+			return true, db.rollForward(ctx, row, col, ts, commitTs, l.kind)
+		case statusRolledBack:
+			return true, db.rollbackCell(ctx, row, col, ts)
+		}
+		// The primary is still locked. A writer that refreshed the primary
+		// during a long commit is alive even if this lock looks old.
+		if live, err := db.lockLive(ctx, plock, ts); err != nil || live {
+			return false, err
+		}
+		// Roll the primary back first, under the row's atomicity: once it is
+		// gone the writer can no longer commit.
+		if err := db.rollbackCell(ctx, l.primaryRow, l.primaryCol, ts); err != nil {
+			return false, err
+		}
+		db.opt.Logger.Info("rolled back abandoned transaction", "start_ts", ts, "primary_row", l.primaryRow, "primary_col", l.primaryCol, "writer", l.writer)
+	}
+}
+
+// lockLive reports whether l's writer may still be working on it: the writer
+// is alive and the lock's wall time is within its TTL.
+func (db *DB) lockLive(ctx context.Context, l lock, ts uint64) (bool, error) {
+	if time.Now().UnixMilli() > l.wallMs+l.ttlMs {
+		return false, nil
+	}
+	return db.writerAlive(ctx, l, ts)
+}
+
+// primaryStatus reads the primary cell of the transaction that started at
+// ts. With statusCommitted it also returns the commit timestamp; with
+// statusLocked the primary lock.
+func (db *DB) primaryStatus(ctx context.Context, row, col string, ts uint64) (txnStatus, uint64, lock, error) {
+	cells, err := db.st.ReadRow(ctx, row,
+		Filter{Family: famLock, Column: col, MinTs: ts, MaxTs: ts},
+		Filter{Family: famWrite, Column: col, MinTs: ts})
+	if err != nil {
+		return 0, 0, lock{}, fmt.Errorf("percolator: read primary %q %q: %w", row, col, err)
+	}
+	var (
+		pl     lock
+		locked bool
+	)
+	for _, c := range cells {
+		switch c.Family {
+		case famWrite:
+			w, err := decodeWrite(c.Value)
+			if err != nil {
+				return 0, 0, lock{}, fmt.Errorf("%w: %q %q@%d", err, row, col, c.Ts)
+			}
+			if w.startTs == ts {
+				return statusCommitted, c.Ts, lock{}, nil
+			}
+		case famLock:
+			if pl, err = decodeLock(c.Value); err != nil {
+				return 0, 0, lock{}, fmt.Errorf("%w: %q %q@%d", err, row, col, c.Ts)
+			}
+			locked = true
+		}
+	}
+	if locked {
+		return statusLocked, 0, pl, nil
+	}
+	return statusRolledBack, 0, lock{}, nil
+}
+
+// rollForward replaces the lock of a committed transaction by its write
+// record, as the writer would have.
+func (db *DB) rollForward(ctx context.Context, row, col string, startTs, commitTs uint64, kind byte) error {
+	rec := write{kind: kind, startTs: startTs}.encode()
+	_, err := db.st.CheckAndMutateRow(ctx, row,
+		[]Filter{{Family: famLock, Column: col, MinTs: startTs, MaxTs: startTs, KeysOnly: true}},
+		[]Mutation{
+			{Op: SetCell, Family: famWrite, Column: col, Ts: commitTs, Value: rec},
+			{Op: DeleteCell, Family: famLock, Column: col, Ts: startTs},
+		}, nil)
+	if err != nil {
+		return fmt.Errorf("percolator: roll forward %q %q@%d: %w", row, col, startTs, err)
+	}
+	return nil
+}
+
+// rollbackCell erases the lock and data of the transaction that started at
+// ts from (row, col), if the lock is still there.
+func (db *DB) rollbackCell(ctx context.Context, row, col string, ts uint64) error {
+	_, err := db.st.CheckAndMutateRow(ctx, row,
+		[]Filter{{Family: famLock, Column: col, MinTs: ts, MaxTs: ts, KeysOnly: true}},
+		[]Mutation{
+			{Op: DeleteCell, Family: famLock, Column: col, Ts: ts},
+			{Op: DeleteCell, Family: famData, Column: col, Ts: ts},
+		}, nil)
+	if err != nil {
+		return fmt.Errorf("percolator: roll back %q %q@%d: %w", row, col, ts, err)
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package percolator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Timestamps are hybrid: the high bits are wall-clock milliseconds, the low
+// tsLogicalBits a counter. A timestamp therefore says roughly when it was
+// taken (the GC grace period and the status pages use that), while the oracle
+// still hands out more than a thousand per millisecond by running ahead of the
+// clock when it must. With 10 logical bits timestamps stay below 2^52, so the
+// Bigtable backend can store them as microseconds (ts × 1000) in an int64.
+const tsLogicalBits = 10
+
+// TsFromTime returns the smallest timestamp the oracle would hand out at t.
+func TsFromTime(t time.Time) uint64 {
+	return uint64(t.UnixMilli()) << tsLogicalBits
+}
+
+// TimeFromTs returns the wall-clock time a timestamp was (at the latest)
+// taken at.
+func TimeFromTs(ts uint64) time.Time {
+	return time.UnixMilli(int64(ts >> tsLogicalBits))
+}
+
+// Where the oracle persists its high-water mark.
+const (
+	oracleRow    = "\x00meta/oracle"
+	oracleColumn = "hwm"
+)
+
+// Oracle hands out strictly increasing timestamps (section 2.3 of the
+// paper). It persists only the upper end of a range of timestamps and serves
+// requests from memory until the range is used up, so after a restart
+// timestamps jump forward and never go back. Concurrent callers share one
+// pending allocation.
+//
+// An Oracle is safe for concurrent use. Only one Oracle may serve a table at
+// a time.
+type Oracle struct {
+	st     Store
+	window uint64
+
+	next  atomic.Uint64 // last timestamp handed out; the next is next+1
+	limit atomic.Uint64 // highest persisted timestamp: never hand out more
+
+	mu        sync.Mutex // one allocation at a time; guards persisted
+	persisted uint64
+}
+
+// newOracle opens the oracle of st, allocating its first range. window is
+// the number of timestamps reserved per persisted write.
+func newOracle(ctx context.Context, st Store, window uint64) (*Oracle, error) {
+	o := &Oracle{st: st, window: window}
+	cells, err := st.ReadRow(ctx, oracleRow, Filter{Family: famMeta, Column: oracleColumn, Latest: true})
+	if err != nil {
+		return nil, fmt.Errorf("read oracle high-water mark: %w", err)
+	}
+	if len(cells) == 1 {
+		o.persisted = uint64(decodeInt64(cells[0].Value))
+	}
+	// Never reuse anything at or below the old high-water mark.
+	o.next.Store(o.persisted)
+	o.limit.Store(o.persisted)
+	if err := o.allocate(ctx); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Next returns a timestamp greater than every timestamp returned before,
+// by this oracle or by any oracle on the same table before it.
+func (o *Oracle) Next(ctx context.Context) (uint64, error) {
+	for {
+		if ts := o.next.Add(1); ts <= o.limit.Load() {
+			return ts, nil
+		}
+		if err := o.refill(ctx); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// refill allocates a new range unless another caller already did.
+func (o *Oracle) refill(ctx context.Context) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.next.Load() < o.limit.Load() {
+		return nil // someone else refilled while we waited
+	}
+	return o.allocate(ctx)
+}
+
+// allocate persists a new high-water mark and makes the range below it
+// available. o.mu must be held (or o not yet shared).
+func (o *Oracle) allocate(ctx context.Context) error {
+	start := max(o.limit.Load(), TsFromTime(time.Now()))
+	want := start + o.window
+	got, err := o.st.Increment(ctx, oracleRow, famMeta, oracleColumn, int64(want-o.persisted))
+	if err != nil {
+		return fmt.Errorf("persist oracle high-water mark: %w", err)
+	}
+	hwm := uint64(got)
+	o.persisted = hwm
+	// Raise next to the start of the new range. Callers racing past the old
+	// limit only ever bump next; none of those values was handed out.
+	lo := hwm - o.window
+	for {
+		cur := o.next.Load()
+		if cur >= lo || o.next.CompareAndSwap(cur, lo) {
+			break
+		}
+	}
+	o.limit.Store(hwm)
+	return nil
+}

@@ -1,0 +1,87 @@
+package percolator_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/caffeine-go/caffeine/percolator"
+)
+
+// Concurrent callers get unique timestamps, each caller's strictly
+// increasing, also when the oracle must refill its range constantly.
+func TestOracleConcurrent(t *testing.T) {
+	for _, window := range []uint64{7, 1 << 20} {
+		db := openDB(t, percolator.Options{OracleWindow: window})
+		const callers, each = 64, 2000
+		got := make([][]uint64, callers)
+		var wg sync.WaitGroup
+		for i := range got {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range each {
+					ts, err := db.Oracle().Next(bg)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					got[i] = append(got[i], ts)
+				}
+			}()
+		}
+		wg.Wait()
+		seen := make(map[uint64]bool, callers*each)
+		for i, seq := range got {
+			for j, ts := range seq {
+				if j > 0 && ts <= seq[j-1] {
+					t.Fatalf("window %d: caller %d got %d after %d", window, i, ts, seq[j-1])
+				}
+				if seen[ts] {
+					t.Fatalf("window %d: timestamp %d handed out twice", window, ts)
+				}
+				seen[ts] = true
+			}
+		}
+	}
+}
+
+// After a restart, timestamps continue above everything handed out before,
+// even though the old range was not used up.
+func TestOracleRestart(t *testing.T) {
+	dir := t.TempDir()
+	var last uint64
+	for run := range 3 {
+		st := openStore(t, dir)
+		db, err := percolator.Open(bg, st, percolator.Options{OracleWindow: 1 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 100 {
+			ts, err := db.Oracle().Next(bg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ts <= last {
+				t.Fatalf("run %d: %d after %d", run, ts, last)
+			}
+			last = ts
+		}
+		db.Close()
+		st.Close()
+	}
+}
+
+func BenchmarkOracle(b *testing.B) {
+	db := openDB(b, percolator.Options{})
+	b.SetParallelism(32) // 64 callers on 2 cores
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := db.Oracle().Next(bg); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ts/s")
+}

@@ -1,0 +1,191 @@
+package percolator
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// Store is the Bigtable-like table Percolator runs on: a sorted map
+// (row, family:column, timestamp) → value with single-row atomicity. It is
+// deliberately narrow, and every method maps onto one Cloud Bigtable call, so
+// the embedded Badger backend and the Bigtable backend implement the same
+// contract (see package storetest).
+//
+// Timestamps are uint64 in the oracle's units: cells live at timestamps in
+// [1, 2^52); 0 and MaxTs occur only as bounds. Backends that need other units
+// (Bigtable: microseconds at millisecond granularity) convert at their edge.
+// Rows and columns are non-empty.
+//
+// All methods are safe for concurrent use; contention is not an error.
+// Returned cells and their values, including those passed to ReadRows' fn,
+// are owned by the caller, and a store keeps no slice passed to it after a
+// call returns. Mutations are applied in order.
+type Store interface {
+	// EnsureFamilies creates the column families that do not exist yet. It is
+	// idempotent. Families in the same locality group are stored together;
+	// scanning one group never reads the cells of another.
+	EnsureFamilies(ctx context.Context, fams []Family) error
+
+	// ReadRow returns the cells of row that match any of the filters (their
+	// union, like Bigtable's interleave filter), sorted by family, column and
+	// timestamp descending. A cell matched by several filters is returned
+	// once, with its value unless every filter matching it is KeysOnly. At
+	// least one filter is required. It reads the row atomically.
+	ReadRow(ctx context.Context, row string, filters ...Filter) ([]Cell, error)
+
+	// ReadRows calls fn for every row in [start, end) that has at least one
+	// cell matching the filters, in row order, with that row's matching cells
+	// sorted as by ReadRow. An empty end means the end of the table. fn
+	// returning false stops the scan, and ReadRows then returns nil. start ≥
+	// end (with end non-empty) is an empty range. Each row is read
+	// atomically; the scan as a whole is not a snapshot.
+	ReadRows(ctx context.Context, start, end string, fn func(row string, cells []Cell) bool, filters ...Filter) error
+
+	// CheckAndMutateRow atomically applies ifMatch when any cell of row matches
+	// any of the predicate filters, and ifNoMatch otherwise, and reports
+	// whether the predicate matched (Bigtable's CheckAndMutateRow).
+	CheckAndMutateRow(ctx context.Context, row string, predicate []Filter, ifMatch, ifNoMatch []Mutation) (matched bool, err error)
+
+	// MutateRows applies each RowMutation atomically within its row. Rows are
+	// independent: on error, some rows may have been applied and others not.
+	MutateRows(ctx context.Context, rows []RowMutation) error
+
+	// Increment atomically adds delta to the big-endian int64 in the newest
+	// cell of family:column and returns the new value; a missing cell counts
+	// as 0 (Bigtable's ReadModifyWriteRow with an increment rule). The result
+	// becomes the newest version, at a timestamp the store chooses; a value
+	// that is not 8 bytes is an error.
+	Increment(ctx context.Context, row, family, column string, delta int64) (int64, error)
+
+	// Close releases the store. It is not safe to call other methods after.
+	Close() error
+}
+
+// ExclusiveStore is implemented by stores whose data no other process can
+// reach while they are open (the embedded Badger store holds a directory
+// lock). For those, the DB commits single-row transactions in one step,
+// because row atomicity can then be held across a timestamp allocation.
+type ExclusiveStore interface {
+	Store
+
+	// CheckAndMutateRowAt is CheckAndMutateRow where ifNoMatch is built from a
+	// timestamp taken by ts while the row is held. The row is held from before
+	// the predicate is checked until the mutation is applied: reads and writes
+	// of the row that begin after ts is called wait, then see the mutation (or
+	// the unchanged row if ts or the call fails). So a reader whose timestamp
+	// was taken after the commit timestamp always sees the commit. ts and
+	// ifNoMatch are called at most once, and only when the predicate does not
+	// match; if ts fails nothing is applied and its error is returned.
+	CheckAndMutateRowAt(ctx context.Context, row string, predicate []Filter, ts func() (uint64, error), ifNoMatch func(ts uint64) []Mutation) (matched bool, err error)
+}
+
+// Compactor is implemented by stores that reclaim the space of deleted
+// versions only when told which timestamps no reader will ask for again.
+type Compactor interface {
+	// Compact tells the store that no read with a filter bound Max() below
+	// safeTs will happen again and reclaims what deletions have freed. It does
+	// not change the result of any read whose filters all have Max() ≥ safeTs.
+	// It may take long.
+	Compact(ctx context.Context, safeTs uint64) error
+}
+
+// Family declares a column family.
+type Family struct {
+	Name string
+	// LocalityGroup names the group the family is stored with; families with
+	// the same (possibly empty) group are stored together.
+	LocalityGroup string
+	// Sparse marks a family that holds few cells at any time (Percolator's
+	// locks). A store may keep such a family in memory as well as on disk.
+	Sparse bool
+}
+
+// Cell is one version of one column of a row.
+type Cell struct {
+	Family string
+	Column string
+	Ts     uint64
+	Value  []byte
+}
+
+// MaxTs is the largest timestamp: a Filter with MaxTs = MaxTs has no upper
+// bound.
+const MaxTs = math.MaxUint64 - 1
+
+// Filter selects cells of one family. It corresponds to a Bigtable chain of a
+// family filter, a column filter, a timestamp range filter and, with Latest, a
+// cells-per-column limit of 1.
+type Filter struct {
+	Family string
+	// Column selects one column; empty selects every column of Family.
+	Column string
+	// MinTs and MaxTs bound the timestamps, both inclusive. The zero MaxTs
+	// means MaxTs (no bound).
+	MinTs, MaxTs uint64
+	// Latest keeps only the newest matching version of each column.
+	Latest bool
+	// KeysOnly asks for cells without values; a store may still return them.
+	KeysOnly bool
+}
+
+// Matches reports whether the cell is selected by the filter, ignoring
+// Latest.
+func (f Filter) Matches(c Cell) bool {
+	return c.Family == f.Family &&
+		(f.Column == "" || c.Column == f.Column) &&
+		c.Ts >= f.MinTs && c.Ts <= f.max()
+}
+
+func (f Filter) max() uint64 {
+	if f.MaxTs == 0 {
+		return MaxTs
+	}
+	return f.MaxTs
+}
+
+// Max returns the inclusive upper timestamp bound of f.
+func (f Filter) Max() uint64 { return f.max() }
+
+// MutationOp says what a Mutation does.
+type MutationOp uint8
+
+const (
+	// SetCell writes Value at (Family, Column, Ts), replacing any cell with
+	// that exact timestamp.
+	SetCell MutationOp = iota + 1
+	// DeleteCell deletes exactly the version at Ts; older versions stay
+	// visible.
+	DeleteCell
+	// DeleteOlder deletes every version with a timestamp strictly below Ts;
+	// Ts = MaxTs deletes every version. Writing a version below Ts afterwards
+	// is not supported: a store may keep hiding it.
+	DeleteOlder
+)
+
+// Mutation is one change to one column of a row.
+type Mutation struct {
+	Op     MutationOp
+	Family string
+	Column string
+	Ts     uint64
+	Value  []byte
+}
+
+func (m Mutation) String() string {
+	switch m.Op {
+	case SetCell:
+		return fmt.Sprintf("set %s:%s@%d (%d bytes)", m.Family, m.Column, m.Ts, len(m.Value))
+	case DeleteCell:
+		return fmt.Sprintf("delete %s:%s@%d", m.Family, m.Column, m.Ts)
+	case DeleteOlder:
+		return fmt.Sprintf("delete %s:%s<%d", m.Family, m.Column, m.Ts)
+	}
+	return fmt.Sprintf("mutation(%d)", m.Op)
+}
+
+// RowMutation is the mutations of one row, applied atomically.
+type RowMutation struct {
+	Row       string
+	Mutations []Mutation
+}

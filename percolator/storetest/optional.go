@@ -1,0 +1,601 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/percolator"
+)
+
+var errOracle = errors.New("storetest: oracle unavailable")
+
+// testExclusive tests percolator.ExclusiveStore.CheckAndMutateRowAt.
+func testExclusive(t *testing.T, s percolator.Store) {
+	es, ok := s.(percolator.ExclusiveStore)
+	if !ok {
+		t.Skip("the store does not implement percolator.ExclusiveStore")
+	}
+	ctx := t.Context()
+	lockPred := []fl{{Family: "l", Column: "c"}}
+
+	// call runs CheckAndMutateRowAt with a ts function returning ts, err and
+	// counts the calls of ts and ifNoMatch.
+	type counts struct{ ts, build atomic.Int32 }
+	call := func(t *testing.T, row string, pred []fl, ts uint64, tsErr error, build func(uint64) muts) (bool, error, *counts) {
+		t.Helper()
+		var c counts
+		matched, err := es.CheckAndMutateRowAt(ctx, row, pred,
+			func() (uint64, error) {
+				c.ts.Add(1)
+				return ts, tsErr
+			},
+			func(got uint64) muts {
+				c.build.Add(1)
+				if got != ts {
+					t.Errorf("ifNoMatch called with ts %d, want %d (the value ts returned)", got, ts)
+				}
+				return build(got)
+			})
+		return matched, err, &c
+	}
+	lockAndWrite := func(ts uint64) muts { return muts{fput("l", "c", ts), fput("w", "c", ts)} }
+
+	t.Run("Matched", func(t *testing.T) {
+		const row = "x/matched"
+		mutate(t, s, row, fput("l", "c", 5))
+		matched, err, c := call(t, row, lockPred, 7, nil, lockAndWrite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !matched {
+			t.Errorf("matched = false, want true")
+		}
+		if c.ts.Load() != 0 || c.build.Load() != 0 {
+			t.Errorf("predicate matched, yet ts was called %d times and ifNoMatch %d times, want 0", c.ts.Load(), c.build.Load())
+		}
+		checkCells(t, "row", readRow(t, s, row, allFamilies()...), cells(fx, k("l", "c", 5)))
+	})
+
+	t.Run("NotMatched", func(t *testing.T) {
+		const row = "x/notmatched"
+		mutate(t, s, row, fput("d", "a", 1), fput("l", "x", 3))
+		matched, err, c := call(t, row, lockPred, 42, nil, lockAndWrite)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if matched {
+			t.Errorf("matched = true, want false")
+		}
+		if c.ts.Load() != 1 || c.build.Load() != 1 {
+			t.Errorf("ts called %d times and ifNoMatch %d times, want 1 each", c.ts.Load(), c.build.Load())
+		}
+		checkCells(t, "row", readRow(t, s, row, allFamilies()...), cells(fx, k("d", "a", 1), k("l", "c", 42), k("l", "x", 3), k("w", "c", 42)))
+	})
+
+	t.Run("TsRangePredicate", func(t *testing.T) {
+		const row = "x/tsrange"
+		mutate(t, s, row, fput("w", "c", 10))
+		// Percolator's conflict check with start ts 11: the write at 10 is older.
+		pred := []fl{{Family: "l", Column: "c", KeysOnly: true}, {Family: "w", Column: "c", MinTs: 11, KeysOnly: true}}
+		matched, err, c := call(t, row, pred, 50, nil, lockAndWrite)
+		if err != nil || matched || c.ts.Load() != 1 {
+			t.Errorf("predicate not matching the older write: matched = %v, err = %v, ts calls = %d; want false, nil, 1", matched, err, c.ts.Load())
+		}
+		// Start ts 10: conflicts with the write at 10 and with the lock at 50.
+		pred[1].MinTs = 10
+		matched, err, c = call(t, row, pred, 60, nil, lockAndWrite)
+		if err != nil || !matched || c.ts.Load() != 0 {
+			t.Errorf("predicate matching: matched = %v, err = %v, ts calls = %d; want true, nil, 0", matched, err, c.ts.Load())
+		}
+		checkCells(t, "row", readRow(t, s, row, allFamilies()...), cells(fx, k("l", "c", 50), k("w", "c", 50), k("w", "c", 10)))
+	})
+
+	t.Run("TsError", func(t *testing.T) {
+		const row = "x/tserror"
+		mutate(t, s, row, fput("d", "a", 1))
+		matched, err, c := call(t, row, lockPred, 8, errOracle, lockAndWrite)
+		if err == nil {
+			t.Errorf("CheckAndMutateRowAt with a failing ts returned (matched=%v, nil), want an error", matched)
+		}
+		if c.ts.Load() != 1 {
+			t.Errorf("ts called %d times, want 1", c.ts.Load())
+		}
+		// The row is not left held.
+		var got []percolator.Cell
+		var rerr error
+		returns(t, "ReadRow after a failed ts", func() { got, rerr = s.ReadRow(ctx, row, allFamilies()...) })
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		checkCells(t, "row after the failed call", got, cells(fx, k("d", "a", 1)))
+		returns(t, "CheckAndMutateRowAt after a failed ts", func() {
+			matched, err, _ = call(t, row, lockPred, 9, nil, lockAndWrite)
+		})
+		if err != nil || matched {
+			t.Errorf("CheckAndMutateRowAt after a failed ts: matched = %v, err = %v; want false, nil", matched, err)
+		}
+		checkCells(t, "row", readRow(t, s, row, allFamilies()...), cells(fx, k("d", "a", 1), k("l", "c", 9), k("w", "c", 9)))
+	})
+
+	t.Run("HoldsRow", func(t *testing.T) { testExclusiveHoldsRow(t, es) })
+	t.Run("OneWinner", func(t *testing.T) { testExclusiveOneWinner(t, es) })
+	t.Run("ReadsAfterTs", func(t *testing.T) { testExclusiveReadsAfterTs(t, es) })
+}
+
+// testExclusiveHoldsRow starts reads of the row while ts is running (ts then
+// sleeps 20ms): they must return the state after the mutation.
+func testExclusiveHoldsRow(t *testing.T, es percolator.ExclusiveStore) {
+	ctx := t.Context()
+	const row, commitTs = "x/held", 77
+	mutate(t, es, row, fput("d", "a", 1))
+	type result struct {
+		how     string
+		cells   []percolator.Cell
+		matched bool
+		err     error
+	}
+	results := make(chan result, 3)
+	readers := []func(){
+		func() {
+			cs, err := es.ReadRow(ctx, row, fl{Family: "l"}, fl{Family: "w"})
+			results <- result{how: "ReadRow", cells: cs, err: err}
+		},
+		func() {
+			var cs []percolator.Cell
+			err := es.ReadRows(ctx, row, row+"\x00", func(_ string, c []percolator.Cell) bool {
+				cs = c
+				return true
+			}, fl{Family: "l"}, fl{Family: "w"})
+			results <- result{how: "ReadRows", cells: cs, err: err}
+		},
+		func() {
+			// A competing CheckAndMutateRow must see the lock written.
+			matched, err := es.CheckAndMutateRow(ctx, row, []fl{{Family: "l", Column: "c"}}, muts{fput("d", "b", 1)}, muts{fput("d", "z", 1)})
+			results <- result{how: "CheckAndMutateRow", matched: matched, err: err}
+		},
+	}
+	var tsCalls atomic.Int32
+	matched, err := es.CheckAndMutateRowAt(ctx, row, []fl{{Family: "l", Column: "c"}},
+		func() (uint64, error) {
+			if tsCalls.Add(1) > 1 {
+				return commitTs, nil
+			}
+			var started sync.WaitGroup
+			for _, r := range readers {
+				started.Add(1)
+				go func() {
+					started.Done()
+					r()
+				}()
+			}
+			started.Wait()
+			time.Sleep(20 * time.Millisecond)
+			return commitTs, nil
+		},
+		func(ts uint64) muts { return muts{fput("l", "c", ts), fput("w", "c", ts)} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if matched {
+		t.Fatal("matched = true, want false")
+	}
+	want := cells(fx, k("l", "c", commitTs), k("w", "c", commitTs))
+	for range readers {
+		select {
+		case r := <-results:
+			switch {
+			case r.err != nil:
+				t.Errorf("%s started while the row was held: %v", r.how, r.err)
+			case r.how == "CheckAndMutateRow":
+				if !r.matched {
+					t.Errorf("CheckAndMutateRow started while the row was held did not see the lock written (matched = false)")
+				}
+			default:
+				if !sameCells(r.cells, want, false) {
+					t.Errorf("%s started while the row was held returned %s, want the state after the mutation %s", r.how, fmtCells(r.cells), fmtCells(want))
+				}
+			}
+		case <-time.After(hangTimeout):
+			t.Fatalf("reads started while the row was held did not return within %v", hangTimeout)
+		}
+	}
+	checkCells(t, "final row", readRow(t, es, row, allFamilies()...), cells(fx, k("d", "a", 1), k("d", "b", 1), k("l", "c", commitTs), k("w", "c", commitTs)))
+}
+
+// testExclusiveOneWinner races CheckAndMutateRowAt calls taking the same
+// lock: per round ts is called exactly once, by the one call not matching.
+func testExclusiveOneWinner(t *testing.T, es percolator.ExclusiveStore) {
+	const goroutines, rounds = 16, 50
+	ctx := t.Context()
+	var oracle atomic.Uint64
+	oracle.Store(100)
+	for r := range rounds {
+		row := fmt.Sprintf("x/race/%02d", r)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		var tsCalls, notMatched, winner atomic.Int32
+		var handed, built atomic.Uint64
+		for g := range goroutines {
+			wg.Go(func() {
+				<-start
+				matched, err := es.CheckAndMutateRowAt(ctx, row, []fl{{Family: "l", Column: "c"}},
+					func() (uint64, error) {
+						tsCalls.Add(1)
+						ts := oracle.Add(1)
+						handed.Store(ts)
+						return ts, nil
+					},
+					func(ts uint64) muts {
+						built.Store(ts)
+						return muts{setv("l", "c", ts, fmt.Sprint(g))}
+					})
+				if err != nil {
+					t.Errorf("round %d goroutine %d: %v", r, g, err)
+					return
+				}
+				if !matched {
+					notMatched.Add(1)
+					winner.Store(int32(g))
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		if n, c := notMatched.Load(), tsCalls.Load(); n != 1 || c != 1 {
+			t.Fatalf("round %d: %d calls saw matched=false and ts was called %d times, want 1 and 1", r, n, c)
+		}
+		if built.Load() != handed.Load() {
+			t.Fatalf("round %d: ifNoMatch got ts %d, ts returned %d", r, built.Load(), handed.Load())
+		}
+		want := []percolator.Cell{{Family: "l", Column: "c", Ts: handed.Load(), Value: []byte(fmt.Sprint(winner.Load()))}}
+		if got := readRow(t, es, row, fl{Family: "l"}); !sameCells(got, want, false) {
+			t.Fatalf("round %d: lock = %s, want %s", r, fmtCells(got), fmtCells(want))
+		}
+	}
+}
+
+// testExclusiveReadsAfterTs checks the property Percolator needs from
+// CheckAndMutateRowAt: a read that begins after the commit timestamp was
+// allocated (its own timestamp, from the same oracle, is larger) sees the
+// commit. Writers lock rows with timestamps from an oracle; readers take a
+// timestamp from the oracle, then read a row; afterwards every read with a
+// larger timestamp than the row's lock must have seen it.
+func testExclusiveReadsAfterTs(t *testing.T, es percolator.ExclusiveStore) {
+	const rows, writers, readers = 64, 4, 3
+	ctx := t.Context()
+	rowKey := func(i int) string { return fmt.Sprintf("x/oracle/%02d", i) }
+	var oracle atomic.Uint64
+	oracle.Store(1000)
+	var writeTs, tsCalls [rows]atomic.Uint64
+
+	type observation struct {
+		how      string
+		row      int
+		readTs   uint64
+		seenTs   uint64 // 0: no lock seen
+		seenMany bool
+	}
+	var mu sync.Mutex
+	var obs []observation
+	record := func(o observation) {
+		mu.Lock()
+		obs = append(obs, o)
+		mu.Unlock()
+	}
+	lockTs := func(cs []percolator.Cell) (uint64, bool) {
+		if len(cs) == 0 {
+			return 0, false
+		}
+		return cs[0].Ts, len(cs) > 1
+	}
+
+	var done atomic.Bool
+	var wwg, rwg sync.WaitGroup
+	for w := range writers {
+		wwg.Go(func() {
+			for j := range rows {
+				i := (j*5 + w*17) % rows
+				_, err := es.CheckAndMutateRowAt(ctx, rowKey(i), []fl{{Family: "l", Column: "c"}},
+					func() (uint64, error) {
+						ts := oracle.Add(1)
+						tsCalls[i].Add(1)
+						writeTs[i].Store(ts)
+						runtime.Gosched()
+						return ts, nil
+					},
+					func(ts uint64) muts { return muts{fput("l", "c", ts)} })
+				if err != nil {
+					t.Errorf("writer %d row %d: %v", w, i, err)
+					return
+				}
+			}
+		})
+	}
+	for r := range readers {
+		rwg.Go(func() {
+			for j := 0; !done.Load(); j++ {
+				i := (j*7 + r*13) % rows
+				readTs := oracle.Add(1)
+				cs, err := es.ReadRow(ctx, rowKey(i), fl{Family: "l", Column: "c"})
+				if err != nil {
+					t.Errorf("ReadRow: %v", err)
+					return
+				}
+				ts, many := lockTs(cs)
+				record(observation{"ReadRow", i, readTs, ts, many})
+			}
+		})
+	}
+	rwg.Go(func() {
+		for !done.Load() {
+			readTs := oracle.Add(1)
+			seen := make(map[int]observation)
+			err := es.ReadRows(ctx, "x/oracle/", "x/oracle0", func(row string, cs []percolator.Cell) bool {
+				var i int
+				if _, err := fmt.Sscanf(row, "x/oracle/%02d", &i); err != nil || i < 0 || i >= rows {
+					t.Errorf("ReadRows returned row %q outside the range", row)
+					return false
+				}
+				ts, many := lockTs(cs)
+				seen[i] = observation{"ReadRows", i, readTs, ts, many}
+				return true
+			}, fl{Family: "l", Column: "c"})
+			if err != nil {
+				t.Errorf("ReadRows: %v", err)
+				return
+			}
+			for i := range rows {
+				o, ok := seen[i]
+				if !ok {
+					o = observation{"ReadRows", i, readTs, 0, false}
+				}
+				record(o)
+			}
+		}
+	})
+	wwg.Wait()
+	done.Store(true)
+	rwg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i := range rows {
+		if n := tsCalls[i].Load(); n != 1 {
+			t.Errorf("row %d: ts called %d times, want 1", i, n)
+		}
+	}
+	bad := 0
+	for _, o := range obs {
+		w := writeTs[o.row].Load()
+		switch {
+		case o.seenMany:
+			t.Errorf("%s of row %d at %d saw several locks", o.how, o.row, o.readTs)
+		case o.seenTs != 0 && o.seenTs != w:
+			t.Errorf("%s of row %d at %d saw a lock at %d, but the lock was written at %d", o.how, o.row, o.readTs, o.seenTs, w)
+		case w < o.readTs && o.seenTs != w:
+			t.Errorf("%s of row %d began after its lock's ts %d was allocated (read ts %d) but did not see the lock", o.how, o.row, w, o.readTs)
+		default:
+			continue
+		}
+		if bad++; bad >= 10 {
+			t.Fatalf("too many failures")
+		}
+	}
+	for i := range rows {
+		want := cells(fx, k("l", "c", writeTs[i].Load()))
+		checkCells(t, "lock of "+rowKey(i), readRow(t, es, rowKey(i), allFamilies()...), want)
+	}
+}
+
+// testCompactor checks that compaction changes nothing that reads at or
+// above the safe timestamp can see.
+func testCompactor(t *testing.T, s percolator.Store) {
+	c, ok := s.(percolator.Compactor)
+	if !ok {
+		t.Skip("the store does not implement percolator.Compactor")
+	}
+	ctx := t.Context()
+	const n = 100
+	rowKey := func(i int) string { return fmt.Sprintf("c/%03d", i) }
+	var rms []percolator.RowMutation
+	for i := range n {
+		rms = append(rms, percolator.RowMutation{Row: rowKey(i), Mutations: muts{
+			fput("d", "a", 10), fput("d", "a", 20), fput("d", "a", 30), fput("d", "a", 40), fput("d", "a", 50),
+			fput("d", "b", 10), fput("d", "b", 20), fput("w", "a", 10), fput("w", "a", 20), fput("n", "c", 5), fput("l", "c", 45),
+		}})
+	}
+	if err := s.MutateRows(ctx, rms); err != nil {
+		t.Fatal(err)
+	}
+	rms = rms[:0]
+	for i := range n {
+		ms := muts{delOlder("d", "a", 30), del("d", "a", 50), del("w", "a", 20), del("l", "c", 45)}
+		if i%2 == 0 {
+			ms = append(ms, delOlder("n", "c", percolator.MaxTs))
+		}
+		rms = append(rms, percolator.RowMutation{Row: rowKey(i), Mutations: ms})
+	}
+	if err := s.MutateRows(ctx, rms); err != nil {
+		t.Fatal(err)
+	}
+	// d:b@10 is hidden from Latest reads at or above the safe timestamp by
+	// d:b@20, but it is not deleted: compaction keeps it.
+	checkCells(t, "even row after the deletions", readRow(t, s, rowKey(0), allFamilies()...),
+		cells(fx, k("d", "a", 40), k("d", "a", 30), k("d", "b", 20), k("d", "b", 10), k("w", "a", 10)))
+	checkCells(t, "odd row after the deletions", readRow(t, s, rowKey(1), allFamilies()...),
+		cells(fx, k("d", "a", 40), k("d", "a", 30), k("d", "b", 20), k("d", "b", 10), k("n", "c", 5), k("w", "a", 10)))
+
+	const safeTs = 35
+	queries := [][]fl{
+		allFamilies(),
+		{{Family: "d"}},
+		{{Family: "d", Latest: true}},
+		{{Family: "d", Column: "a", MaxTs: safeTs, Latest: true}},
+		{{Family: "d", Column: "a", MaxTs: safeTs}},
+		{{Family: "d", Column: "b", MinTs: 10, MaxTs: 10}},
+		{{Family: "d", MinTs: safeTs}},
+		{{Family: "w", MaxTs: 50, Latest: true}, {Family: "l", MaxTs: 50}},
+		{{Family: "n"}},
+	}
+	snapshot := func() [][]scanned {
+		var out [][]scanned
+		for _, q := range queries {
+			out = append(out, readRows(t, s, "c/", "c0", q...))
+		}
+		return out
+	}
+	before := snapshot()
+	if err := c.Compact(ctx, safeTs); err != nil {
+		t.Fatalf("Compact(%d): %v", safeTs, err)
+	}
+	after := snapshot()
+	for i := range queries {
+		checkRows(t, fmt.Sprintf("ReadRows(%+v) after Compact(%d)", queries[i], safeTs), after[i], before[i], false)
+	}
+
+	// The store keeps working, and compacts again.
+	rms = rms[:0]
+	for i := range n {
+		rms = append(rms, percolator.RowMutation{Row: rowKey(i), Mutations: muts{fput("d", "a", 60), delOlder("d", "a", 60)}})
+	}
+	if err := s.MutateRows(ctx, rms); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Compact(ctx, 70); err != nil {
+		t.Fatalf("Compact(70): %v", err)
+	}
+	if err := c.Compact(ctx, TopTs); err != nil {
+		t.Fatalf("Compact(%d): %v", uint64(TopTs), err)
+	}
+	for _, i := range []int{0, 1, n - 1} {
+		want := []key{k("d", "a", 60), k("d", "b", 20), k("d", "b", 10)}
+		if i%2 == 1 {
+			want = append(want, k("n", "c", 5))
+		}
+		want = append(want, k("w", "a", 10))
+		checkCells(t, "row "+rowKey(i)+" after Compact(70)", readRow(t, s, rowKey(i), allFamilies()...), cells(fx, want...))
+	}
+	mutate(t, s, rowKey(0), fput("d", "a", TopTs))
+	checkCells(t, "write after Compact", readRow(t, s, rowKey(0), fl{Family: "d", Column: "a", Latest: true}), cells(fx, k("d", "a", TopTs)))
+}
+
+// testCancelledContext checks that calls with a cancelled or expired context
+// return (with an error or not), keep rows atomic, and leave the store
+// usable.
+func testCancelledContext(t *testing.T, s percolator.Store) {
+	for i := range 50 {
+		row := fmt.Sprintf("ctx/%02d", i)
+		mutate(t, s, row, fput("d", "a", 10))
+	}
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	expired, cancel2 := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+	defer cancel2()
+
+	es, exclusive := s.(percolator.ExclusiveStore)
+	c, compactor := s.(percolator.Compactor)
+	two := func(ts uint64) muts { return muts{fput("l", "c", ts), fput("w", "c", ts)} }
+	for _, cc := range []struct {
+		name string
+		ctx  context.Context
+	}{{"Cancelled", cancelled}, {"Expired", expired}} {
+		ctx := cc.ctx
+		t.Run(cc.name, func(t *testing.T) {
+			calls := []struct {
+				name string
+				fn   func()
+			}{
+				{"EnsureFamilies", func() { s.EnsureFamilies(ctx, Families) }},
+				{"ReadRow", func() { s.ReadRow(ctx, "ctx/00", fl{Family: "d"}) }},
+				{"ReadRows", func() {
+					s.ReadRows(ctx, "", "", func(string, []percolator.Cell) bool { return true }, fl{Family: "d"}, fl{Family: "n"})
+				}},
+				{"CheckAndMutateRow", func() { s.CheckAndMutateRow(ctx, "ctx/cam/"+cc.name, []fl{{Family: "l"}}, nil, two(1)) }},
+				{"MutateRows", func() {
+					s.MutateRows(ctx, []percolator.RowMutation{{Row: "ctx/mr/" + cc.name, Mutations: two(1)}, {Row: "ctx/mr2/" + cc.name, Mutations: two(1)}})
+				}},
+				{"Increment", func() { s.Increment(ctx, "ctx/inc", "m", "c", 1) }},
+			}
+			if exclusive {
+				calls = append(calls, struct {
+					name string
+					fn   func()
+				}{"CheckAndMutateRowAt", func() {
+					es.CheckAndMutateRowAt(ctx, "ctx/camat/"+cc.name, []fl{{Family: "l"}}, func() (uint64, error) { return 1, nil }, two)
+				}})
+			}
+			if compactor {
+				calls = append(calls, struct {
+					name string
+					fn   func()
+				}{"Compact", func() { c.Compact(ctx, 1) }})
+			}
+			for _, call := range calls {
+				t.Run(call.name, func(t *testing.T) { returns(t, call.name, call.fn) })
+			}
+			for _, row := range []string{"ctx/cam/", "ctx/mr/", "ctx/mr2/", "ctx/camat/"} {
+				checkAllOrNothing(t, s, row+cc.name, 1)
+			}
+		})
+	}
+
+	t.Run("CancelDuringReadRows", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		returns(t, "ReadRows cancelled by fn", func() {
+			s.ReadRows(ctx, "ctx/", "ctx0", func(string, []percolator.Cell) bool {
+				cancel()
+				return true
+			}, fl{Family: "d"})
+		})
+	})
+
+	t.Run("CancelDuringTs", func(t *testing.T) {
+		if !exclusive {
+			t.Skip("the store does not implement percolator.ExclusiveStore")
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		returns(t, "CheckAndMutateRowAt cancelled in ts", func() {
+			es.CheckAndMutateRowAt(ctx, "ctx/ts", []fl{{Family: "l"}}, func() (uint64, error) {
+				cancel()
+				return 3, nil
+			}, two)
+		})
+		checkAllOrNothing(t, s, "ctx/ts", 3)
+	})
+
+	t.Run("StillUsable", func(t *testing.T) {
+		mutate(t, s, "ctx/00", fput("d", "a", 20))
+		checkCells(t, "row after cancelled calls", readRow(t, s, "ctx/00", fl{Family: "d"}), cells(fx, k("d", "a", 20), k("d", "a", 10)))
+		if _, err := s.Increment(t.Context(), "ctx/inc2", "m", "c", 1); err != nil {
+			t.Fatal(err)
+		}
+		matched, err := s.CheckAndMutateRow(t.Context(), "ctx/01", []fl{{Family: "d"}}, muts{fput("w", "c", 11)}, nil)
+		if err != nil || !matched {
+			t.Fatalf("CheckAndMutateRow after cancelled calls: matched = %v, err = %v", matched, err)
+		}
+		got := readRows(t, s, "ctx/", "ctx/\xff", fl{Family: "d", MaxTs: 10})
+		if len(got) != 50 {
+			t.Errorf("ReadRows after cancelled calls returned %d rows, want 50", len(got))
+		}
+	})
+}
+
+// checkAllOrNothing checks that row holds both l:c@ts and w:c@ts, or neither.
+func checkAllOrNothing(t *testing.T, s percolator.Store, row string, ts uint64) {
+	t.Helper()
+	got := readRow(t, s, row, allFamilies()...)
+	if len(got) != 0 && !sameCells(got, cells(fx, k("l", "c", ts), k("w", "c", ts)), false) {
+		t.Errorf("row %q after a call with a cancelled context = %s, want both l:c@%d and w:c@%d or nothing", row, fmtCells(got), ts, ts)
+	}
+}
