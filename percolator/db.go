@@ -49,6 +49,15 @@ type Options struct {
 	// Logger receives rare operational events (lock cleanups). Default: a
 	// logger that discards.
 	Logger *slog.Logger
+
+	// Observed lists the columns that have an observer. A transaction that
+	// writes one also sets its notify cell, in the same prewrite. Every
+	// process writing the table must list the same columns.
+	Observed []string
+
+	// Weak lists the columns that are only ever notified (DB.Notify), never
+	// written: weak notifications never conflict (section 2.4).
+	Weak []string
 }
 
 func (o *Options) ensureDefaults() {
@@ -99,7 +108,10 @@ type DB struct {
 	cancel context.CancelFunc //
 	wg     sync.WaitGroup     // background goroutines
 
-	writeHook func(tx *Tx, row string, muts []Mutation) []Mutation // extends prewrite mutations (notifications)
+	observed map[string]bool // columns whose writes set notify cells
+	weak     map[string]bool // columns only notified, never written
+	epoch    atomic.Uint64   // bumped after every notification this DB writes
+	wake     chan struct{}   // signalled (never blocking) with epoch
 }
 
 // Open returns a DB over st, creating Percolator's column families and
@@ -117,6 +129,17 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 	rand.Read(id[:])
 	db := &DB{st: st, orc: orc, opt: opt, id: hex.EncodeToString(id[:]), active: make(map[uint64]*Tx)}
 	db.ex, _ = st.(ExclusiveStore)
+	db.observed, db.weak = make(map[string]bool), make(map[string]bool)
+	db.wake = make(chan struct{}, 1)
+	for _, c := range opt.Observed {
+		db.observed[c] = true
+	}
+	for _, c := range opt.Weak {
+		if db.observed[c] {
+			return nil, fmt.Errorf("%w: column %q is both observed and weak", ErrInvalid, c)
+		}
+		db.weak[c] = true
+	}
 	db.ctx, db.cancel = context.WithCancel(context.Background())
 	if err := db.loadSafePoint(ctx); err != nil {
 		return nil, err

@@ -118,6 +118,9 @@ func (db *DB) rollbackCell(ctx context.Context, row, col string, ts uint64) erro
 		[]Mutation{
 			{Op: DeleteCell, Family: famLock, Column: col, Ts: ts},
 			{Op: DeleteCell, Family: famData, Column: col, Ts: ts},
+			// The notification announced a write that will never be:
+			// nothing is left for an observer to do.
+			{Op: DeleteCell, Family: famNotify, Column: col, Ts: ts},
 		}, nil)
 	if err != nil {
 		return fmt.Errorf("percolator: roll back %q %q@%d: %w", row, col, ts, err)

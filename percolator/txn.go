@@ -78,8 +78,18 @@ func (tx *Tx) Get(ctx context.Context, row, col string) ([]byte, error) {
 }
 
 func (db *DB) get(ctx context.Context, ts uint64, row, col string) ([]byte, error) {
+	c, ok, err := db.readWrite(ctx, ts, row, col)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return db.value(ctx, row, col, c)
+}
+
+// readWrite returns the newest write record of (row, col) at or below ts,
+// after waiting for or cleaning up every lock at or below ts.
+func (db *DB) readWrite(ctx context.Context, ts uint64, row, col string) (Cell, bool, error) {
 	if ts < db.safe.Load() {
-		return nil, fmt.Errorf("%w: reading at %d < safe point %d", ErrTooOld, ts, db.safe.Load())
+		return Cell{}, false, fmt.Errorf("%w: reading at %d < safe point %d", ErrTooOld, ts, db.safe.Load())
 	}
 	var waited time.Duration
 	for {
@@ -87,10 +97,9 @@ func (db *DB) get(ctx context.Context, ts uint64, row, col string) ([]byte, erro
 			Filter{Family: famLock, Column: col, MaxTs: ts},
 			Filter{Family: famWrite, Column: col, MaxTs: ts, Latest: true})
 		if err != nil {
-			return nil, fmt.Errorf("percolator: read %q %q: %w", row, col, err)
+			return Cell{}, false, fmt.Errorf("percolator: read %q %q: %w", row, col, err)
 		}
-		var wcell *Cell
-		var lcell *Cell
+		var wcell, lcell *Cell
 		for i := range cells {
 			switch cells[i].Family {
 			case famLock:
@@ -103,14 +112,14 @@ func (db *DB) get(ctx context.Context, ts uint64, row, col string) ([]byte, erro
 		}
 		if lcell != nil {
 			if err := db.waitOrClean(ctx, row, col, *lcell, &waited); err != nil {
-				return nil, err
+				return Cell{}, false, err
 			}
 			continue
 		}
 		if wcell == nil {
-			return nil, nil
+			return Cell{}, false, nil
 		}
-		return db.value(ctx, row, col, *wcell)
+		return *wcell, true, nil
 	}
 }
 
@@ -190,6 +199,17 @@ func (tx *Tx) buffer(row, col string, p pending) error {
 	if err := checkCell(row, col); err != nil {
 		return err
 	}
+	if col[0] == 0 {
+		return fmt.Errorf("%w: column %q: columns starting with 0x00 are reserved", ErrInvalid, col)
+	}
+	if tx.db.weak[col] {
+		return fmt.Errorf("%w: column %q is weak: it can only be notified (DB.Notify)", ErrInvalid, col)
+	}
+	return tx.bufferInternal(row, col, p)
+}
+
+// bufferInternal buffers a write without the checks on user columns.
+func (tx *Tx) bufferInternal(row, col string, p pending) error {
 	if tx.writes == nil {
 		tx.writes = make(map[cellKey]pending)
 	}
@@ -448,7 +468,7 @@ func (tx *Tx) commitOnePhase(ctx context.Context, r rowWrites) error {
 				}
 				muts = append(muts, Mutation{Op: SetCell, Family: famWrite, Column: col, Ts: commitTs, Value: tx.record(p, in)})
 			}
-			return tx.db.hookMutations(tx, r.row, muts)
+			return tx.db.notifyMutations(r, tx.startTs, muts)
 		})
 	if err != nil {
 		tx.commitTs = 0
@@ -458,14 +478,8 @@ func (tx *Tx) commitOnePhase(ctx context.Context, r rowWrites) error {
 		tx.commitTs = 0
 		return fmt.Errorf("%w: row %q", ErrConflict, r.row)
 	}
+	tx.db.notified([]rowWrites{r})
 	return nil
-}
-
-func (db *DB) hookMutations(tx *Tx, row string, muts []Mutation) []Mutation {
-	if db.writeHook == nil {
-		return muts
-	}
-	return db.writeHook(tx, row, muts)
 }
 
 func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
@@ -528,6 +542,7 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 			tx.db.opt.Logger.Warn("commit secondaries failed; readers will roll them forward", "start_ts", tx.startTs, "err", err)
 		}
 	}
+	tx.db.notified(rows)
 	return nil
 }
 
@@ -553,7 +568,7 @@ func (tx *Tx) prewrite(ctx context.Context, r rowWrites, lk lock) error {
 		}
 		muts = append(muts, Mutation{Op: SetCell, Family: famLock, Column: col, Ts: tx.startTs, Value: l.encode()})
 	}
-	muts = tx.db.hookMutations(tx, r.row, muts)
+	muts = tx.db.notifyMutations(r, tx.startTs, muts)
 	matched, err := tx.db.st.CheckAndMutateRow(ctx, r.row, tx.conflictPredicate(r), nil, muts)
 	if err != nil {
 		return fmt.Errorf("percolator: prewrite %q: %w", r.row, err)

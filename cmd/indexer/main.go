@@ -1,63 +1,106 @@
-// Command indexer runs the indexing chain over a table, and inspects it.
+// Command indexer runs the observer worker over a table, and inspects it.
 //
-//	indexer scan -data DIR [-start ROW] [-end ROW]   print raw cells (data, lock, write, notify)
-//	indexer gc -data DIR [-grace DURATION]           collect old versions, print what it did
+//	indexer -data DIR [-until-idle] [-scanners N] [-workers N] [-metrics ADDR]
+//	    run the observers; with -until-idle exit once nothing is left to do
+//	indexer scan -data DIR [-start ROW] [-end ROW]
+//	    print raw cells: data, locks, write records, notifications
+//	indexer pending -data DIR     pending notifications per column and observer
+//	indexer failed -data DIR      parked observer failures
+//	indexer retry -data DIR [-observer NAME] [-row ROW]
+//	    re-run parked failures (all, or those matching)
+//	indexer gc -data DIR [-grace DURATION]
+//	    collect old versions and print what it did
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
+	"sort"
+	"syscall"
+	"text/tabwriter"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 )
 
+// chain returns the observers this binary runs, constructed explicitly so
+// it is clear what runs (section 2.4 of the paper). The indexing chain's
+// observers are added here as they are built.
+func chain() []percolator.Observer {
+	return nil
+}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "indexer:", err)
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "indexer:", err)
+		}
 		os.Exit(1)
 	}
 }
 
-func usage() error {
-	return fmt.Errorf("usage: indexer scan|gc -data DIR [flags]")
-}
-
 func run(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		return usage()
+	cmd := "run"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
 	}
-	fs := flag.NewFlagSet("indexer "+args[0], flag.ContinueOnError)
+	fs := flag.NewFlagSet("indexer "+cmd, flag.ContinueOnError)
 	data := fs.String("data", "", "table directory (embedded Badger)")
+	untilIdle := fs.Bool("until-idle", false, "run: exit when no notification is left")
+	scanners := fs.Int("scanners", 2, "run: notification scanner goroutines")
+	workers := fs.Int("workers", 16, "run: observer transactions at once")
+	metricsAddr := fs.String("metrics", "", "run: serve Prometheus metrics on this address (e.g. 127.0.0.1:9100)")
 	start := fs.String("start", "", "scan: first row")
 	end := fs.String("end", "", "scan: end row (exclusive); empty for the end of the table")
+	observer := fs.String("observer", "", "retry: only failures of this observer")
+	row := fs.String("row", "", "retry: only failures on this row")
 	grace := fs.Duration("grace", time.Minute, "gc: keep versions younger than this")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *data == "" {
 		return fmt.Errorf("-data is required")
+	}
+
+	obs := chain()
+	var observed []string
+	for _, o := range obs {
+		observed = append(observed, o.Column)
 	}
 	st, err := badger.Open(*data, badger.Options{})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	db, err := percolator.Open(ctx, st, percolator.Options{GCGrace: *grace})
+	db, err := percolator.Open(ctx, st, percolator.Options{GCGrace: *grace, Observed: observed, Logger: slog.Default()})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 
-	switch args[0] {
+	switch cmd {
+	case "run":
+		return runWorker(ctx, db, obs, *scanners, *workers, *untilIdle, *metricsAddr)
 	case "scan":
 		return db.Dump(ctx, os.Stdout, *start, *end)
+	case "pending":
+		return printPending(ctx, db, obs)
+	case "failed":
+		return printFailed(ctx, db)
+	case "retry":
+		return retry(ctx, db, *observer, *row)
 	case "gc":
 		s, err := db.GC(ctx)
 		if err != nil {
@@ -68,5 +111,108 @@ func run(ctx context.Context, args []string) error {
 			s.SafePoint, percolator.TimeFromTs(s.SafePoint).Format(time.RFC3339), s.Cells, s.Duration.Round(time.Millisecond), lsm>>10, vlog>>10)
 		return nil
 	}
-	return usage()
+	return fmt.Errorf("unknown command %q (run, scan, pending, failed, retry, gc)", cmd)
+}
+
+func runWorker(ctx context.Context, db *percolator.DB, obs []percolator.Observer, scanners, workers int, untilIdle bool, metricsAddr string) error {
+	m := percolator.NewMetrics()
+	if metricsAddr != "" {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(m)
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		srv := &http.Server{Addr: metricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				slog.Error("metrics server", "err", err)
+			}
+		}()
+		defer srv.Close()
+	}
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{Scanners: scanners, Workers: workers, Metrics: m}, obs...)
+	if err != nil {
+		return err
+	}
+	began := time.Now()
+	w.Start()
+	defer w.Close()
+	if untilIdle {
+		if err := w.WaitIdle(ctx); err != nil {
+			return err
+		}
+	} else {
+		<-ctx.Done()
+	}
+	for _, s := range w.Stats() {
+		slog.Info("observer", "name", s.Name, "runs", s.Runs, "commits", s.Commits, "conflicts", s.Conflicts, "failures", s.Failures, "parked", s.Parked)
+	}
+	slog.Info("indexer stopped", "after", time.Since(began).Round(time.Millisecond), "observers", len(obs))
+	return nil
+}
+
+func printPending(ctx context.Context, db *percolator.DB, obs []percolator.Observer) error {
+	counts, err := db.Pending(ctx)
+	if err != nil {
+		return err
+	}
+	byCol := make(map[string]string)
+	for _, o := range obs {
+		byCol[o.Column] = o.Name
+	}
+	cols := make([]string, 0, len(counts))
+	for c := range counts {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "COLUMN\tOBSERVER\tPENDING")
+	for _, c := range cols {
+		name := byCol[c]
+		if name == "" {
+			name = "(none in this binary)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\n", c, name, counts[c])
+	}
+	return tw.Flush()
+}
+
+func printFailed(ctx context.Context, db *percolator.DB) error {
+	failed, err := db.Failed(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OBSERVER\tROW\tCOLUMN\tATTEMPTS\tLAST\tERROR")
+	for _, f := range failed {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", f.Observer, f.Row, f.Column, f.Attempts, f.Last.Format(time.RFC3339), firstLine(f.Error))
+	}
+	return tw.Flush()
+}
+
+func retry(ctx context.Context, db *percolator.DB, observer, row string) error {
+	failed, err := db.Failed(ctx)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, f := range failed {
+		if (observer != "" && f.Observer != observer) || (row != "" && f.Row != row) {
+			continue
+		}
+		if err := db.Retry(ctx, f); err != nil {
+			return err
+		}
+		n++
+	}
+	fmt.Printf("%d failures queued for another run\n", n)
+	return nil
+}
+
+func firstLine(s string) string {
+	for i := range len(s) {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
 }

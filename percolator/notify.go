@@ -1,0 +1,104 @@
+package percolator
+
+import (
+	"context"
+	"fmt"
+)
+
+// Notifications (section 2.4 of the paper). Writing an observed column sets
+// a cell n:C@start_ts in the same prewrite as the data and the lock, so a
+// notification exists exactly when its write may: it is never lost between
+// the two phases of a commit (the bug Apache Fluo had when it wrote
+// notifications after commit), and a rollback erases it with the lock. The
+// notify family is its own locality group: scanning it reads nothing else.
+//
+// A notification n:C@v is deleted by the worker once an observer
+// transaction has seen the write it announces: when the newest write of C
+// visible to that transaction was started at or after v. Anything newer keeps
+// its notification and runs the observer again.
+
+// ackColumn names the column holding the start timestamp of an observer's
+// last successful run on a row. Columns starting with 0x00 cannot be written
+// by users.
+func ackColumn(observer string) string { return "\x00ack:" + observer }
+
+// notifyMutations adds the notify cells of r's observed columns to a
+// prewrite's mutations.
+func (db *DB) notifyMutations(r rowWrites, startTs uint64, muts []Mutation) []Mutation {
+	for _, col := range r.cols {
+		if db.observed[col] {
+			muts = append(muts, Mutation{Op: SetCell, Family: famNotify, Column: col, Ts: startTs})
+		}
+	}
+	return muts
+}
+
+// notified records that committed rows may have set notifications, waking
+// idle scanners of this process.
+func (db *DB) notified(rows []rowWrites) {
+	for _, r := range rows {
+		for _, col := range r.cols {
+			if db.observed[col] {
+				db.bump()
+				return
+			}
+		}
+	}
+}
+
+func (db *DB) bump() {
+	db.epoch.Add(1)
+	select {
+	case db.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Notify sets a weak notification on (row, col): it writes only the notify
+// cell, outside any transaction, so many notifiers of one hot row never
+// conflict. col must be listed in Options.Weak. Several observer runs may
+// follow one weak notification, and one run may answer many.
+func (db *DB) Notify(ctx context.Context, row, col string) error {
+	if err := checkCell(row, col); err != nil {
+		return err
+	}
+	if !db.weak[col] {
+		return fmt.Errorf("%w: column %q is not weak (Options.Weak)", ErrInvalid, col)
+	}
+	ts, err := db.orc.Next(ctx)
+	if err != nil {
+		return err
+	}
+	return db.setNotify(ctx, row, col, ts)
+}
+
+func (db *DB) setNotify(ctx context.Context, row, col string, ts uint64) error {
+	err := db.st.MutateRows(ctx, []RowMutation{{Row: row, Mutations: []Mutation{
+		{Op: SetCell, Family: famNotify, Column: col, Ts: ts},
+	}}})
+	if err != nil {
+		return fmt.Errorf("percolator: notify %q %q: %w", row, col, err)
+	}
+	db.bump()
+	return nil
+}
+
+// Pending counts the notifications in the table per column, whether or not
+// an observer for the column runs anywhere.
+func (db *DB) Pending(ctx context.Context) (map[string]int, error) {
+	n := make(map[string]int)
+	err := db.st.ReadRows(ctx, "", "", func(_ string, cells []Cell) bool {
+		seen := ""
+		for _, c := range cells {
+			if c.Column != seen { // several versions are one notification
+				n[c.Column]++
+				seen = c.Column
+			}
+		}
+		return true
+	}, Filter{Family: famNotify, KeysOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("percolator: count notifications: %w", err)
+	}
+	return n, nil
+}

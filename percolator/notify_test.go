@@ -1,0 +1,410 @@
+package percolator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/percolator"
+)
+
+// startWorker starts a worker with fast idle polling, closed at cleanup.
+func startWorker(t testing.TB, db *percolator.DB, opt percolator.WorkerOptions, obs ...percolator.Observer) *percolator.Worker {
+	t.Helper()
+	if opt.IdleMax == 0 {
+		opt.IdleMin, opt.IdleMax = time.Millisecond, 20*time.Millisecond
+	}
+	w, err := percolator.NewWorker(db, opt, obs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start()
+	t.Cleanup(w.Close)
+	return w
+}
+
+func waitIdle(t testing.TB, ws ...*percolator.Worker) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(bg, 60*time.Second)
+	defer cancel()
+	for _, w := range ws {
+		if err := w.WaitIdle(ctx); err != nil {
+			t.Fatalf("WaitIdle: %v", err)
+		}
+	}
+}
+
+// copyObserver writes f(value of col) to out.
+func copyObserver(name, col, out string, f func(string) string) percolator.Observer {
+	return percolator.Observer{Name: name, Column: col, Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+		v, err := tx.Get(ctx, row, col)
+		if err != nil {
+			return err
+		}
+		return tx.Set(row, out, []byte(f(string(v))))
+	}}
+}
+
+func total(ws []*percolator.Worker, name string) (s percolator.ObserverStats) {
+	for _, w := range ws {
+		for _, x := range w.Stats() {
+			if x.Name == name {
+				s.Runs += x.Runs
+				s.Commits += x.Commits
+				s.Conflicts += x.Conflicts
+				s.Failures += x.Failures
+				s.Parked += x.Parked
+				s.Nothing += x.Nothing
+			}
+		}
+	}
+	return s
+}
+
+// At most one observer transaction commits per change, even with several
+// workers (each its own lock service, like separate machines) racing for a
+// few hot rows. Slow observers and one-slot pools make runs queue up behind
+// each other, so a run often starts after another worker already handled
+// its notification: the ack column must stop it.
+func TestAtMostOneCommitPerChange(t *testing.T) {
+	db := openDB(t, percolator.Options{Observed: []string{"in"}})
+	obs := percolator.Observer{Name: "count", Column: "in", Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+		v, err := tx.Get(ctx, row, col)
+		if err != nil {
+			return err
+		}
+		c, err := tx.Get(ctx, row, "runs:"+string(v))
+		if err != nil {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+		n, _ := strconv.Atoi(string(c))
+		return tx.Set(row, "runs:"+string(v), []byte(strconv.Itoa(n+1)))
+	}}
+	var ws []*percolator.Worker
+	for range 4 {
+		ws = append(ws, startWorker(t, db, percolator.WorkerOptions{Scanners: 2, Workers: 1}, obs))
+	}
+	const rows, changes = 4, 60
+	for i := 1; i <= changes; i++ {
+		for r := range rows {
+			set(t, db, fmt.Sprint("hot", r), "in", strconv.Itoa(i))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	waitIdle(t, ws...)
+
+	processed := 0
+	err := db.View(bg, func(tx *percolator.Tx) error {
+		return tx.Scan(bg, "hot", "hot\xff", "runs:", func(row, col string, v []byte) bool {
+			if string(v) != "1" {
+				t.Errorf("%s change %s processed by %s committed runs, want at most 1", row, col, v)
+			}
+			processed++
+			return true
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range rows {
+		if v, _ := get(t, db, fmt.Sprint("hot", r), "runs:"+strconv.Itoa(changes)); v != "1" {
+			t.Fatalf("hot%d: last change processed %q times, want 1", r, v)
+		}
+	}
+	s := total(ws, "count")
+	if s.Commits != int64(processed) || s.Commits > rows*changes {
+		t.Fatalf("%d commits for %d processed changes (%d changes made)", s.Commits, processed, rows*changes)
+	}
+	t.Logf("%d changes, %d runs committed, %d conflicted, %d found acknowledged", rows*changes, s.Commits, s.Conflicts, s.Nothing)
+}
+
+// Many writes before the worker runs collapse into one run that sees the
+// last value.
+func TestMessageCollapsing(t *testing.T) {
+	db := openDB(t, percolator.Options{Observed: []string{"in"}})
+	for i := 1; i <= 100; i++ {
+		set(t, db, "r", "in", strconv.Itoa(i))
+	}
+	w := startWorker(t, db, percolator.WorkerOptions{}, copyObserver("copy", "in", "out", func(s string) string { return s }))
+	waitIdle(t, w)
+	if v, _ := get(t, db, "r", "out"); v != "100" {
+		t.Fatalf("out = %q, want the last value 100", v)
+	}
+	if s := total([]*percolator.Worker{w}, "copy"); s.Commits > 3 {
+		t.Fatalf("%d runs for 100 writes: no collapsing", s.Commits)
+	}
+	if p, _ := db.Pending(bg); p["in"] != 0 {
+		t.Fatalf("%d notifications left", p["in"])
+	}
+}
+
+// A worker killed in the middle of observer transactions loses nothing: a
+// new worker runs the observer for every change, also after the process
+// restarts with notifications pending.
+func TestNoLostWork(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	opt := percolator.Options{Observed: []string{"in"}}
+	db, err := percolator.Open(bg, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows = 50
+	for i := range rows {
+		set(t, db, fmt.Sprintf("r%02d", i), "in", fmt.Sprint("v", i))
+	}
+	entered := make(chan struct{}, rows)
+	blocking := percolator.Observer{Name: "copy", Column: "in", Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+		v, _ := tx.Get(ctx, row, col)
+		tx.Set(row, "out", v)
+		entered <- struct{}{}
+		<-ctx.Done() // the worker dies with the transaction open
+		return ctx.Err()
+	}}
+	w1, err := percolator.NewWorker(db, percolator.WorkerOptions{Workers: 4}, blocking)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1.Start()
+	<-entered
+	w1.Close()
+
+	// The process dies too; a new one finds the notifications.
+	db.Close()
+	st.Close()
+	st = openStore(t, dir)
+	defer st.Close()
+	db, err = percolator.Open(bg, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if p, _ := db.Pending(bg); p["in"] != rows {
+		t.Fatalf("%d notifications after restart, want %d", p["in"], rows)
+	}
+	w2, err := percolator.NewWorker(db, percolator.WorkerOptions{IdleMin: time.Millisecond, IdleMax: 20 * time.Millisecond},
+		copyObserver("copy", "in", "out", func(s string) string { return s }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2.Start()
+	defer w2.Close() // before the store closes
+	waitIdle(t, w2)
+	for i := range rows {
+		if v, _ := get(t, db, fmt.Sprintf("r%02d", i), "out"); v != fmt.Sprint("v", i) {
+			t.Fatalf("r%02d out = %q", i, v)
+		}
+	}
+}
+
+// Observer A writes b, observer B writes c: after WaitIdle, c reflects
+// every input, including inputs rewritten while observers run on them.
+func TestObserverChain(t *testing.T) {
+	db := openDB(t, percolator.Options{Observed: []string{"a", "b"}})
+	slow := func(f func(string) string) func(string) string {
+		return func(s string) string { time.Sleep(200 * time.Microsecond); return f(s) }
+	}
+	w := startWorker(t, db, percolator.WorkerOptions{Scanners: 3},
+		copyObserver("A", "a", "b", slow(func(s string) string { return s + "!" })),
+		copyObserver("B", "b", "c", slow(func(s string) string { return s + "?" })))
+	const rows = 40
+	for round := 0; round < 30; round++ {
+		// One multi-row transaction per round, slow between prewrite and
+		// commit: its notifications are visible before its writes are.
+		tx, _ := db.Begin(bg)
+		for i := round % 3; i < rows; i += 3 {
+			tx.Set(fmt.Sprintf("row%03d", i), "a", []byte(fmt.Sprint(round, "-", i)))
+		}
+		percolator.SetCrash(tx, func(p percolator.CrashPoint) bool {
+			if p == percolator.CrashAfterPrewrites {
+				time.Sleep(2 * time.Millisecond)
+			}
+			return false
+		})
+		if err := tx.Commit(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitIdle(t, w)
+	for i := range rows {
+		a, _ := get(t, db, fmt.Sprintf("row%03d", i), "a")
+		if c, _ := get(t, db, fmt.Sprintf("row%03d", i), "c"); c != a+"!?" {
+			t.Fatalf("row%03d: a = %q but c = %q", i, a, c)
+		}
+	}
+}
+
+// 64 goroutines notify one hot row at once: no notifier conflicts, the
+// observer runs, and nothing is left.
+func TestWeakNotificationsUnderContention(t *testing.T) {
+	db := openDB(t, percolator.Options{Weak: []string{"cluster"}})
+	var runs atomic.Int64
+	w := startWorker(t, db, percolator.WorkerOptions{}, percolator.Observer{Name: "recluster", Column: "cluster",
+		Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+			runs.Add(1)
+			v, err := tx.Get(ctx, row, "members")
+			if err != nil {
+				return err
+			}
+			n, _ := strconv.Atoi(string(v))
+			return tx.Set(row, "members", []byte(strconv.Itoa(n+1)))
+		}})
+	var wg sync.WaitGroup
+	var errs atomic.Int64
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				if err := db.Notify(bg, "hot", "cluster"); err != nil {
+					errs.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	waitIdle(t, w)
+	if errs.Load() != 0 {
+		t.Fatalf("%d notifications failed", errs.Load())
+	}
+	s := total([]*percolator.Worker{w}, "recluster")
+	if s.Commits == 0 || s.Commits > 640 {
+		t.Fatalf("%d runs committed for 640 weak notifications", s.Commits)
+	}
+	if p, _ := db.Pending(bg); p["cluster"] != 0 {
+		t.Fatalf("%d weak notifications left", p["cluster"])
+	}
+	t.Logf("640 weak notifications → %d runs committed, %d conflicts", s.Commits, s.Conflicts)
+
+	if err := db.Update(bg, func(tx *percolator.Tx) error { return tx.Set("hot", "cluster", nil) }); !errors.Is(err, percolator.ErrInvalid) {
+		t.Fatalf("writing a weak column: %v, want ErrInvalid", err)
+	}
+	if err := db.Notify(bg, "hot", "members"); !errors.Is(err, percolator.ErrInvalid) {
+		t.Fatalf("weak Notify of a normal column: %v, want ErrInvalid", err)
+	}
+}
+
+// A failing (or panicking) observer is retried, then parked with its last
+// error, while the rest of the chain keeps going; Retry brings it back.
+func TestFailingObserverIsParked(t *testing.T) {
+	db := openDB(t, percolator.Options{Observed: []string{"a", "bad"}})
+	var healed atomic.Bool
+	bad := percolator.Observer{Name: "bad", Column: "bad", Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+		if healed.Load() {
+			return tx.Set(row, "fixed", []byte("yes"))
+		}
+		if row == "r0" {
+			panic("observer bug")
+		}
+		return errors.New("cannot parse")
+	}}
+	w := startWorker(t, db, percolator.WorkerOptions{MaxFailures: 3, RetryBase: time.Millisecond},
+		bad, copyObserver("A", "a", "b", func(s string) string { return s + "!" }))
+	for i := range 10 {
+		err := db.Update(bg, func(tx *percolator.Tx) error {
+			tx.Set(fmt.Sprintf("r%d", i), "bad", []byte("x"))
+			return tx.Set(fmt.Sprintf("r%d", i), "a", []byte("x"))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitIdle(t, w)
+	for i := range 10 {
+		if v, _ := get(t, db, fmt.Sprintf("r%d", i), "b"); v != "x!" {
+			t.Fatalf("r%d: healthy observer did not run (b = %q)", i, v)
+		}
+	}
+	failed, err := db.Failed(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(failed) != 10 {
+		t.Fatalf("%d parked failures, want 10", len(failed))
+	}
+	for _, f := range failed {
+		want := "cannot parse"
+		if f.Row == "r0" {
+			want = "panicked: observer bug"
+		}
+		if f.Observer != "bad" || f.Column != "bad" || f.Attempts != 3 || !strings.Contains(f.Error, want) {
+			t.Fatalf("failure %+v, want 3 attempts with %q", f, want)
+		}
+	}
+
+	healed.Store(true)
+	for _, f := range failed {
+		if err := db.Retry(bg, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitIdle(t, w)
+	for i := range 10 {
+		if v, _ := get(t, db, fmt.Sprintf("r%d", i), "fixed"); v != "yes" {
+			t.Fatalf("r%d not processed after Retry", i)
+		}
+	}
+	if failed, _ := db.Failed(bg); len(failed) != 0 {
+		t.Fatalf("%d failures left after Retry", len(failed))
+	}
+}
+
+func TestNewWorkerRejectsBadObservers(t *testing.T) {
+	db := openDB(t, percolator.Options{Observed: []string{"a"}})
+	noop := func(context.Context, *percolator.Tx, string, string) error { return nil }
+	for name, obs := range map[string][]percolator.Observer{
+		"two on one column": {{Name: "x", Column: "a", Run: noop}, {Name: "y", Column: "a", Run: noop}},
+		"unobserved column": {{Name: "x", Column: "nope", Run: noop}},
+		"no run func":       {{Name: "x", Column: "a"}},
+	} {
+		if _, err := percolator.NewWorker(db, percolator.WorkerOptions{}, obs...); !errors.Is(err, percolator.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+}
+
+// BenchmarkNotifications: observer runs per second over 100k dirty rows,
+// for one trivial observer and for a chain of three.
+func BenchmarkNotifications(b *testing.B) {
+	for _, chain := range []int{1, 3} {
+		b.Run(fmt.Sprintf("chain=%d", chain), func(b *testing.B) {
+			cols := []string{"c0", "c1", "c2", "c3"}[:chain+1]
+			var obs []percolator.Observer
+			for i := 0; i < chain; i++ {
+				if i == chain-1 {
+					obs = append(obs, percolator.Observer{Name: cols[i], Column: cols[i], Run: func(context.Context, *percolator.Tx, string, string) error { return nil }})
+				} else {
+					obs = append(obs, copyObserver(cols[i], cols[i], cols[i+1], func(s string) string { return s }))
+				}
+			}
+			const rows = 100_000
+			for b.Loop() {
+				b.StopTimer()
+				db := openDB(b, percolator.Options{Observed: cols[:chain]})
+				for base := 0; base < rows; base += 1000 {
+					err := db.Update(bg, func(tx *percolator.Tx) error {
+						for i := base; i < base+1000; i++ {
+							tx.Set(fmt.Sprintf("row/%07d", i), "c0", []byte("v"))
+						}
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				w := startWorker(b, db, percolator.WorkerOptions{}, obs...)
+				waitIdle(b, w)
+				w.Close()
+			}
+			b.ReportMetric(float64(rows*chain*b.N)/b.Elapsed().Seconds(), "runs/s")
+		})
+	}
+}

@@ -1,0 +1,593 @@
+package percolator
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Observer is code run in its own transaction after Column changes in some
+// row (section 2.4). At most one run commits per change of the column, and
+// many changes before a run collapse into one run.
+type Observer struct {
+	// Name identifies the observer; it names the ack column that records its
+	// last run on each row. Keep it stable across releases.
+	Name string
+	// Column is the observed column. It must be in Options.Observed (or
+	// Options.Weak for a weakly notified column).
+	Column string
+	// Run does the work in tx, which the worker commits. An error or panic
+	// rolls it back and the worker retries it with backoff; after
+	// WorkerOptions.MaxFailures it is parked (DB.Failed).
+	Run func(ctx context.Context, tx *Tx, row, col string) error
+}
+
+// WorkerOptions configure a Worker. The zero value of every field selects
+// its default.
+type WorkerOptions struct {
+	// Scanners is the number of goroutines scanning for notifications.
+	// Default 2.
+	Scanners int
+	// Workers bounds the observer transactions running at once. Default 16.
+	Workers int
+	// BatchRows is the number of notified rows a scanner reads at a time.
+	// Default 256.
+	BatchRows int
+	// MaxFailures is how often a notification's observer may fail before
+	// it is parked as failed. Default 5.
+	MaxFailures int
+	// RetryBase is the first retry delay of a failing observer; it doubles
+	// with every failure. Default 100ms.
+	RetryBase time.Duration
+	// IdleMin and IdleMax bound an idle scanner's sleep between passes, which
+	// doubles while it finds nothing. A local commit that sets a notification
+	// wakes it at once. Defaults 100ms and 5s.
+	IdleMin, IdleMax time.Duration
+	// Metrics receives per-observer counters (optional).
+	Metrics *Metrics
+	// Logger receives failures. Default: the DB's logger.
+	Logger *slog.Logger
+}
+
+func (o *WorkerOptions) ensureDefaults(db *DB) {
+	if o.Scanners <= 0 {
+		o.Scanners = 2
+	}
+	if o.Workers <= 0 {
+		o.Workers = 16
+	}
+	if o.BatchRows <= 0 {
+		o.BatchRows = 256
+	}
+	if o.MaxFailures <= 0 {
+		o.MaxFailures = 5
+	}
+	if o.RetryBase <= 0 {
+		o.RetryBase = 100 * time.Millisecond
+	}
+	if o.IdleMin <= 0 {
+		o.IdleMin = 100 * time.Millisecond
+	}
+	if o.IdleMax <= 0 {
+		o.IdleMax = 5 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = db.opt.Logger
+	}
+}
+
+// Worker finds notifications and runs their observers: the Percolator
+// worker. Scanners start at random rows of the notify locality group, scan
+// forward and wrap; a scanner that reaches a row another one is working on
+// jumps to a new random row (the paper's answer to bus clumping). An
+// in-process row lock keeps two runs off one row.
+type Worker struct {
+	db  *DB
+	opt WorkerOptions
+	obs map[string]*observerState // by observed column
+
+	tasks    chan task
+	inflight atomic.Int64 // tasks dispatched and not finished
+
+	rowsMu sync.Mutex      // guards rows
+	rows   map[string]bool // rows with a task in flight: the lock service
+
+	failMu   sync.Mutex                // guards failures
+	failures map[cellKey]*failureState // notifications whose observer failed
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+type observerState struct {
+	Observer
+	ack  string
+	weak bool
+	s    statCounters
+}
+
+type task struct {
+	row   string
+	notes []note
+}
+
+// note is one notification: a column of a row and the notify versions seen.
+type note struct {
+	col      string
+	versions []uint64
+}
+
+type failureState struct {
+	attempts  int
+	notBefore time.Time
+	lastErr   error
+	first     time.Time
+}
+
+// NewWorker returns a worker running observers over db. Observers are
+// explicit: every one the process runs is passed here. It returns an error
+// for two observers of one column or a column the DB does not notify.
+func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error) {
+	opt.ensureDefaults(db)
+	w := &Worker{
+		db:       db,
+		opt:      opt,
+		obs:      make(map[string]*observerState),
+		rows:     make(map[string]bool),
+		failures: make(map[cellKey]*failureState),
+		tasks:    make(chan task, opt.Workers),
+	}
+	names := make(map[string]bool)
+	for _, o := range observers {
+		switch {
+		case o.Name == "" || o.Column == "" || o.Run == nil:
+			return nil, fmt.Errorf("%w: observer %q needs a name, a column and a Run func", ErrInvalid, o.Name)
+		case names[o.Name]:
+			return nil, fmt.Errorf("%w: two observers named %q", ErrInvalid, o.Name)
+		case w.obs[o.Column] != nil:
+			return nil, fmt.Errorf("%w: observers %q and %q both observe %q", ErrInvalid, w.obs[o.Column].Name, o.Name, o.Column)
+		case !db.observed[o.Column] && !db.weak[o.Column]:
+			return nil, fmt.Errorf("%w: observer %q observes %q, which is in neither Options.Observed nor Options.Weak", ErrInvalid, o.Name, o.Column)
+		}
+		names[o.Name] = true
+		w.obs[o.Column] = &observerState{Observer: o, ack: ackColumn(o.Name), weak: db.weak[o.Column]}
+	}
+	if opt.Metrics != nil {
+		opt.Metrics.watch(w)
+	}
+	return w, nil
+}
+
+// Start launches the scanners and the observer pool. Close stops them.
+func (w *Worker) Start() {
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	for range w.opt.Workers {
+		w.wg.Add(1)
+		go w.runTasks()
+	}
+	for range w.opt.Scanners {
+		w.wg.Add(1)
+		go w.scan()
+	}
+}
+
+// Close stops the worker and waits for its goroutines. Observer runs in
+// flight are cancelled and rolled back; their notifications stay for the
+// next worker.
+func (w *Worker) Close() {
+	if w.cancel == nil {
+		return
+	}
+	w.cancel()
+	w.wg.Wait()
+}
+
+// scan is one scanner goroutine.
+func (w *Worker) scan() {
+	defer w.wg.Done()
+	idle := w.opt.IdleMin
+	for w.ctx.Err() == nil {
+		found, teleport, err := w.pass(w.ctx, randomRow())
+		if err != nil {
+			if w.ctx.Err() == nil {
+				w.opt.Logger.Warn("notification scan failed", "err", err)
+			}
+		}
+		if teleport {
+			continue
+		}
+		if found > 0 {
+			idle = w.opt.IdleMin
+			continue
+		}
+		t := time.NewTimer(idle)
+		select {
+		case <-w.ctx.Done():
+		case <-w.db.wake:
+			// Pass the wake-up on so every idle scanner notices it.
+			select {
+			case w.db.wake <- struct{}{}:
+			default:
+			}
+			idle = w.opt.IdleMin
+		case <-t.C:
+			idle = min(2*idle, w.opt.IdleMax)
+		}
+		t.Stop()
+	}
+}
+
+// randomRow returns a random place to start scanning: rows are
+// mostly printable, so pick a printable first byte.
+func randomRow() string {
+	b := []byte{byte(0x21 + rand.IntN(0x5e)), byte(rand.IntN(256)), byte(rand.IntN(256))}
+	return string(b)
+}
+
+// pass scans the notify group once around from start, dispatching tasks. It
+// returns how many it dispatched, and whether it stopped early because
+// another run holds a row it reached.
+func (w *Worker) pass(ctx context.Context, start string) (found int, teleport bool, err error) {
+	from, end, wrapped := start, "", false
+	for {
+		var batch []task
+		var last string
+		full := false
+		err := w.db.st.ReadRows(ctx, from, end, func(row string, cells []Cell) bool {
+			last = row
+			if t, ok := w.collect(row, cells); ok {
+				batch = append(batch, t)
+			}
+			full = len(batch) >= w.opt.BatchRows
+			return !full
+		}, Filter{Family: famNotify, KeysOnly: true})
+		if err != nil {
+			return found, false, err
+		}
+		for _, t := range batch {
+			if !w.lockRow(t.row) {
+				return found, true, nil // someone is here already: jump elsewhere
+			}
+			w.inflight.Add(1)
+			select {
+			case w.tasks <- t:
+				found++
+			case <-ctx.Done():
+				w.inflight.Add(-1)
+				w.unlockRow(t.row)
+				return found, false, ctx.Err()
+			}
+		}
+		switch {
+		case full:
+			from = last + "\x00"
+		case wrapped || start == "":
+			return found, false, nil
+		default:
+			from, end, wrapped = "", start, true
+		}
+	}
+}
+
+// collect turns a row's notify cells into a task for the observers this
+// worker runs, skipping notifications that wait for a retry.
+func (w *Worker) collect(row string, cells []Cell) (task, bool) {
+	t := task{row: row}
+	now := time.Now()
+	for _, c := range cells {
+		if w.obs[c.Column] == nil {
+			continue
+		}
+		if n := len(t.notes); n > 0 && t.notes[n-1].col == c.Column {
+			t.notes[n-1].versions = append(t.notes[n-1].versions, c.Ts)
+			continue
+		}
+		if w.waiting(row, c.Column, now) {
+			continue
+		}
+		t.notes = append(t.notes, note{col: c.Column, versions: []uint64{c.Ts}})
+	}
+	return t, len(t.notes) > 0
+}
+
+func (w *Worker) lockRow(row string) bool {
+	w.rowsMu.Lock()
+	defer w.rowsMu.Unlock()
+	if w.rows[row] {
+		return false
+	}
+	w.rows[row] = true
+	return true
+}
+
+func (w *Worker) unlockRow(row string) {
+	w.rowsMu.Lock()
+	delete(w.rows, row)
+	w.rowsMu.Unlock()
+}
+
+// runTasks is one goroutine of the observer pool.
+func (w *Worker) runTasks() {
+	defer w.wg.Done()
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case t := <-w.tasks:
+			for _, n := range t.notes {
+				w.handle(w.ctx, t.row, n)
+			}
+			w.unlockRow(t.row)
+			w.inflight.Add(-1)
+		}
+	}
+}
+
+// outcome of one observer attempt.
+type outcome int
+
+const (
+	ran      outcome = iota // the observer ran and its transaction committed
+	nothing                 // the change was already acknowledged
+	conflict                // another transaction won; try again later
+)
+
+// handle runs the observer of one notification and deals with the outcome.
+func (w *Worker) handle(ctx context.Context, row string, n note) {
+	o := w.obs[n.col]
+	began := time.Now()
+	res, err := w.attempt(ctx, o, row, n)
+	if ctx.Err() != nil {
+		return // cancelled: the notification stays for the next worker
+	}
+	if retryable(err) {
+		res, err = conflict, nil // contention, not a failure of the observer
+	}
+	o.s.record(res, err, time.Since(began))
+	key := cellKey{row, n.col}
+	switch {
+	case err != nil:
+		w.failed(ctx, o, row, n, err)
+	case res == conflict:
+		// Let the winner finish; a little jitter keeps losers from
+		// colliding again.
+		w.failMu.Lock()
+		if _, ok := w.failures[key]; !ok {
+			w.failures[key] = &failureState{first: time.Now()}
+		}
+		w.failures[key].notBefore = time.Now().Add(time.Duration(5+rand.IntN(20)) * time.Millisecond)
+		w.failMu.Unlock()
+	default:
+		w.failMu.Lock()
+		delete(w.failures, key)
+		w.failMu.Unlock()
+	}
+}
+
+// attempt is one observer transaction for notification n.
+func (w *Worker) attempt(ctx context.Context, o *observerState, row string, n note) (res outcome, err error) {
+	tx, err := w.db.Begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+
+	run := true
+	var seen uint64 // start ts of the newest write this run sees
+	if !o.weak {
+		wc, ok, err := w.db.readWrite(ctx, tx.startTs, row, n.col)
+		if err != nil {
+			return 0, err
+		}
+		var written uint64
+		if ok {
+			rec, err := decodeWrite(wc.Value)
+			if err != nil {
+				return 0, err
+			}
+			written, seen = wc.Ts, rec.startTs
+		}
+		ack, err := tx.Get(ctx, row, o.ack)
+		if err != nil {
+			return 0, err
+		}
+		run = ok && written > decodeUint(ack)
+	}
+	if run {
+		if err := safeRun(ctx, o, tx, row, n.col); err != nil {
+			return 0, err
+		}
+		tx.bufferInternal(row, o.ack, pending{kind: kindPut, value: binary.BigEndian.AppendUint64(nil, tx.startTs)})
+		if err := tx.Commit(ctx); err != nil {
+			return 0, err
+		}
+		res = ran
+	} else {
+		res = nothing
+	}
+
+	// The run (or the ack it found) covers every notification whose write it
+	// could see; newer ones stay and trigger another run.
+	var done []Mutation
+	for _, v := range n.versions {
+		if o.weak || v <= seen {
+			done = append(done, Mutation{Op: DeleteCell, Family: famNotify, Column: n.col, Ts: v})
+		}
+	}
+	if len(done) > 0 {
+		if err := w.db.st.MutateRows(ctx, []RowMutation{{Row: row, Mutations: done}}); err != nil {
+			return res, fmt.Errorf("percolator: delete notification: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// safeRun runs the observer, turning a panic into an error.
+func safeRun(ctx context.Context, o *observerState, tx *Tx, row, col string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("observer %s panicked: %v\n%s", o.Name, r, debug.Stack())
+		}
+	}()
+	return o.Run(ctx, tx, row, col)
+}
+
+func decodeUint(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+// waiting reports whether the notification waits for a retry.
+func (w *Worker) waiting(row, col string, now time.Time) bool {
+	w.failMu.Lock()
+	defer w.failMu.Unlock()
+	f, ok := w.failures[cellKey{row, col}]
+	return ok && now.Before(f.notBefore)
+}
+
+// failed counts a failure of n's observer: retried with exponential
+// backoff, parked after MaxFailures.
+func (w *Worker) failed(ctx context.Context, o *observerState, row string, n note, err error) {
+	key := cellKey{row, n.col}
+	w.failMu.Lock()
+	f, ok := w.failures[key]
+	if !ok {
+		f = &failureState{first: time.Now()}
+		w.failures[key] = f
+	}
+	f.attempts++
+	f.lastErr = err
+	f.notBefore = time.Now().Add(w.opt.RetryBase << min(f.attempts-1, 10))
+	attempts, first := f.attempts, f.first
+	park := f.attempts >= w.opt.MaxFailures
+	if park {
+		delete(w.failures, key)
+	}
+	w.failMu.Unlock()
+
+	w.opt.Logger.Warn("observer failed", "observer", o.Name, "row", row, "column", n.col, "attempt", attempts, "parked", park, "err", err)
+	if !park {
+		return
+	}
+	fl := Failure{Observer: o.Name, Row: row, Column: n.col, Error: err.Error(), Attempts: attempts, First: first, Last: time.Now()}
+	if err := w.db.park(ctx, fl, n.versions); err != nil {
+		w.opt.Logger.Error("could not park failed notification; it stays and will be retried", "observer", o.Name, "row", row, "err", err)
+		return
+	}
+	o.s.parked.Add(1)
+}
+
+// WaitIdle returns when the worker has nothing left to do: a full scan of
+// the notify group found no notification for its observers (other than
+// parked failures), no observer was running, and this DB wrote no
+// notification meanwhile (Apache Fluo's `fluo wait` rule). Notifications
+// waiting for a retry count as work.
+func (w *Worker) WaitIdle(ctx context.Context) error {
+	for {
+		epoch := w.db.epoch.Load()
+		busy := w.inflight.Load() > 0
+		n, err := w.countPending(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 && !busy && w.inflight.Load() == 0 && epoch == w.db.epoch.Load() {
+			return nil
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// countPending counts the notifications for this worker's observers.
+func (w *Worker) countPending(ctx context.Context) (int, error) {
+	counts := make(map[string]int64)
+	err := w.db.st.ReadRows(ctx, "", "", func(_ string, cells []Cell) bool {
+		seen := ""
+		for _, c := range cells {
+			if w.obs[c.Column] != nil && c.Column != seen {
+				counts[c.Column]++
+				seen = c.Column
+			}
+		}
+		return true
+	}, Filter{Family: famNotify, KeysOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for col, o := range w.obs {
+		o.s.pending.Store(counts[col])
+		total += int(counts[col])
+	}
+	return total, nil
+}
+
+// ObserverStats counts what an observer did in this process.
+type ObserverStats struct {
+	Name      string
+	Column    string
+	Runs      int64         // transactions that ran the observer
+	Commits   int64         // runs that committed
+	Nothing   int64         // notifications found already acknowledged
+	Conflicts int64         // runs that lost to another transaction
+	Failures  int64         // runs whose observer returned an error or panicked
+	Parked    int64         // notifications parked as failed
+	Pending   int64         // notifications seen by the last full count
+	RunTime   time.Duration // total time of runs
+}
+
+type statCounters struct {
+	runs, commits, nothing, conflicts, failures, parked, pending, runNanos atomic.Int64
+}
+
+func (c *statCounters) record(res outcome, err error, d time.Duration) {
+	switch {
+	case err != nil:
+		c.runs.Add(1)
+		c.failures.Add(1)
+	case res == ran:
+		c.runs.Add(1)
+		c.commits.Add(1)
+	case res == conflict:
+		c.runs.Add(1)
+		c.conflicts.Add(1)
+	default:
+		c.nothing.Add(1)
+	}
+	c.runNanos.Add(int64(d))
+}
+
+func (o *observerState) stats() ObserverStats {
+	c := &o.s
+	return ObserverStats{
+		Name: o.Name, Column: o.Column,
+		Runs: c.runs.Load(), Commits: c.commits.Load(), Nothing: c.nothing.Load(),
+		Conflicts: c.conflicts.Load(), Failures: c.failures.Load(), Parked: c.parked.Load(),
+		Pending: c.pending.Load(), RunTime: time.Duration(c.runNanos.Load()),
+	}
+}
+
+// Stats returns per-observer counts, sorted by observer name.
+func (w *Worker) Stats() []ObserverStats {
+	out := make([]ObserverStats, 0, len(w.obs))
+	for _, o := range w.obs {
+		out = append(out, o.stats())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
