@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -484,8 +485,7 @@ func (tx *Tx) commitOnePhase(ctx context.Context, r rowWrites) error {
 
 func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	primary := cellKey{rows[0].row, rows[0].cols[0]}
-	wall := time.Now()
-	lk := lock{primaryRow: primary.row, primaryCol: primary.col, writer: tx.db.id, wallMs: wall.UnixMilli(), ttlMs: tx.db.opt.LockTTL.Milliseconds()}
+	lk := lock{primaryRow: primary.row, primaryCol: primary.col, writer: tx.db.id, wallMs: time.Now().UnixMilli(), ttlMs: tx.db.opt.LockTTL.Milliseconds()}
 
 	// Prewrite the primary's row first: secondaries exist only once the
 	// primary lock does, which is what lets a cleaner decide by the primary.
@@ -495,7 +495,7 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	if tx.crashed(CrashAfterPrimaryPrewrite) {
 		return errCrashed
 	}
-	if err := tx.prewriteSecondaries(ctx, rows[1:], lk, wall); err != nil {
+	if err := tx.prewriteSecondaries(ctx, rows[1:], lk); err != nil {
 		tx.rollbackRows(rows)
 		return err
 	}
@@ -579,24 +579,34 @@ func (tx *Tx) prewrite(ctx context.Context, r rowWrites, lk lock) error {
 	return nil
 }
 
-func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, lk lock, wall time.Time) error {
+// prewriteSecondaries prewrites the secondary rows in parallel. While it
+// makes progress it keeps the primary lock's wall time fresh (every
+// LockTTL/3), so readers do not take a long commit for a stuck one; a writer
+// that stops making progress stops refreshing and is cleaned up after the
+// TTL, as the paper wants for live but stuck workers.
+func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, lk lock) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	var mu sync.Mutex // guards refreshed, serializes refreshes
+	refreshed := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(tx.db.opt.CommitParallelism)
 	for _, r := range rows {
-		g.Go(func() error { return tx.prewrite(gctx, r, lk) })
+		g.Go(func() error {
+			if err := tx.prewrite(gctx, r, lk); err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if time.Since(refreshed) < tx.db.opt.LockTTL/3 {
+				return nil
+			}
+			refreshed = time.Now()
+			return tx.refreshPrimary(gctx, lk)
+		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	// A long prewrite phase would let readers think we are stuck: refresh
-	// the primary lock's wall time before committing.
-	if time.Since(wall) > tx.db.opt.LockTTL/2 {
-		return tx.refreshPrimary(ctx, lk)
-	}
-	return nil
+	return g.Wait()
 }
 
 func (tx *Tx) refreshPrimary(ctx context.Context, lk lock) error {

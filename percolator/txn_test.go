@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -427,5 +428,63 @@ func TestLargeValuesAreNotInlined(t *testing.T) {
 		if v, _ := get(t, db, rc[0], rc[1]); v != big {
 			t.Fatalf("%v: %d bytes back", rc, len(v))
 		}
+	}
+}
+
+// slowStore is the real store with latency added to prewrites of some rows,
+// to make one commit take much longer than its LockTTL.
+type slowStore struct {
+	percolator.Store
+	prefix string
+	delay  time.Duration
+}
+
+func (s slowStore) CheckAndMutateRow(ctx context.Context, row string, pred []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
+	if strings.HasPrefix(row, s.prefix) {
+		time.Sleep(s.delay)
+	}
+	return s.Store.CheckAndMutateRow(ctx, row, pred, ifMatch, ifNoMatch)
+}
+
+// A commit that keeps making progress refreshes its primary lock, so readers
+// wait for it instead of rolling it back, however long it takes.
+func TestLongCommitStaysAlive(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	db, err := percolator.Open(bg, slowStore{st, "slow/", 50 * time.Millisecond},
+		percolator.Options{LockTTL: 300 * time.Millisecond, CommitParallelism: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	tx, _ := db.Begin(bg)
+	tx.Set("a", "c", []byte("primary"))
+	for i := range 30 { // ~1.5 s of prewrites: five TTLs
+		tx.Set(fmt.Sprintf("slow/%02d", i), "c", []byte("x"))
+	}
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() { // keeps meeting the primary lock
+		defer readers.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			db.View(bg, func(r *percolator.Tx) error { _, err := r.Get(bg, "a", "c"); return err })
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	err = tx.Commit(bg)
+	close(stop)
+	readers.Wait()
+	if err != nil {
+		t.Fatalf("a long but live commit was cleaned up: %v", err)
+	}
+	if v, _ := get(t, db, "slow/29", "c"); v != "x" {
+		t.Fatalf("slow/29 = %q", v)
 	}
 }
