@@ -51,12 +51,19 @@ func NormalizeURL(u *url.URL) (string, error) {
 	}
 	hostport := host
 	if strings.Contains(host, ":") { // IPv6 literal
+		ip := net.ParseIP(host)
+		if ip == nil {
+			return "", fmt.Errorf("webtable: %q has an invalid IPv6 host", u.String())
+		}
+		host = ip.String()
 		hostport = "[" + host + "]"
 	}
 	if port != "" {
 		hostport = net.JoinHostPort(host, port)
 	}
-	p := u.EscapedPath()
+	// Decode escaped unreserved characters first, so an escaped dot segment
+	// (%2E%2E) is cleaned like a plain one.
+	p := fixEscapes(u.EscapedPath())
 	if p == "" {
 		p = "/"
 	}
@@ -65,7 +72,7 @@ func NormalizeURL(u *url.URL) (string, error) {
 	if trailing && p != "/" {
 		p += "/"
 	}
-	out := scheme + "://" + hostport + fixEscapes(p)
+	out := scheme + "://" + hostport + p
 	if u.RawQuery != "" || u.ForceQuery {
 		out += "?" + fixEscapes(u.RawQuery)
 	}

@@ -103,3 +103,15 @@ func FuzzNormalize(f *testing.F) {
 }
 
 func mustParse(s string) (*url.URL, error) { return url.Parse(s) }
+
+func TestNormalizeEdgeCases(t *testing.T) {
+	if got, err := Normalize("http://h/a/%2E%2E/b"); err != nil || got != "http://h/b" {
+		t.Errorf("escaped dot segment: %q, %v", got, err)
+	}
+	if _, err := Normalize("http://[::zz]/"); err == nil {
+		t.Error("invalid IPv6 host accepted")
+	}
+	if got, err := Normalize("http://[0:0::1]/"); err != nil || got != "http://[::1]/" {
+		t.Errorf("IPv6 canonical form: %q, %v", got, err)
+	}
+}

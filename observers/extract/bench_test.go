@@ -1,0 +1,45 @@
+package extract
+
+import (
+	"bytes"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+// BenchmarkHTML extracts every page of the PostgreSQL corpus; one op is one
+// page (pages taken in turn), and MB/s counts their HTML.
+func BenchmarkHTML(b *testing.B) {
+	pages := loadCorpus(b)
+	benchPages(b, pages, func(cp corpusPage) {
+		if _, err := HTML(cp.url, cp.body, "text/html", Options{}); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkParseTree is the baseline: building the html.Node tree alone,
+// which is what goquery.NewDocumentFromReader spends its time on.
+func BenchmarkParseTree(b *testing.B) {
+	pages := loadCorpus(b)
+	benchPages(b, pages, func(cp corpusPage) {
+		if _, err := html.Parse(bytes.NewReader(cp.body)); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+func benchPages(b *testing.B, pages []corpusPage, f func(corpusPage)) {
+	total := 0
+	for _, p := range pages {
+		total += len(p.body)
+	}
+	b.SetBytes(int64(total / len(pages))) // the mean page
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		f(pages[i%len(pages)])
+		i++
+	}
+}

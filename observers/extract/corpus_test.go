@@ -1,0 +1,117 @@
+package extract
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// corpusPage is one page of the shared PostgreSQL manual corpus.
+type corpusPage struct {
+	url  string
+	body []byte
+}
+
+// loadCorpus reads the HTML pages of the PostgreSQL corpus straight from its
+// archive (nothing to unpack), or skips when the corpus is not there.
+func loadCorpus(tb testing.TB) []corpusPage {
+	tb.Helper()
+	path := filepath.Join("..", "..", "..", "shared", "corpora", "postgresql-15-docs.tar.gz")
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		tb.Skipf("corpus not found: %s", path)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var pages []corpusPage
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, ".html") {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		pages = append(pages, corpusPage{
+			url:  "https://www.postgresql.org/docs/15/" + filepath.Base(h.Name),
+			body: b,
+		})
+	}
+	if len(pages) == 0 {
+		tb.Fatal("no pages in corpus")
+	}
+	return pages
+}
+
+// TestCorpus runs every page of a real site through HTML.
+func TestCorpus(t *testing.T) {
+	pages := loadCorpus(t)
+	hashes := make(map[string]string)
+	links, external := 0, 0
+	for _, cp := range pages {
+		p, err := HTML(cp.url, cp.body, "text/html", Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", cp.url, err)
+		}
+		checkPage(t, p, DefaultMaxTextBytes)
+		if p.Title == "" || p.Text == "" || p.Charset != "utf-8" {
+			t.Errorf("%s: Title %q, %d bytes of text, charset %q", cp.url, p.Title, len(p.Text), p.Charset)
+		}
+		if strings.HasSuffix(cp.url, "/sql-set.html") {
+			checkSQLSet(t, p)
+		}
+		if other, ok := hashes[p.Hash]; ok {
+			t.Errorf("%s and %s hash alike; the corpus has no duplicates", cp.url, other)
+		}
+		hashes[p.Hash] = cp.url
+		for _, l := range p.Links {
+			links++
+			if !strings.HasPrefix(l.URL, "https://www.postgresql.org/docs/15/") {
+				external++
+			}
+		}
+	}
+	t.Logf("%d pages, %d links (%d external)", len(pages), links, external)
+}
+
+// checkSQLSet checks one corpus page in detail.
+func checkSQLSet(t *testing.T, p Page) {
+	t.Helper()
+	if p.Title != "SET" || !strings.HasPrefix(p.Text, "SET Prev Up SQL Commands Home Next SET SET — change a run-time parameter") {
+		t.Errorf("sql-set.html: Title %q, Text %.100q", p.Title, p.Text)
+	}
+	want := map[string]string{
+		"https://www.postgresql.org/docs/15/sql-selectinto.html": "Prev",
+		"https://www.postgresql.org/docs/15/sql-commands.html":   "Up",
+		"https://www.postgresql.org/docs/15/index.html":          "Home",
+	}
+	for _, l := range p.Links {
+		if a, ok := want[l.URL]; ok {
+			if !strings.HasPrefix(l.Anchor, a) {
+				t.Errorf("sql-set.html: anchor %q for %s, want %q first", l.Anchor, l.URL, a)
+			}
+			delete(want, l.URL)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("sql-set.html: links missing: %v", want)
+	}
+}

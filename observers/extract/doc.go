@@ -1,0 +1,37 @@
+// Package extract turns one fetched HTML page into what the parse observer
+// records about it: title, visible text, description, language, outlinks
+// with anchor text, rel=canonical, meta robots, and a content hash that
+// duplicate clustering groups pages by.
+//
+// # Basics
+//
+// [HTML] is pure: no I/O, no shared state, safe for concurrent use. Every
+// URL it returns (links, canonical) went through [webtable.Resolve], so it
+// is absolute, normalized, and equal to the crawler's key for the same
+// resource. [IsHTML] says whether a body is worth handing to [HTML].
+//
+// The page is scanned once with the html tokenizer rather than built into a
+// tree: the tree builder (which goquery uses) refuses documents nested
+// deeper than 512 elements and costs most of the parse time, while text and
+// links need only the token stream plus a little state (inside an <a>,
+// inside a <template>, inside <svg>). Script, style, noscript, iframe,
+// noembed, noframes and title contents are raw text in the tokenizer and are
+// dropped from Text; template contents are dropped from Text and Links.
+//
+// # Caveats
+//
+//   - Text follows token order, not the tree builder's: text misnested in a
+//     table is not moved before the table, and an <a> left open runs until
+//     the next <a> or </a> (its anchor text is cut at 200 runes anyway).
+//   - Links come from <a href> and <area href> only: no frames, meta
+//     refresh, Link headers or script-built links. Links that resolve to the
+//     page itself (#fragments included) are left out.
+//   - Bot-specific robots rules ("googlebot: noindex") are ignored; only
+//     rules for all robots apply.
+//   - Charset: a byte-order mark wins, then the Content-Type charset, then
+//     <meta charset> in the first 1024 bytes (golang.org/x/net/html/charset).
+//     An undeclared or windows-1252 page (ISO-8859-1 is windows-1252 in
+//     WHATWG terms) whose bytes are all valid UTF-8 is read as UTF-8, since
+//     that is far more likely than Latin-1 text that happens to be valid
+//     UTF-8. Invalid sequences become U+FFFD.
+package extract

@@ -1,0 +1,103 @@
+package extract
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+const testURL = "http://example.com/dir/page.html"
+
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// mustHTML runs HTML on a UTF-8 page at testURL and checks its invariants.
+func mustHTML(t testing.TB, body string) Page {
+	t.Helper()
+	p, err := HTML(testURL, []byte(body), "text/html; charset=utf-8", Options{})
+	if err != nil {
+		t.Fatalf("HTML: %v", err)
+	}
+	checkPage(t, p, DefaultMaxTextBytes)
+	return p
+}
+
+// checkPage checks what must hold for every Page HTML returns, whatever
+// the input.
+func checkPage(t testing.TB, p Page, maxText int) {
+	t.Helper()
+	for name, s := range map[string]string{
+		"Title": p.Title, "Text": p.Text, "Description": p.Description, "Lang": p.Lang,
+		"Canonical": p.Canonical, "Hash": p.Hash, "Charset": p.Charset,
+	} {
+		if !utf8.ValidString(s) {
+			t.Errorf("%s is not valid UTF-8: %q", name, s)
+		}
+	}
+	for _, s := range []string{p.Title, p.Text, p.Description} {
+		if s != strings.TrimSpace(s) || strings.Contains(s, "  ") {
+			t.Errorf("whitespace not collapsed: %q", s)
+		}
+	}
+	if maxText > 0 && len(p.Text) > maxText {
+		t.Errorf("len(Text) = %d > %d", len(p.Text), maxText)
+	}
+	if (p.Hash == "") != (p.Text == "") {
+		t.Errorf("Hash %q for Text %q", p.Hash, p.Text)
+	}
+	if p.NoFollow && len(p.Links) > 0 {
+		t.Errorf("NoFollow page has %d links", len(p.Links))
+	}
+	if p.Canonical != "" {
+		checkNormal(t, p.Canonical)
+	}
+	seen := make(map[string]bool)
+	for _, l := range p.Links {
+		checkNormal(t, l.URL)
+		if seen[l.URL] {
+			t.Errorf("duplicate link %q", l.URL)
+		}
+		seen[l.URL] = true
+		if !utf8.ValidString(l.Anchor) {
+			t.Errorf("anchor of %q is not valid UTF-8: %q", l.URL, l.Anchor)
+		}
+		parts := strings.Split(l.Anchor, anchorSep)
+		if len(parts) > maxAnchors {
+			t.Errorf("%d anchors for %q", len(parts), l.URL)
+		}
+		for _, a := range parts {
+			if utf8.RuneCountInString(a) > maxAnchorRunes {
+				t.Errorf("anchor of %d runes for %q", utf8.RuneCountInString(a), l.URL)
+			}
+		}
+	}
+}
+
+func checkNormal(t testing.TB, u string) {
+	t.Helper()
+	if !utf8.ValidString(u) {
+		t.Errorf("URL is not valid UTF-8: %q", u)
+	}
+	n, err := webtable.Normalize(u)
+	if err != nil || n != u {
+		t.Errorf("Normalize(%q) = %q, %v; want it unchanged", u, n, err)
+	}
+}
+
+func linkURLs(ls []Link) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.URL)
+	}
+	return out
+}

@@ -1,0 +1,512 @@
+package extract
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// DefaultMaxTextBytes is the Text limit when Options.MaxTextBytes is 0.
+const DefaultMaxTextBytes = 1 << 20
+
+// Page is what one fetched page says about itself. Every string is valid
+// UTF-8.
+type Page struct {
+	Title string
+	// Text is the visible text: script, style, noscript, template, iframe
+	// and head contents left out, whitespace runs collapsed to one space,
+	// block elements (p, div, li, td, br, ...) separating words.
+	Text string
+	// Description is <meta name=description>, whitespace collapsed.
+	Description string
+	// Lang is <html lang>, else <meta http-equiv=content-language>,
+	// lower-cased as declared ("en", "en-us"); "" if neither is a tag.
+	Lang string
+	// Canonical is the normalized absolute rel=canonical, "" if none or
+	// unusable.
+	Canonical string
+	// NoIndex and NoFollow come from meta robots ("none" sets both) and
+	// Options.XRobotsTag.
+	NoIndex  bool
+	NoFollow bool
+	// Links are the outlinks in document order, one per URL. Left out:
+	// rel=nofollow/ugc/sponsored links, non-http(s) URLs, links to the page
+	// itself, links inside <template>, and all links when NoFollow.
+	Links []Link
+	// Hash is the hex SHA-256 of strings.ToLower(Text) -- of all the
+	// text, that is, even past MaxTextBytes, so long pages that differ only
+	// at the end still differ. Pages that differ only in markup, whitespace
+	// or letter case share it. "" when Text is.
+	Hash string
+	// Charset is the WHATWG name of the encoding the body was read in.
+	Charset string
+}
+
+// Options tunes HTML. The zero value is ready to use.
+type Options struct {
+	// MaxTextBytes caps Text, Title and Description (cut at a rune
+	// boundary). 0 means DefaultMaxTextBytes; negative means no limit.
+	MaxTextBytes int
+	// XRobotsTag is the response's X-Robots-Tag header, if any (several
+	// joined with ", ").
+	XRobotsTag string
+}
+
+// HTML extracts the Page that body says about itself. pageURL is where it
+// was fetched from (after redirects); contentType is the response's
+// Content-Type header.
+//
+// It returns ErrBadURL if pageURL is not a usable http(s) URL and ErrNotHTML
+// if IsHTML rejects the body; in any other case it returns what it could
+// extract, however broken the markup or the encoding. The Page shares no
+// memory with body.
+func HTML(pageURL string, body []byte, contentType string, opt Options) (Page, error) {
+	self, err := webtable.Normalize(pageURL)
+	if err != nil {
+		return Page{}, fmt.Errorf("%w %q: %v", ErrBadURL, pageURL, err)
+	}
+	base, err := url.Parse(self)
+	if err != nil {
+		return Page{}, fmt.Errorf("%w %q: %v", ErrBadURL, pageURL, err)
+	}
+	if !IsHTML(contentType, body) {
+		return Page{}, ErrNotHTML
+	}
+	limit := opt.MaxTextBytes
+	switch {
+	case limit == 0:
+		limit = DefaultMaxTextBytes
+	case limit < 0:
+		limit = 0 // collapser: no limit
+	}
+
+	text, cs := decode(body, contentType)
+	textCap := len(text) / 2 // visible text is usually well under half the markup
+	if limit > 0 {
+		textCap = min(textCap, limit)
+	}
+	s := scanner{
+		z:     html.NewTokenizer(bytes.NewReader(text)),
+		text:  collapser{limit: limit, b: make([]byte, 0, textCap), hash: newLowerHasher()},
+		limit: limit,
+		cur:   -1,
+	}
+	s.run()
+
+	p := Page{
+		Title:       s.title,
+		Text:        s.text.String(),
+		Description: s.description,
+		Lang:        s.lang,
+		Charset:     cs,
+	}
+	if p.Lang == "" {
+		p.Lang = s.contentLang
+	}
+	p.NoIndex, p.NoFollow = s.noindex, s.nofollow
+	if opt.XRobotsTag != "" {
+		xRobotsTag(opt.XRobotsTag, &p.NoIndex, &p.NoFollow)
+	}
+	if p.Text != "" {
+		p.Hash = s.text.hash.Sum()
+	}
+
+	r := resolver{base: base, memo: make(map[string]string, len(s.links)+2)}
+	self = fixedPoint(self) // what a link to this page resolves to
+	if s.baseHref != nil {
+		// The first <base href> applies to every link, even earlier ones.
+		if b := r.resolve(*s.baseHref); b != "" {
+			if u, err := url.Parse(b); err == nil {
+				r.base = u
+				clear(r.memo)
+			}
+		}
+	}
+	if s.canonical != nil {
+		p.Canonical = r.resolve(*s.canonical)
+	}
+	if !p.NoFollow {
+		p.Links = r.links(s.links, self)
+	}
+	return p, nil
+}
+
+// scanner is one pass over a page's tokens.
+type scanner struct {
+	z     *html.Tokenizer
+	text  collapser
+	limit int
+
+	title, description        string
+	lang, contentLang         string
+	noindex, nofollow         bool
+	baseHref, canonical       *string
+	haveTitle, haveDesc       bool
+	links                     []rawLink
+	cur                       int       // index in links of the open <a>, -1 if none
+	anchor                    collapser // text of the open <a>
+	anchorAlt                 string    // first img alt inside the open <a>
+	rawOwner                  atom.Atom // element whose raw text comes next
+	template, foreign, inDesc int       // nesting depths
+}
+
+func (s *scanner) run() {
+	s.anchor.limit = 4 * maxAnchorRunes
+	for {
+		tt := s.z.Next()
+		switch tt {
+		case html.ErrorToken:
+			// io.EOF, or nothing else: the reader is in memory and no
+			// buffer limit is set.
+			s.closeAnchor()
+			return
+		case html.TextToken:
+			s.onText(s.z.Text())
+		case html.StartTagToken, html.SelfClosingTagToken:
+			s.rawOwner = 0
+			s.onStart(tt == html.SelfClosingTagToken)
+		case html.EndTagToken:
+			s.rawOwner = 0
+			s.onEnd()
+		default:
+			s.rawOwner = 0
+		}
+	}
+}
+
+func (s *scanner) onText(t []byte) {
+	owner := s.rawOwner
+	s.rawOwner = 0
+	switch owner {
+	case atom.Title:
+		// An svg <title> is a tooltip, not the page's.
+		if !s.haveTitle && s.foreign == 0 && s.template == 0 {
+			s.haveTitle = true
+			s.title = collapse(t, s.limit)
+		}
+		return
+	case atom.Script, atom.Style, atom.Noscript, atom.Iframe, atom.Noembed, atom.Noframes:
+		return
+	}
+	if s.template > 0 || s.inDesc > 0 {
+		return
+	}
+	s.text.write(t)
+	if s.cur >= 0 {
+		s.anchor.write(t)
+	}
+}
+
+func (s *scanner) onStart(selfClosing bool) {
+	a := tagAtom(s.z.Raw())
+	switch a {
+	case atom.Title, atom.Script, atom.Style, atom.Noscript, atom.Iframe, atom.Noembed, atom.Noframes,
+		atom.Textarea, atom.Xmp, atom.Plaintext:
+		// The tokenizer reads these as raw text; textarea, xmp and
+		// plaintext are shown, the rest are not.
+		switch a {
+		case atom.Textarea, atom.Xmp, atom.Plaintext:
+			s.brk()
+		default:
+			s.rawOwner = a
+		}
+		return
+	case atom.Template:
+		s.template++
+		return
+	case atom.Svg, atom.Math:
+		if !selfClosing {
+			s.foreign++
+		}
+		return
+	case atom.Desc:
+		if s.foreign > 0 && !selfClosing {
+			s.inDesc++
+		}
+		return
+	}
+	if s.foreign > 0 && breaksOutOfForeign(a) {
+		// The tree builder would close the <svg>/<math> here.
+		s.foreign, s.inDesc = 0, 0
+	}
+	if isBlock(a) {
+		s.brk()
+	}
+	if s.template > 0 {
+		return
+	}
+	switch a {
+	case atom.A:
+		s.closeAnchor() // an <a> start closes any open <a>
+		s.onAnchor()
+	case atom.Area:
+		s.onArea()
+	case atom.Img, atom.Image:
+		if s.cur >= 0 && s.anchorAlt == "" {
+			if alt, ok := s.attr("alt"); ok {
+				s.anchorAlt = collapse(alt, 4*maxAnchorRunes)
+			}
+		}
+	case atom.Meta:
+		s.onMeta()
+	case atom.Link:
+		if s.canonical == nil {
+			s.onLink()
+		}
+	case atom.Base:
+		if s.baseHref == nil {
+			if h, ok := s.attr("href"); ok {
+				v := cleanHref(h)
+				s.baseHref = &v
+			}
+		}
+	case atom.Html:
+		if s.lang == "" {
+			for more := true; more; {
+				var k, v []byte
+				k, v, more = s.z.TagAttr()
+				if string(k) == "lang" || string(k) == "xml:lang" {
+					s.lang = langTag(string(v))
+					break
+				}
+			}
+		}
+	}
+}
+
+func (s *scanner) onEnd() {
+	a := tagAtom(s.z.Raw())
+	switch a {
+	case atom.Template:
+		if s.template > 0 {
+			s.template--
+		}
+		return
+	case atom.Svg, atom.Math:
+		if s.foreign > 0 {
+			s.foreign--
+		}
+		if s.foreign == 0 {
+			s.inDesc = 0
+		}
+		return
+	case atom.Desc:
+		if s.inDesc > 0 {
+			s.inDesc--
+		}
+		return
+	case atom.A:
+		s.closeAnchor()
+		return
+	}
+	if isBlock(a) {
+		s.brk()
+	}
+}
+
+func (s *scanner) brk() {
+	s.text.brk()
+	s.anchor.brk()
+}
+
+// attr returns the value of the current tag's attribute key. It consumes
+// the tag's attributes, so call it once per tag.
+func (s *scanner) attr(key string) ([]byte, bool) {
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = s.z.TagAttr()
+		if string(k) == key {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func (s *scanner) onAnchor() {
+	var href, title []byte
+	found, nofollow := false, false
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = s.z.TagAttr()
+		switch string(k) {
+		case "href":
+			if !found { // the first of repeated attributes counts
+				href, found = v, true
+			}
+		case "rel":
+			nofollow = nofollow || relNoFollow(v)
+		case "title":
+			if title == nil {
+				title = v
+			}
+		}
+	}
+	if !found || nofollow {
+		return
+	}
+	s.links = append(s.links, rawLink{href: cleanHref(href), anchor: collapse(title, 4*maxAnchorRunes)})
+	s.cur = len(s.links) - 1
+	s.anchor.reset()
+	s.anchorAlt = ""
+}
+
+// closeAnchor settles the open <a>'s anchor: its text, else an image's alt,
+// else the title attribute already stored.
+func (s *scanner) closeAnchor() {
+	if s.cur < 0 {
+		return
+	}
+	l := &s.links[s.cur]
+	switch {
+	case len(s.anchor.b) > 0:
+		l.anchor = s.anchor.String()
+	case s.anchorAlt != "":
+		l.anchor = s.anchorAlt
+	}
+	l.anchor = truncateRunes(l.anchor, maxAnchorRunes)
+	s.cur = -1
+}
+
+func (s *scanner) onArea() {
+	var href, alt, title []byte
+	found, nofollow := false, false
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = s.z.TagAttr()
+		switch string(k) {
+		case "href":
+			if !found {
+				href, found = v, true
+			}
+		case "rel":
+			nofollow = nofollow || relNoFollow(v)
+		case "alt":
+			alt = v
+		case "title":
+			title = v
+		}
+	}
+	if !found || nofollow {
+		return
+	}
+	anchor := collapse(alt, 4*maxAnchorRunes)
+	if anchor == "" {
+		anchor = collapse(title, 4*maxAnchorRunes)
+	}
+	s.links = append(s.links, rawLink{href: cleanHref(href), anchor: truncateRunes(anchor, maxAnchorRunes)})
+}
+
+func (s *scanner) onMeta() {
+	var name, equiv, content []byte
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = s.z.TagAttr()
+		switch string(k) {
+		case "name":
+			name = v
+		case "http-equiv":
+			equiv = v
+		case "content":
+			content = v
+		}
+	}
+	switch strings.ToLower(strings.TrimSpace(string(name))) {
+	case "description":
+		if !s.haveDesc {
+			s.haveDesc = true
+			s.description = collapse(content, s.limit)
+		}
+	case "robots":
+		metaRobots(string(content), &s.noindex, &s.nofollow)
+	}
+	if s.contentLang == "" && strings.EqualFold(strings.TrimSpace(string(equiv)), "content-language") {
+		s.contentLang = langTag(string(content))
+	}
+}
+
+func (s *scanner) onLink() {
+	var rel, href []byte
+	found := false
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = s.z.TagAttr()
+		switch string(k) {
+		case "rel":
+			rel = v
+		case "href":
+			if !found {
+				href, found = v, true
+			}
+		}
+	}
+	if found && relHas(rel, "canonical") {
+		v := cleanHref(href)
+		s.canonical = &v
+	}
+}
+
+// tagAtom returns the atom of the current tag token's name, read from the
+// token's raw bytes ("<Name ...>" or "</name>"). Tokenizer.TagName would
+// copy the name to replace NULs, and a name with a NUL is no element we
+// care about anyway. Unknown and overlong names give 0.
+func tagAtom(raw []byte) atom.Atom {
+	var buf [16]byte // longer than any element name we act on
+	n := 0
+	i := 1 // past '<'
+	if i < len(raw) && raw[i] == '/' {
+		i++
+	}
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '/' || c == '>' {
+			break
+		}
+		if n == len(buf) {
+			return 0
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return atom.Lookup(buf[:n])
+}
+
+// isBlock reports whether an element's edges separate words.
+func isBlock(a atom.Atom) bool {
+	switch a {
+	case atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Body, atom.Br,
+		atom.Button, atom.Caption, atom.Center, atom.Dd, atom.Details, atom.Dialog, atom.Dir,
+		atom.Div, atom.Dl, atom.Dt, atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer,
+		atom.Form, atom.Frameset, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
+		atom.Head, atom.Header, atom.Hgroup, atom.Hr, atom.Html, atom.Input, atom.Legend,
+		atom.Li, atom.Listing, atom.Main, atom.Menu, atom.Nav, atom.Ol, atom.Optgroup,
+		atom.Option, atom.P, atom.Pre, atom.Section, atom.Select, atom.Summary, atom.Table,
+		atom.Tbody, atom.Td, atom.Tfoot, atom.Th, atom.Thead, atom.Tr, atom.Ul, atom.Video,
+		atom.Audio, atom.Canvas, atom.Object, atom.Embed:
+		return true
+	}
+	return false
+}
+
+// breaksOutOfForeign reports whether a start tag ends <svg>/<math> content
+// in the HTML tree builder.
+func breaksOutOfForeign(a atom.Atom) bool {
+	switch a {
+	case atom.B, atom.Big, atom.Blockquote, atom.Body, atom.Br, atom.Center, atom.Code,
+		atom.Dd, atom.Div, atom.Dl, atom.Dt, atom.Em, atom.Embed, atom.H1, atom.H2, atom.H3,
+		atom.H4, atom.H5, atom.H6, atom.Head, atom.Hr, atom.I, atom.Img, atom.Li, atom.Listing,
+		atom.Menu, atom.Meta, atom.Nobr, atom.Ol, atom.P, atom.Pre, atom.Ruby, atom.S,
+		atom.Small, atom.Span, atom.Strong, atom.Strike, atom.Sub, atom.Sup, atom.Table,
+		atom.Tt, atom.U, atom.Ul, atom.Var:
+		return true
+	}
+	return false
+}
