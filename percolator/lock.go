@@ -98,12 +98,16 @@ func (db *DB) primaryStatus(ctx context.Context, row, col string, ts uint64) (tx
 // record, as the writer would have.
 func (db *DB) rollForward(ctx context.Context, row, col string, startTs, commitTs uint64, kind byte) error {
 	rec := write{kind: kind, startTs: startTs}.encode()
+	muts := []Mutation{
+		{Op: SetCell, Family: famWrite, Column: col, Ts: commitTs, Value: rec},
+		{Op: DeleteCell, Family: famLock, Column: col, Ts: startTs},
+	}
+	if n, ok := commitNotify(col, commitTs); ok {
+		muts = append(muts, n) // the writer died before setting it
+	}
 	_, err := db.st.CheckAndMutateRow(ctx, row,
 		[]Filter{{Family: famLock, Column: col, MinTs: startTs, MaxTs: startTs, KeysOnly: true}},
-		[]Mutation{
-			{Op: SetCell, Family: famWrite, Column: col, Ts: commitTs, Value: rec},
-			{Op: DeleteCell, Family: famLock, Column: col, Ts: startTs},
-		}, nil)
+		muts, nil)
 	if err != nil {
 		return fmt.Errorf("percolator: roll forward %q %q@%d: %w", row, col, startTs, err)
 	}
@@ -126,4 +130,47 @@ func (db *DB) rollbackCell(ctx context.Context, row, col string, ts uint64) erro
 		return fmt.Errorf("percolator: roll back %q %q@%d: %w", row, col, ts, err)
 	}
 	return nil
+}
+
+// CleanLocks resolves every lock in the table whose writer is dead or stuck:
+// rolled forward if its transaction committed, back otherwise. Readers do
+// this lazily for the cells they read; a sweep also reaches cells nobody
+// reads (such as the internal cells that carry Tx.Notify's notifications).
+// It reports how many locks it resolved. Locks of live writers are left.
+func (db *DB) CleanLocks(ctx context.Context) (int, error) {
+	type held struct {
+		row, col string
+		ts       uint64
+		l        lock
+	}
+	var locks []held
+	var decodeErr error
+	err := db.st.ReadRows(ctx, "", "", func(row string, cells []Cell) bool {
+		for _, c := range cells {
+			l, err := decodeLock(c.Value)
+			if err != nil {
+				decodeErr = fmt.Errorf("%w: %q %q@%d", err, row, c.Column, c.Ts)
+				return false
+			}
+			locks = append(locks, held{row, c.Column, c.Ts, l})
+		}
+		return true
+	}, Filter{Family: famLock})
+	if err == nil {
+		err = decodeErr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("percolator: scan locks: %w", err)
+	}
+	n := 0
+	for _, h := range locks {
+		cleaned, err := db.resolve(ctx, h.row, h.col, h.ts, h.l)
+		if err != nil {
+			return n, err
+		}
+		if cleaned {
+			n++
+		}
+	}
+	return n, nil
 }

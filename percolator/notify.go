@@ -38,7 +38,7 @@ func (db *DB) notifyMutations(r rowWrites, startTs uint64, muts []Mutation) []Mu
 func (db *DB) notified(rows []rowWrites) {
 	for _, r := range rows {
 		for _, col := range r.cols {
-			if db.observed[col] {
+			if _, weak := commitNotify(col, 0); weak || db.observed[col] {
 				db.bump()
 				return
 			}
@@ -81,6 +81,42 @@ func (db *DB) setNotify(ctx context.Context, row, col string, ts uint64) error {
 	}
 	db.bump()
 	return nil
+}
+
+// notifyPrefix marks the internal cell a transaction writes in a row to
+// carry a weak notification of that row (Tx.Notify): the notification is set
+// with the row's commit, at the commit timestamp, by the writer or by a
+// cleaner rolling the transaction forward.
+const notifyPrefix = "\x00n:"
+
+// commitNotify returns the notification mutation that committing the
+// internal cell col implies, if col is one.
+func commitNotify(col string, commitTs uint64) (Mutation, bool) {
+	if len(col) <= len(notifyPrefix) || col[:len(notifyPrefix)] != notifyPrefix {
+		return Mutation{}, false
+	}
+	return Mutation{Op: SetCell, Family: famNotify, Column: col[len(notifyPrefix):], Ts: commitTs}, true
+}
+
+// Notify sets a weak notification on (row, col) when the transaction
+// commits, and not if it does not. Unlike DB.Notify it cannot be lost to a
+// crash between the commit and the notification, and the observer it
+// triggers always sees the transaction's writes. col must be in
+// Options.Weak.
+func (tx *Tx) Notify(row, col string) error {
+	if tx.done {
+		return ErrTxDone
+	}
+	if tx.readOnly {
+		return ErrReadOnly
+	}
+	if err := checkCell(row, col); err != nil {
+		return err
+	}
+	if !tx.db.weak[col] {
+		return fmt.Errorf("%w: column %q is not weak (Options.Weak)", ErrInvalid, col)
+	}
+	return tx.bufferInternal(row, notifyPrefix+col, pending{kind: kindPut})
 }
 
 // Pending counts the notifications in the table per column, whether or not

@@ -408,3 +408,44 @@ func BenchmarkNotifications(b *testing.B) {
 		})
 	}
 }
+
+// A weak notification set by Tx.Notify appears with the commit, also when
+// the writer dies right after the commit point: the lock sweep rolls the
+// notifying row forward and the observer runs.
+func TestTxNotifySurvivesCrash(t *testing.T) {
+	db := openDB(t, percolator.Options{Weak: []string{"w"}})
+	w := startWorker(t, db, percolator.WorkerOptions{}, percolator.Observer{Name: "seen", Column: "w",
+		Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+			v, err := tx.Get(ctx, "a", "x")
+			if err != nil {
+				return err
+			}
+			return tx.Set(row, "seen", v)
+		}})
+	tx, _ := db.Begin(bg)
+	tx.Set("a", "x", []byte("1"))
+	if err := tx.Notify("b", "w"); err != nil {
+		t.Fatal(err)
+	}
+	percolator.SetCrash(tx, func(p percolator.CrashPoint) bool { return p == percolator.CrashAfterPrimaryCommit })
+	if err := tx.Commit(bg); !errors.Is(err, percolator.ErrCrashed) {
+		t.Fatal(err)
+	}
+	waitIdle(t, w)
+	if v, _ := get(t, db, "b", "seen"); v != "1" {
+		t.Fatalf("observer saw %q, want the committed write", v)
+	}
+
+	// An aborted transaction notifies nothing.
+	tx, _ = db.Begin(bg)
+	tx.Set("a", "x", []byte("2"))
+	tx.Notify("c", "w")
+	tx.Rollback()
+	waitIdle(t, w)
+	if _, ok := get(t, db, "c", "seen"); ok {
+		t.Fatal("a rolled-back transaction's notification ran")
+	}
+	if err := tx.Notify("c", "x"); err == nil {
+		t.Fatal("Notify after Rollback accepted")
+	}
+}

@@ -257,8 +257,8 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 		var names []string
 		for i := range cells {
 			c := &cells[i]
-			if !strings.HasPrefix(c.Column, colPrefix) {
-				continue
+			if !strings.HasPrefix(c.Column, colPrefix) || (c.Column[0] == 0 && (colPrefix == "" || colPrefix[0] != 0)) {
+				continue // internal columns only when asked for by prefix
 			}
 			switch c.Family {
 			case famWrite:
@@ -337,7 +337,7 @@ type ownWrite struct {
 func (tx *Tx) ownWrites(start, end, colPrefix string) []ownWrite {
 	var out []ownWrite
 	for k, p := range tx.writes {
-		if k.row >= start && (end == "" || k.row < end) && strings.HasPrefix(k.col, colPrefix) {
+		if k.row >= start && (end == "" || k.row < end) && strings.HasPrefix(k.col, colPrefix) && (k.col[0] != 0 || colPrefix != "") {
 			out = append(out, ownWrite{k, p})
 		}
 	}
@@ -468,6 +468,9 @@ func (tx *Tx) commitOnePhase(ctx context.Context, r rowWrites) error {
 					muts = append(muts, Mutation{Op: SetCell, Family: famData, Column: col, Ts: tx.startTs, Value: p.value})
 				}
 				muts = append(muts, Mutation{Op: SetCell, Family: famWrite, Column: col, Ts: commitTs, Value: tx.record(p, in)})
+				if n, ok := commitNotify(col, commitTs); ok {
+					muts = append(muts, n)
+				}
 			}
 			return tx.db.notifyMutations(r, tx.startTs, muts)
 		})
@@ -630,6 +633,9 @@ func (tx *Tx) commitMutations(r rowWrites, commitTs uint64) []Mutation {
 		muts = append(muts,
 			Mutation{Op: SetCell, Family: famWrite, Column: col, Ts: commitTs, Value: tx.record(r.ps[i], tx.inline(r.ps[i]))},
 			Mutation{Op: DeleteCell, Family: famLock, Column: col, Ts: tx.startTs})
+		if n, ok := commitNotify(col, commitTs); ok {
+			muts = append(muts, n)
+		}
 	}
 	return muts
 }

@@ -177,6 +177,26 @@ func (w *Worker) Start() {
 		w.wg.Add(1)
 		go w.scan()
 	}
+	w.wg.Add(1)
+	go w.sweep()
+}
+
+// sweep cleans up after dead writers every LockTTL, so locks on cells that
+// nobody reads (and the notifications they carry) do not stay forever.
+func (w *Worker) sweep() {
+	defer w.wg.Done()
+	t := time.NewTicker(w.db.opt.LockTTL)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-t.C:
+			if _, err := w.db.CleanLocks(w.ctx); err != nil && w.ctx.Err() == nil {
+				w.opt.Logger.Warn("lock sweep failed", "err", err)
+			}
+		}
+	}
 }
 
 // Close stops the worker and waits for its goroutines. Observer runs in
@@ -496,10 +516,16 @@ func (w *Worker) WaitIdle(ctx context.Context) error {
 	for {
 		epoch := w.db.epoch.Load()
 		busy := w.inflight.Load() > 0
+		// Dead writers' locks may hold notifications back.
+		cleaned, err := w.db.CleanLocks(ctx)
+		if err != nil {
+			return err
+		}
 		n, err := w.countPending(ctx)
 		if err != nil {
 			return err
 		}
+		n += cleaned
 		if n == 0 && !busy && w.inflight.Load() == 0 && epoch == w.db.epoch.Load() {
 			return nil
 		}

@@ -32,11 +32,75 @@ const (
 // finds due pages with one range scan in time order.
 const DuePrefix = "!due/"
 
+// Columns of a page row written by the indexing chain's observers.
+const (
+	// Written by the parse observer (observes Body).
+	Title       = "page:title"
+	Text        = "page:text"        // visible text
+	Description = "page:desc"        // meta description
+	Lang        = "page:lang"        // declared language
+	Canonical   = "page:canonical"   // rel=canonical, normalized URL
+	Hash        = "page:hash"        // content hash of the normalized text; deleted unless State is ok (observed: cluster)
+	Links       = "page:links"       // outlinks as JSON [{"url":..,"anchor":..}]; deleted unless State is ok (observed: links)
+	State       = "page:state"       // ok | redirect | gone | noindex | unparsed (see the State constants)
+	AliasOf     = "page:redirect-to" // for a redirecting page: the target's row
+	ParsedAt    = "page:parsed"      // Unix ms when parsed
+
+	// Written by the links observer in the SOURCE row: the outlinks it last
+	// published, JSON {"targetRow": "anchor"}.
+	LinksOut = "links:out"
+	// InPrefix + source row, in the TARGET row: the anchor text of the
+	// source's link to it. Written by the links observer.
+	InPrefix = "in:"
+	// AliasPrefix + redirecting row, in the redirect TARGET's row: that row
+	// redirects here. Written by the parse observer of the redirecting row.
+	AliasPrefix = "alias:"
+
+	// Written by the cluster observer (observes Hash).
+	ClusterHash = "cluster:hash"  // the hash under which the page is a member of a cluster row
+	ClusterOf   = "cluster:canon" // the canonical row of the page's cluster (written by elect)
+	ClusterSize = "cluster:size"  // members in the page's cluster (written by elect)
+
+	// PageRank, kept by the rank observers.
+	Rank = "rank:value" // decimal float
+
+	// Export bookkeeping in the page row.
+	ExportDigest = "export:digest" // digest of the last exported document; deleted when not exported
+	ExportedAt   = "export:time"   // Unix ms of the last export
+)
+
+// States of a page (column State).
+const (
+	StateOK       = "ok"       // an HTML page with content: indexed (if canonical)
+	StateRedirect = "redirect" // a 3xx with a target: an alias of the target
+	StateGone     = "gone"     // 404/410/other errors or no content: not indexed
+	StateNoIndex  = "noindex"  // the page asked not to be indexed
+	StateUnparsed = "unparsed" // not HTML: recorded, not parsed
+)
+
+// Weak columns: only notified (percolator DB.Notify), never written. They
+// carry work to hot rows without conflicts (section 2.4 of the paper).
+const (
+	DupDirty  = "dup:dirty"  // on a cluster row: membership or a member's rank changed; elect runs
+	DocDirty  = "doc:dirty"  // on a page row: its document may have changed; export runs
+	RankDirty = "rank:dirty" // on a page row: its rank inputs changed; the rank observer runs
+)
+
+// Rows that are not pages. '!' sorts before every reversed host.
+const (
+	ClusterPrefix = "!dup/"      // ClusterPrefix + content hash: a duplicate cluster
+	MemberPrefix  = "m:"         // MemberPrefix + page row, in a cluster row: a member
+	ClusterCanon  = "dup:canon"  // in a cluster row: the elected canonical row
+	ExportPrefix  = "!export/"   // ExportPrefix + %020d(start ts) + "/" + page row: an export queue entry
+	ExportDoc     = "export:doc" // in an export queue row: the JSON document, or "" for a delete
+	HostPrefix    = "!host/"     // HostPrefix + host part of rows: per-host counts
+)
+
 // Observed lists the columns with an observer in the indexing chain. Every
 // process that writes the table opens it with these
 // (percolator.Options.Observed), so its writes set the notifications the
 // observers need.
-var Observed = []string{Body}
+var Observed = []string{Body, Hash, Links}
 
 // Weak lists the columns that are only notified, never written.
-var Weak []string
+var Weak = []string{DupDirty, DocDirty, RankDirty}
