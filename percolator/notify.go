@@ -3,6 +3,8 @@ package percolator
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Notifications (section 2.4 of the paper). Writing an observed column sets
@@ -86,22 +88,30 @@ func (db *DB) setNotify(ctx context.Context, row, col string, ts uint64) error {
 // notifyPrefix marks the internal cell a transaction writes in a row to
 // carry a weak notification of that row (Tx.Notify): the notification is set
 // with the row's commit, at the commit timestamp, by the writer or by a
-// cleaner rolling the transaction forward.
+// cleaner rolling the transaction forward. The cell is named
+// notifyPrefix + column + 0x00 + start ts, so transactions notifying one hot
+// row never write the same cell (no conflicts), and it is written as a
+// deletion, so GC removes it completely.
 const notifyPrefix = "\x00n:"
 
 // commitNotify returns the notification mutation that committing the
 // internal cell col implies, if col is one.
 func commitNotify(col string, commitTs uint64) (Mutation, bool) {
-	if len(col) <= len(notifyPrefix) || col[:len(notifyPrefix)] != notifyPrefix {
+	if !strings.HasPrefix(col, notifyPrefix) {
 		return Mutation{}, false
 	}
-	return Mutation{Op: SetCell, Family: famNotify, Column: col[len(notifyPrefix):], Ts: commitTs}, true
+	weak := col[len(notifyPrefix):]
+	if i := strings.LastIndexByte(weak, 0); i >= 0 {
+		weak = weak[:i]
+	}
+	return Mutation{Op: SetCell, Family: famNotify, Column: weak, Ts: commitTs}, true
 }
 
 // Notify sets a weak notification on (row, col) when the transaction
 // commits, and not if it does not. Unlike DB.Notify it cannot be lost to a
 // crash between the commit and the notification, and the observer it
-// triggers always sees the transaction's writes. col must be in
+// triggers always sees the transaction's writes. Any number of transactions
+// may notify one row concurrently without conflicting. col must be in
 // Options.Weak.
 func (tx *Tx) Notify(row, col string) error {
 	if tx.done {
@@ -116,7 +126,7 @@ func (tx *Tx) Notify(row, col string) error {
 	if !tx.db.weak[col] {
 		return fmt.Errorf("%w: column %q is not weak (Options.Weak)", ErrInvalid, col)
 	}
-	return tx.bufferInternal(row, notifyPrefix+col, pending{kind: kindPut})
+	return tx.bufferInternal(row, notifyPrefix+col+"\x00"+strconv.FormatUint(tx.startTs, 16), pending{kind: kindDelete})
 }
 
 // Pending counts the notifications in the table per column, whether or not

@@ -449,3 +449,29 @@ func TestTxNotifySurvivesCrash(t *testing.T) {
 		t.Fatal("Notify after Rollback accepted")
 	}
 }
+
+// Transactions notifying one hot row with Tx.Notify never conflict.
+func TestTxNotifyHotRowNoConflicts(t *testing.T) {
+	db := openDB(t, percolator.Options{Weak: []string{"w"}})
+	var wg sync.WaitGroup
+	var conflicts atomic.Int64
+	for g := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tx, _ := db.Begin(bg)
+			tx.Set(fmt.Sprint("src", g), "c", []byte("x"))
+			tx.Notify("hot", "w")
+			if err := tx.Commit(bg); err != nil {
+				conflicts.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if conflicts.Load() != 0 {
+		t.Fatalf("%d of 64 notifying transactions failed", conflicts.Load())
+	}
+	if p, _ := db.Pending(bg); p["w"] != 1 {
+		t.Fatalf("pending %v, want one notification of hot/w", p)
+	}
+}

@@ -35,13 +35,21 @@
 //
 // Badger's conflict detection does not see phantoms and would make writers
 // retry, so it is off. Rows are held by striped reader/writer locks instead:
-// a read of a row holds its stripe for reading, a write holds the stripes of
-// all its rows for writing across the read-check-write of CheckAndMutateRow
-// and Increment and until the write is in Badger. All entries of one call go
-// into one Badger write batch, and Badger's writer goroutine coalesces
-// concurrent batches into one log write. A scan (ReadRows) holds each row's
-// stripe while it reads the row, after re-positioning its iterators there,
-// so it sees a write to the row whole or not at all.
+// a write holds the stripes of all its rows for writing across the
+// read-check-write of CheckAndMutateRow and Increment and until the write is
+// in Badger. All entries of one call go into one Badger write (see flush),
+// and Badger's writer goroutine coalesces concurrent writes into one log
+// write. A scan (ReadRows) holds each row's stripe for reading while it reads
+// the row, after re-positioning its iterators there, so it sees a write to
+// the row whole or not at all.
+//
+// A point read (ReadRow) first tries without the lock, as a seqlock reader:
+// every holder of a stripe for writing makes the stripe's sequence number
+// odd while it holds it, so a read that finds the same even number before
+// and after it overlapped no write and stands. Otherwise, and when it would
+// have to read the in-memory sparse cells (which writers change in place),
+// it holds the stripe for reading like a scan. This keeps the read free of
+// atomic read-modify-write instructions, which dominate its cost otherwise.
 //
 // # Sparse families
 //
@@ -63,6 +71,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	bdb "github.com/dgraph-io/badger/v4"
 
@@ -112,22 +121,48 @@ type Options struct {
 }
 
 // nStripes is the number of row lock stripes. Two rows share a stripe with
-// probability 1/4096, which only serializes them.
+// probability 1/nStripes, which only serializes them.
 const nStripes = 4096
 
-// A stripe holds the rows that hash to it.
+// A stripe holds the rows that hash to it. It fills a cache line, so that
+// an operation on a row touches one line for it and stripes do not share
+// lines.
 type stripe struct {
+	// The padding comes first: a zero-size last field would take space.
+	_ [(64 - unsafe.Sizeof(stripeState{})%64) % 64]byte
+	stripeState
+}
+
+type stripeState struct {
 	mu sync.RWMutex
+	// seq tells readers that do not hold mu (see ReadRow) about the
+	// stripe: bit 0 is set while mu is held for writing, bit 1 while sparse
+	// is not nil, and the rest counts the holds for writing. Written with mu
+	// held for writing.
+	seq atomic.Uint64
 	// tomb bounds the version of every real tombstone in the stripe's rows
 	// from above; a cell written above it cannot be below a tombstone, so
 	// it needs no check. Guarded by mu held for writing.
 	tomb uint64
-	// sparse holds the live cells of sparse families, by row. Guarded by mu.
+	// top bounds the version of every entry in the stripe's rows from
+	// above, so no cell has a timestamp at or above it: a predicate asking
+	// for one needs no read. Guarded by mu held for writing.
+	top uint64
+	// sparse holds the live cells of sparse families, by row; nil when
+	// there are none, so that a read of a row without any looks at no other
+	// memory. Guarded by mu.
 	sparse map[string]sparseRow
 	// last is the store's write sequence number after the latest write to
 	// the stripe's rows. Guarded by mu.
 	last uint64
 }
+
+// Bits of stripe.seq.
+const (
+	seqWriting = 1 << iota // mu is held for writing
+	seqSparse              // sparse is not nil
+	seqOne                 // one hold for writing
+)
 
 // family is a declared column family.
 type family struct {
@@ -219,6 +254,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	top := db.MaxVersion()
 	for i := range s.stripes {
 		s.stripes[i].tomb = top
+		s.stripes[i].top = top
 	}
 	fams, err := s.loadFamilies()
 	if err == nil {
@@ -233,6 +269,9 @@ func Open(dir string, opt Options) (*Store, error) {
 	if err != nil {
 		db.Close()
 		return nil, err
+	}
+	for i := range s.stripes {
+		s.stripes[i].seq.Store(s.stripes[i].nextSeq())
 	}
 	s.fams.Store(&fams)
 	return s, nil
@@ -270,6 +309,28 @@ func (s *Store) Size() (lsm, vlog int64) {
 		}
 	}
 	return lsm, vlog
+}
+
+// lock holds st for writing. Every holder for writing must use lock and
+// unlock, not mu, for the sake of lock-free readers.
+func (st *stripe) lock() {
+	st.mu.Lock()
+	st.seq.Store(st.seq.Load() | seqWriting)
+}
+
+func (st *stripe) unlock() {
+	st.seq.Store(st.nextSeq())
+	st.mu.Unlock()
+}
+
+// nextSeq returns the sequence number that ends the current hold for
+// writing (or, when the store opens, a first one).
+func (st *stripe) nextSeq() uint64 {
+	seq := st.seq.Load()&^(seqWriting|seqSparse) + seqOne
+	if st.sparse != nil {
+		seq |= seqSparse
+	}
+	return seq
 }
 
 func (s *Store) stripe(row string) *stripe {
@@ -322,11 +383,11 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 	// Switching a family's sparseness changes where its reads go, so no
 	// read or write may run meanwhile: hold every stripe.
 	for i := range s.stripes {
-		s.stripes[i].mu.Lock()
+		s.stripes[i].lock()
 	}
 	defer func() {
 		for i := range s.stripes {
-			s.stripes[i].mu.Unlock()
+			s.stripes[i].unlock()
 		}
 	}()
 	for _, f := range toggled {

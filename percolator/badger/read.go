@@ -102,28 +102,56 @@ func maxOf(fs []percolator.Filter) uint64 {
 	return m
 }
 
+// minOf returns the smallest lower bound of fs.
+func minOf(fs []percolator.Filter) uint64 {
+	m := uint64(math.MaxUint64)
+	for _, f := range fs {
+		m = min(m, f.MinTs)
+	}
+	return m
+}
+
 // A picker selects, among the live versions of one column visited newest
 // first, those that some filter selects: every version in range for a plain
 // filter, the first one in range for a Latest filter.
 type picker struct {
-	fs   []percolator.Filter
-	done []bool
-	left int  // filters that may still select an older version
-	vals bool // some filter wants values
-	buf  [4]bool
+	fs []percolator.Filter
+	// done marks the filters that can select no older version: bit i of
+	// small, or big[i] when there are more than 64 filters. (A picker must
+	// not point into itself, or it could not live on the stack.)
+	small uint64
+	big   []bool
+	left  int  // filters that may still select an older version
+	vals  bool // some filter wants values
 }
 
-func (p *picker) reset(fs []percolator.Filter) {
-	p.fs, p.left, p.vals = fs, len(fs), false
-	if len(fs) <= len(p.buf) {
-		p.done = p.buf[:len(fs)]
-	} else {
-		p.done = make([]bool, len(fs))
+// newPicker returns a picker for the filters fs. (It returns a value, not
+// a pointer, so that a picker and its filters can stay on the stack.)
+func newPicker(fs []percolator.Filter) picker {
+	p := picker{fs: fs, left: len(fs)}
+	if len(fs) > 64 {
+		p.big = make([]bool, len(fs))
 	}
-	for i, f := range fs {
-		p.done[i] = false
+	for _, f := range fs {
 		p.vals = p.vals || !f.KeysOnly
 	}
+	return p
+}
+
+func (p *picker) done(i int) bool {
+	if p.big != nil {
+		return p.big[i]
+	}
+	return p.small&(1<<i) != 0
+}
+
+func (p *picker) finish(i int) {
+	if p.big != nil {
+		p.big[i] = true
+	} else {
+		p.small |= 1 << i
+	}
+	p.left--
 }
 
 // take reports whether the live version ts is selected. Versions must come
@@ -131,20 +159,18 @@ func (p *picker) reset(fs []percolator.Filter) {
 func (p *picker) take(ts uint64) bool {
 	took := false
 	for i := range p.fs {
-		if p.done[i] {
+		if p.done(i) {
 			continue
 		}
 		f := &p.fs[i]
 		switch {
 		case ts > f.Max():
 		case ts < f.MinTs:
-			p.done[i] = true
-			p.left--
+			p.finish(i)
 		default:
 			took = true
 			if f.Latest {
-				p.done[i] = true
-				p.left--
+				p.finish(i)
 			}
 		}
 	}
@@ -219,13 +245,143 @@ func (s *Store) ReadRow(ctx context.Context, row string, filters ...percolator.F
 		return nil, err
 	}
 	st := s.stripe(row)
+	var c colFilters
+	if seq := st.seq.Load(); seq&seqWriting == 0 {
+		// No write holds the row: try without the lock (see the package
+		// comment). The families are loaded after seq, so a change of
+		// sparseness, which holds every stripe, is caught too.
+		ok, err := c.load(s.families(), filters, false)
+		if err != nil {
+			return nil, err
+		}
+		if ok && !(c.sparse && seq&seqSparse != 0) {
+			out, err := s.readCols(st, row, &c, false, nil)
+			if st.seq.Load() == seq {
+				return out, err
+			}
+		}
+	}
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	ps, err := plan(s.families(), filters)
+	fams := s.families()
+	if ok, err := c.load(fams, filters, false); err != nil {
+		return nil, err
+	} else if ok {
+		return s.readCols(st, row, &c, true, nil)
+	}
+	ps, err := plan(fams, filters)
 	if err != nil {
 		return nil, err
 	}
 	return s.readRow(st, row, ps, nil)
+}
+
+// maxCols is the most filters that colFilters holds.
+const maxCols = 8
+
+// colFilters is the plan of a read whose filters each name one column, the
+// shape of Percolator's point reads and predicates. Unlike plan, it needs no
+// allocation: it lives on the caller's stack.
+type colFilters struct {
+	n      int
+	sparse bool // some filter is of a sparse family
+	// fs are the filters, sorted by family and column so that the filters
+	// of one column are adjacent; fams[i] is the family of fs[i].
+	fs   [maxCols]percolator.Filter
+	fams [maxCols]*family
+}
+
+// load fills c from filters and reports whether they fit: false when there
+// are too many or one selects every column, and plan must do. Filters that
+// can match nothing are dropped. With exists, every filter is made Latest and
+// KeysOnly, which keeps whether a column has a selected cell.
+func (c *colFilters) load(fams map[string]*family, filters []percolator.Filter, exists bool) (bool, error) {
+	if len(filters) > maxCols {
+		return false, nil
+	}
+	c.n, c.sparse = 0, false
+	for _, fl := range filters {
+		f, ok := fams[fl.Family]
+		if !ok {
+			return false, fmt.Errorf("%w: %q", ErrUnknownFamily, fl.Family)
+		}
+		if fl.Column == "" {
+			return false, nil
+		}
+		if fl.MinTs > fl.Max() {
+			continue
+		}
+		if exists {
+			fl.KeysOnly, fl.Latest = true, true
+		}
+		i := c.n
+		for ; i > 0 && (fl.Family < c.fs[i-1].Family || fl.Family == c.fs[i-1].Family && fl.Column < c.fs[i-1].Column); i-- {
+			c.fs[i], c.fams[i] = c.fs[i-1], c.fams[i-1]
+		}
+		c.fs[i], c.fams[i] = fl, f
+		c.n++
+		c.sparse = c.sparse || f.sparse
+	}
+	return true, nil
+}
+
+// next returns the end of the run of filters of the column of fs[i].
+func (c *colFilters) next(i int) int {
+	j := i + 1
+	for j < c.n && c.fams[j] == c.fams[i] && c.fs[j].Column == c.fs[i].Column {
+		j++
+	}
+	return j
+}
+
+// readCols appends the cells of row that c selects to out. If held, the
+// caller holds st, the stripe of row; if not, the stripe has no sparse cells
+// (or the caller discards the result).
+func (s *Store) readCols(st *stripe, row string, c *colFilters, held bool, out []percolator.Cell) ([]percolator.Cell, error) {
+	var err error
+	var rt readTxn
+	defer rt.done()
+	for i := 0; i < c.n; {
+		j := c.next(i)
+		f, col, fs := c.fams[i], c.fs[i].Column, c.fs[i:j]
+		if f.sparse {
+			if held {
+				out = st.readSparseCol(row, f, col, fs, out)
+			}
+		} else if out, err = s.readColumn(&rt, row, f, col, fs, out); err != nil {
+			return nil, err
+		}
+		i = j
+	}
+	return out, nil
+}
+
+// anyCol reports whether a column of row has a cell that c, loaded with
+// exists, selects. It looks at sparse families, in memory, first, and skips
+// columns whose filters all ask for timestamps that no cell of the stripe
+// has (see stripe.top). The caller holds st for writing.
+func (s *Store) anyCol(st *stripe, row string, c *colFilters) (bool, error) {
+	for i := 0; i < c.n; {
+		j := c.next(i)
+		if f := c.fams[i]; f.sparse && len(st.readSparseCol(row, f, c.fs[i].Column, c.fs[i:j], nil)) > 0 {
+			return true, nil
+		}
+		i = j
+	}
+	var buf [1]percolator.Cell
+	var rt readTxn
+	defer rt.done()
+	for i := 0; i < c.n; {
+		j := c.next(i)
+		if f := c.fams[i]; !f.sparse && minOf(c.fs[i:j]) < st.top {
+			cells, err := s.readColumn(&rt, row, f, c.fs[i].Column, c.fs[i:j], buf[:0])
+			if err != nil || len(cells) > 0 {
+				return len(cells) > 0, err
+			}
+		}
+		i = j
+	}
+	return false, nil
 }
 
 // readRow appends the cells of row selected by ps to out. The caller holds
@@ -238,11 +394,14 @@ func (s *Store) readRow(st *stripe, row string, ps []famPlan, out []percolator.C
 		case p.f.sparse:
 			out = st.readSparse(row, p, out)
 		case p.cols != nil:
+			var rt readTxn
 			for _, col := range p.cols {
-				if out, err = s.readColumn(row, p.f, col, forColumn(p.fs, col), out); err != nil {
+				if out, err = s.readColumn(&rt, row, p.f, col, forColumn(p.fs, col), out); err != nil {
+					rt.done()
 					return nil, err
 				}
 			}
+			rt.done()
 		default:
 			if out, err = s.readFamily(row, p, out); err != nil {
 				return nil, err
@@ -252,11 +411,34 @@ func (s *Store) readRow(st *stripe, row string, ps []famPlan, out []percolator.C
 	return out, nil
 }
 
-// readColumn appends the cells of one column selected by fs.
-func (s *Store) readColumn(row string, f *family, col string, fs []percolator.Filter, out []percolator.Cell) ([]percolator.Cell, error) {
+// readTxn is a read-only Badger transaction that the column reads of one
+// row read share while they read at the same timestamp.
+type readTxn struct {
+	txn *bdb.Txn
+	ts  uint64
+}
+
+// at returns a transaction reading at ts.
+func (r *readTxn) at(db *bdb.DB, ts uint64) *bdb.Txn {
+	if r.txn == nil || r.ts != ts {
+		r.done()
+		r.txn, r.ts = db.NewTransactionAt(ts, false), ts
+	}
+	return r.txn
+}
+
+func (r *readTxn) done() {
+	if r.txn != nil {
+		r.txn.Discard()
+		r.txn = nil
+	}
+}
+
+// readColumn appends the cells of one column selected by fs, reading with
+// a transaction from rt.
+func (s *Store) readColumn(rt *readTxn, row string, f *family, col string, fs []percolator.Filter, out []percolator.Cell) ([]percolator.Cell, error) {
 	key := cellKey(f.gp, row, f.name, col)
-	txn := s.db.NewTransactionAt(maxOf(fs)+1, false)
-	defer txn.Discard()
+	txn := rt.at(s.db, maxOf(fs)+1)
 	if len(fs) == 1 && fs[0].Latest {
 		// The fast path: the newest version at or below the bound is the
 		// answer unless it is a metaDeleted marker. A tombstone (Get's
@@ -288,8 +470,7 @@ func (s *Store) readColumn(row string, f *family, col string, fs []percolator.Fi
 	}
 	it := txn.NewKeyIterator(key, bdb.IteratorOptions{})
 	defer it.Close()
-	var p picker
-	p.reset(fs)
+	p := newPicker(fs)
 	it.Seek(key)
 	return walkKey(it, key, &p, f.name, col, out)
 }
@@ -334,7 +515,7 @@ func (c *cursor) scanFamily(prefix []byte, p *famPlan, fresh bool, out []percola
 			if !it.Valid() || !bytes.Equal(it.Item().Key(), key) {
 				continue
 			}
-			pk.reset(forColumn(p.fs, col))
+			pk = newPicker(forColumn(p.fs, col))
 			if out, err = walkKey(it, key, &pk, p.f.name, col, out); err != nil {
 				return nil, err
 			}
@@ -354,7 +535,7 @@ func (c *cursor) scanFamily(prefix []byte, p *famPlan, fresh bool, out []percola
 			return nil, fmt.Errorf("%w: key %q", ErrCorrupt, key)
 		}
 		key = it.Item().KeyCopy(nil)
-		pk.reset(forColumn(p.fs, col))
+		pk = newPicker(forColumn(p.fs, col))
 		if out, err = walkKey(it, key, &pk, p.f.name, col, out); err != nil {
 			return nil, err
 		}

@@ -46,7 +46,7 @@ func (st *stripe) readSparse(row string, p *famPlan, out []percolator.Cell) []pe
 		if len(vs) == 0 {
 			continue
 		}
-		pk.reset(forColumn(p.fs, col))
+		pk = newPicker(forColumn(p.fs, col))
 		for _, v := range vs {
 			if pk.take(v.ts) {
 				c := percolator.Cell{Family: p.f.name, Column: col, Ts: v.ts}
@@ -58,6 +58,32 @@ func (st *stripe) readSparse(row string, p *famPlan, out []percolator.Cell) []pe
 			if pk.left == 0 {
 				break
 			}
+		}
+	}
+	return out
+}
+
+// readSparseCol appends the cells of one column of row in the sparse family
+// f that fs, the filters of the column, select. The caller holds st.
+func (st *stripe) readSparseCol(row string, f *family, col string, fs []percolator.Filter, out []percolator.Cell) []percolator.Cell {
+	if st.sparse == nil {
+		return out
+	}
+	vs := st.sparse[row][famCol{f.name, col}]
+	if len(vs) == 0 {
+		return out
+	}
+	pk := newPicker(fs)
+	for _, v := range vs {
+		if pk.take(v.ts) {
+			c := percolator.Cell{Family: f.name, Column: col, Ts: v.ts}
+			if pk.vals && len(v.val) > 0 {
+				c.Value = bytes.Clone(v.val)
+			}
+			out = append(out, c)
+		}
+		if pk.left == 0 {
+			break
 		}
 	}
 	return out
@@ -78,6 +104,9 @@ func (st *stripe) setSparse(row string, fc famCol, vs []version) {
 			delete(r, fc)
 			if len(r) == 0 {
 				delete(st.sparse, row)
+				if len(st.sparse) == 0 {
+					st.sparse = nil
+				}
 			}
 		}
 		return
@@ -129,7 +158,7 @@ func (s *Store) scanSparse(f *family, fn func(row string, fc famCol, vs []versio
 			continue
 		}
 		key = it.Item().KeyCopy(nil)
-		pk.reset(all)
+		pk = newPicker(all)
 		var err error
 		if cells, err = walkKey(it, key, &pk, fam, col, cells[:0]); err != nil {
 			return err
@@ -161,6 +190,9 @@ func (s *Store) dropSparse(name string) {
 			if len(r) == 0 {
 				delete(st.sparse, row)
 			}
+		}
+		if len(st.sparse) == 0 {
+			st.sparse = nil
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"math"
@@ -182,6 +183,7 @@ func (s *Store) write(fams map[string]*family, ops []rowOp) error {
 			switch m.Op {
 			case percolator.SetCell:
 				ver := m.Ts + 1
+				op.st.top = max(op.st.top, ver)
 				if cs != nil {
 					cs.set(&b, key, m.Ts, m.Value)
 				}
@@ -332,8 +334,7 @@ func (s *Store) loadLive(key []byte) ([]version, error) {
 	defer txn.Discard()
 	it := txn.NewKeyIterator(key, bdb.IteratorOptions{})
 	defer it.Close()
-	var p picker
-	p.reset([]percolator.Filter{{}})
+	p := newPicker([]percolator.Filter{{}})
 	it.Seek(key)
 	cells, err := walkKey(it, key, &p, "", "", nil)
 	if err != nil {
@@ -346,24 +347,33 @@ func (s *Store) loadLive(key []byte) ([]version, error) {
 	return vs, nil
 }
 
-// flush writes entries to Badger in one batch.
+// flush writes entries to Badger atomically, as far as Badger allows.
+//
+// Entries that all have one version go in a managed transaction committed
+// at that version: Badger marks its entries as one transaction in the value
+// log, so that a crash keeps all or none of them, and it is the cheapest way
+// to write. Entries of several versions need a managed write batch, which
+// Badger commits without those marks (so a crash in mid-write may keep part
+// of it) and, when it outgrows a transaction, in several commits.
 func (s *Store) flush(entries []entry) error {
 	s.gate.RLock()
 	defer s.gate.RUnlock()
+	if sameVersion(entries) {
+		err := s.commitAt(entries)
+		if !errors.Is(err, bdb.ErrTxnTooBig) {
+			if err != nil {
+				return fmt.Errorf("badger: write: %w", err)
+			}
+			return nil
+		}
+	}
 	wb := s.db.NewManagedWriteBatch()
 	for _, e := range entries {
 		var err error
-		switch e.op {
-		case opTomb:
+		if e.op == opTomb {
 			err = wb.DeleteAt(e.key, e.ver)
-		case opSet:
-			be := bdb.NewEntry(e.key, e.val)
-			if len(e.val) == 0 {
-				be = bdb.NewEntry(e.key, []byte{0}).WithMeta(metaEmpty)
-			}
-			err = wb.SetEntryAt(be, e.ver)
-		case opDel:
-			err = wb.SetEntryAt(bdb.NewEntry(e.key, []byte{0}).WithMeta(metaDeleted), e.ver)
+		} else {
+			err = wb.SetEntryAt(e.badger(), e.ver)
 		}
 		if err != nil {
 			wb.Cancel()
@@ -374,6 +384,48 @@ func (s *Store) flush(entries []entry) error {
 		return fmt.Errorf("badger: write: %w", err)
 	}
 	return nil
+}
+
+func sameVersion(entries []entry) bool {
+	for _, e := range entries[1:] {
+		if e.ver != entries[0].ver {
+			return false
+		}
+	}
+	return true
+}
+
+// commitAt writes entries, which all have one version, in one managed
+// transaction. Nothing is written if it returns bdb.ErrTxnTooBig.
+func (s *Store) commitAt(entries []entry) error {
+	// Without conflict detection, the read timestamp of a transaction that
+	// reads nothing does not matter.
+	txn := s.db.NewTransactionAt(math.MaxUint64, true)
+	defer txn.Discard()
+	for _, e := range entries {
+		var err error
+		if e.op == opTomb {
+			err = txn.Delete(e.key)
+		} else {
+			err = txn.SetEntry(e.badger())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return txn.CommitAt(entries[0].ver, nil)
+}
+
+// badger returns the Badger entry of e, a live cell or a marker, without
+// its version.
+func (e *entry) badger() *bdb.Entry {
+	switch {
+	case e.op == opDel:
+		return bdb.NewEntry(e.key, []byte{0}).WithMeta(metaDeleted)
+	case len(e.val) == 0:
+		return bdb.NewEntry(e.key, []byte{0}).WithMeta(metaEmpty)
+	}
+	return bdb.NewEntry(e.key, e.val)
 }
 
 func (s *Store) slot(row string) int {
@@ -400,11 +452,11 @@ func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) e
 	slices.Sort(slots)
 	slots = slices.Compact(slots)
 	for _, i := range slots {
-		s.stripes[i].mu.Lock()
+		s.stripes[i].lock()
 	}
 	defer func() {
 		for _, i := range slots {
-			s.stripes[i].mu.Unlock()
+			s.stripes[i].unlock()
 		}
 	}()
 	return s.write(s.families(), ops)
@@ -416,8 +468,8 @@ func (s *Store) CheckAndMutateRow(ctx context.Context, row string, predicate []p
 		return false, err
 	}
 	st := s.stripe(row)
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	fams := s.families()
 	if err := checkMutations(fams, ifMatch); err != nil {
 		return false, err
@@ -442,8 +494,8 @@ func (s *Store) CheckAndMutateRowAt(ctx context.Context, row string, predicate [
 		return false, err
 	}
 	st := s.stripe(row)
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	fams := s.families()
 	matched, err := s.matches(st, fams, row, predicate)
 	if err != nil || matched {
@@ -463,6 +515,12 @@ func (s *Store) CheckAndMutateRowAt(ctx context.Context, row string, predicate [
 func (s *Store) matches(st *stripe, fams map[string]*family, row string, filters []percolator.Filter) (bool, error) {
 	// Whether any version is in range is whether the newest one in range
 	// is, which the point read answers.
+	var c colFilters
+	if ok, err := c.load(fams, filters, true); err != nil {
+		return false, err
+	} else if ok {
+		return s.anyCol(st, row, &c)
+	}
 	fs := make([]percolator.Filter, len(filters))
 	for i, f := range filters {
 		f.KeysOnly, f.Latest = true, true
@@ -489,8 +547,8 @@ func (s *Store) Increment(ctx context.Context, row, family, column string, delta
 		return 0, err
 	}
 	st := s.stripe(row)
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.lock()
+	defer st.unlock()
 	fams := s.families()
 	f, ok := fams[family]
 	if !ok {
