@@ -1,6 +1,13 @@
-// Package observers holds the indexing chain: the observers that turn a
-// fetched page into an exported search document, each a small Percolator
-// transaction triggered by a change to the column it observes.
+// Package observers is the indexing chain: observers that turn a fetched
+// page into an exported search document, each a small Percolator
+// transaction triggered by a change to the column it observes (section 2.4
+// of the paper):
 //
-// Not built yet: see the project's issues (notifications, indexing chain).
+//	fetch:body ─parse─▶ page:* ─┬─ page:links ─links─▶ in:SRC on targets ─┐
+//	                            ├─ page:hash ─cluster─▶ !dup/HASH ─elect─▶ cluster:canon
+//	                            └─ rank:dirty ─rank─▶ rank:value ────────┤
+//	                                                  doc:dirty ─export─▶ !export/ queue
+//
+// The weak columns (rank:dirty, dup:dirty, doc:dirty) carry work to hot rows
+// without conflicts. cmd/indexer constructs the observers explicitly.
 package observers

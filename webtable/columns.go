@@ -67,6 +67,7 @@ const (
 	// Export bookkeeping in the page row.
 	ExportDigest = "export:digest" // digest of the last exported document; deleted when not exported
 	ExportedAt   = "export:time"   // Unix ms of the last export
+	ExportLast   = "export:last"   // the last exported document (JSON), for inspection and verification
 )
 
 // States of a page (column State).

@@ -29,15 +29,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // chain returns the observers this binary runs, constructed explicitly so
-// it is clear what runs (section 2.4 of the paper). The indexing chain's
-// observers are added here as they are built.
+// it is clear what runs (section 2.4 of the paper).
 func chain() []percolator.Observer {
-	return nil
+	return []percolator.Observer{
+		observers.Parse(),   // fetch:body → page:*
+		observers.Links(),   // page:links → in:SRC on targets
+		observers.Cluster(), // page:hash → !dup/HASH members
+		observers.Elect(),   // dup:dirty → cluster:canon
+		observers.ExportObserver(observers.ExportOptions{}), // doc:dirty → !export/ queue
+	}
 }
 
 func main() {
@@ -75,16 +82,12 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	obs := chain()
-	var observed []string
-	for _, o := range obs {
-		observed = append(observed, o.Column)
-	}
 	st, err := badger.Open(*data, badger.Options{})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	db, err := percolator.Open(ctx, st, percolator.Options{GCGrace: *grace, Observed: observed, Logger: slog.Default()})
+	db, err := percolator.Open(ctx, st, percolator.Options{GCGrace: *grace, Observed: webtable.Observed, Weak: webtable.Weak, Logger: slog.Default()})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,232 @@
+package observers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+var bg = context.Background()
+
+// chain is the indexing chain as cmd/indexer runs it.
+func chain() []percolator.Observer {
+	return []percolator.Observer{
+		observers.Parse(), observers.Links(), observers.Cluster(), observers.Elect(),
+		observers.ExportObserver(observers.ExportOptions{}),
+	}
+}
+
+type env struct {
+	t  *testing.T
+	db *percolator.DB
+	w  *percolator.Worker
+}
+
+func newEnv(t *testing.T) *env {
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{IdleMin: time.Millisecond, IdleMax: 20 * time.Millisecond}, chain()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start()
+	t.Cleanup(func() {
+		w.Close()
+		db.Close()
+		st.Close()
+	})
+	return &env{t, db, w}
+}
+
+// fetch writes a page as the crawler's loader transaction does.
+func (e *env) fetch(url string, status int, body string, extra ...string) {
+	e.t.Helper()
+	row, err := webtable.Row(url)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	err = e.db.Update(bg, func(tx *percolator.Tx) error {
+		tx.Set(row, webtable.Status, []byte(strconv.Itoa(status)))
+		tx.Set(row, webtable.Type, []byte("text/html; charset=utf-8"))
+		tx.Set(row, webtable.FetchedAt, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10)))
+		for i := 0; i+1 < len(extra); i += 2 {
+			tx.Set(row, extra[i], []byte(extra[i+1]))
+		}
+		if status >= 200 && status < 300 {
+			return tx.Set(row, webtable.Body, []byte(body))
+		}
+		return tx.Delete(row, webtable.Body)
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) idle() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(bg, 60*time.Second)
+	defer cancel()
+	if err := e.w.WaitIdle(ctx); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) get(url, col string) string {
+	e.t.Helper()
+	row, _ := webtable.Row(url)
+	var v []byte
+	err := e.db.View(bg, func(tx *percolator.Tx) error {
+		var err error
+		v, err = tx.Get(bg, row, col)
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(v)
+}
+
+// index replays the export queue the way serving does: in row order, newest
+// version per document wins.
+func (e *env) index() map[string]*observers.Doc {
+	e.t.Helper()
+	idx := make(map[string]*observers.Doc)
+	ver := make(map[string]uint64)
+	err := e.db.View(bg, func(tx *percolator.Tx) error {
+		return tx.Scan(bg, webtable.ExportPrefix, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(_, _ string, v []byte) bool {
+			var x observers.Export
+			if err := json.Unmarshal(v, &x); err != nil {
+				e.t.Fatal(err)
+			}
+			if x.Version < ver[x.URL] {
+				return true
+			}
+			ver[x.URL] = x.Version
+			if x.Op == "delete" {
+				delete(idx, x.URL)
+			} else {
+				idx[x.URL] = x.Doc
+			}
+			return true
+		})
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return idx
+}
+
+func page(title, text string, links ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<html><head><title>%s</title></head><body><p>%s</p>", title, text)
+	for i := 0; i+1 < len(links); i += 2 {
+		fmt.Fprintf(&b, `<a href="%s">%s</a>`, links[i], links[i+1])
+	}
+	b.WriteString("</body></html>")
+	return b.String()
+}
+
+func keys(m map[string]*observers.Doc) []string {
+	var k []string
+	for u := range m {
+		k = append(k, u)
+	}
+	slices.Sort(k)
+	return k
+}
+
+func anchors(d *observers.Doc) []string {
+	var out []string
+	for _, a := range d.Anchors {
+		out = append(out, a.Text+"<"+a.From)
+	}
+	return out
+}
+
+func TestChainFixtureWeb(t *testing.T) {
+	e := newEnv(t)
+	const h = "http://site.test"
+	e.fetch(h+"/", 200, page("Home", "welcome home", "/a", "Alpha", "/dup1", "Copy one", "/old", "Old link"))
+	e.fetch(h+"/a", 200, page("Alpha", "alpha page text", "/", "Back home"))
+	e.fetch(h+"/dup1", 200, page("Same", "identical   CONTENT here", "/a", "alpha from dup"))
+	e.fetch(h+"/dup-longer", 200, page("Same", "identical content here", "/a", "alpha from dup"))
+	e.fetch(h+"/old", 301, "", webtable.Redirect, h+"/a")
+	e.fetch(h+"/gone", 404, "")
+	e.fetch(h+"/secret", 200, `<html><head><meta name="robots" content="noindex"></head><body>hidden</body></html>`)
+	e.idle()
+
+	for u, want := range map[string]string{
+		"/": "ok", "/a": "ok", "/dup1": "ok", "/dup-longer": "ok", "/old": "redirect", "/gone": "gone", "/secret": "noindex",
+	} {
+		if got := e.get(h+u, webtable.State); got != want {
+			t.Errorf("%s state %q, want %q", u, got, want)
+		}
+	}
+	idx := e.index()
+	if got := fmt.Sprint(keys(idx)); got != "["+h+"/ "+h+"/a "+h+"/dup1]" {
+		t.Fatalf("indexed %s", got)
+	}
+	d := idx[h+"/dup1"]
+	if d.ClusterSize != 2 || fmt.Sprint(d.Duplicates) != "["+h+"/dup-longer]" {
+		t.Errorf("dup1 cluster size %d duplicates %v", d.ClusterSize, d.Duplicates)
+	}
+	// /a gets anchors from home, from the duplicate cluster (via its
+	// canonical), and through the redirect /old.
+	if got := fmt.Sprint(anchors(idx[h+"/a"])); got != "[Alpha<"+h+"/ Old link<"+h+"/ alpha from dup<"+h+"/dup1]" {
+		t.Errorf("anchors of /a: %s", got)
+	}
+	if d := idx[h+"/"]; d.Title != "Home" || d.Text != "Home welcome home Alpha Copy one Old link" && !strings.Contains(d.Text, "welcome home") {
+		t.Errorf("home doc %+v", d)
+	}
+
+	// Content changes: the shorter duplicate leaves the cluster, the longer
+	// one becomes canonical of the old cluster, both indexed.
+	e.fetch(h+"/dup1", 200, page("Now different", "brand new words"))
+	e.idle()
+	idx = e.index()
+	if got := fmt.Sprint(keys(idx)); got != "["+h+"/ "+h+"/a "+h+"/dup-longer "+h+"/dup1]" {
+		t.Fatalf("after change indexed %s", got)
+	}
+	if d := idx[h+"/dup-longer"]; d.ClusterSize != 1 || len(d.Duplicates) != 0 {
+		t.Errorf("dup-longer %+v", d)
+	}
+	if idx[h+"/dup1"].Title != "Now different" {
+		t.Errorf("dup1 not re-exported: %+v", idx[h+"/dup1"])
+	}
+
+	// A page that goes away leaves the index, and its anchors leave their
+	// targets.
+	e.fetch(h+"/", 410, "")
+	e.idle()
+	idx = e.index()
+	if _, ok := idx[h+"/"]; ok {
+		t.Fatal("410 page still indexed")
+	}
+	if got := fmt.Sprint(anchors(idx[h+"/a"])); got != "[alpha from dup<"+h+"/dup-longer]" {
+		t.Errorf("anchors of /a after home vanished: %s", got)
+	}
+	if got := e.get(h+"/a", webtable.InPrefix+mustRow(h+"/")); got != "" {
+		t.Errorf("stale inverted link %q", got)
+	}
+}
+
+func mustRow(u string) string {
+	r, _ := webtable.Row(u)
+	return r
+}

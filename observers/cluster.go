@@ -1,0 +1,154 @@
+package observers
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// Cluster returns the observer that keeps a page in the duplicate cluster
+// of its content hash (webtable.Hash): a member cell in the cluster row
+// !dup/HASH, moved when the content changes. Members are cells of their
+// own, and the election is a weak notification, so hundreds of duplicates
+// arriving at once never conflict (section 2.4 of the paper).
+func Cluster() percolator.Observer {
+	return percolator.Observer{Name: "cluster", Column: webtable.Hash, Run: cluster}
+}
+
+func cluster(ctx context.Context, tx *percolator.Tx, row, col string) error {
+	h, err := tx.Get(ctx, row, col)
+	if err != nil {
+		return err
+	}
+	old, err := tx.Get(ctx, row, webtable.ClusterHash)
+	if err != nil {
+		return err
+	}
+	if string(h) == string(old) && (h == nil) == (old == nil) {
+		return nil
+	}
+	if old != nil {
+		k := webtable.ClusterPrefix + string(old)
+		if err := tx.Delete(k, webtable.MemberPrefix+row); err != nil {
+			return err
+		}
+		if err := tx.Notify(k, webtable.DupDirty); err != nil {
+			return err
+		}
+	}
+	if h == nil {
+		// Out of every cluster: no longer indexed.
+		for _, c := range []string{webtable.ClusterHash, webtable.ClusterOf, webtable.ClusterSize} {
+			if err := tx.Delete(row, c); err != nil {
+				return err
+			}
+		}
+		return tx.Notify(row, webtable.DocDirty)
+	}
+	k := webtable.ClusterPrefix + string(h)
+	if err := tx.Set(k, webtable.MemberPrefix+row, nil); err != nil {
+		return err
+	}
+	if err := tx.Set(row, webtable.ClusterHash, h); err != nil {
+		return err
+	}
+	return tx.Notify(k, webtable.DupDirty)
+}
+
+// Elect returns the observer that elects a cluster's canonical page: the
+// member with the highest PageRank, ties broken by the shorter URL, then
+// the lexicographically smaller. It records the canonical and the size in
+// every member and notifies the documents that change.
+func Elect() percolator.Observer {
+	return percolator.Observer{Name: "elect", Column: webtable.DupDirty, Run: elect}
+}
+
+type candidate struct {
+	row, url string
+	rank     float64
+}
+
+// better reports whether a should be canonical rather than b.
+func better(a, b candidate) bool {
+	if a.rank != b.rank {
+		return a.rank > b.rank
+	}
+	if len(a.url) != len(b.url) {
+		return len(a.url) < len(b.url)
+	}
+	return a.url < b.url
+}
+
+// Canonical returns the row that wins the election among members, given
+// their PageRank; it is the rule Elect applies, exported for the batch
+// recomputation.
+func Canonical(members []string, rankOf func(row string) float64) string {
+	var best candidate
+	for i, m := range members {
+		u, err := webtable.URL(m)
+		if err != nil {
+			u = m
+		}
+		c := candidate{row: m, url: u, rank: rankOf(m)}
+		if i == 0 || better(c, best) {
+			best = c
+		}
+	}
+	return best.row
+}
+
+func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
+	var members []string
+	err := tx.Scan(ctx, k, k+"\x00", webtable.MemberPrefix, func(_, col string, _ []byte) bool {
+		members = append(members, strings.TrimPrefix(col, webtable.MemberPrefix))
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	old, err := tx.Get(ctx, k, webtable.ClusterCanon)
+	if err != nil {
+		return err
+	}
+	if len(members) == 0 {
+		if old != nil {
+			return tx.Delete(k, webtable.ClusterCanon)
+		}
+		return nil
+	}
+	ranks := make(map[string]float64, len(members))
+	for _, m := range members {
+		v, err := tx.Get(ctx, m, webtable.Rank)
+		if err != nil {
+			return err
+		}
+		ranks[m], _ = strconv.ParseFloat(string(v), 64)
+	}
+	canon := Canonical(members, func(r string) float64 { return ranks[r] })
+	size := strconv.Itoa(len(members))
+	if string(old) != canon {
+		if err := tx.Set(k, webtable.ClusterCanon, []byte(canon)); err != nil {
+			return err
+		}
+		if old != nil {
+			if err := tx.Notify(string(old), webtable.DocDirty); err != nil {
+				return err
+			}
+		}
+	}
+	for _, m := range members {
+		w := writer{ctx: ctx, tx: tx, row: m}
+		w.put(webtable.ClusterOf, canon)
+		w.put(webtable.ClusterSize, size)
+		if w.err != nil {
+			return w.err
+		}
+	}
+	// Membership may have changed even if the size did not: the canonical's
+	// document (its duplicates, its anchors) is rebuilt; export drops it if
+	// nothing changed.
+	return tx.Notify(canon, webtable.DocDirty)
+}

@@ -1,0 +1,260 @@
+package observers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caffeine-go/caffeine/observers/extract"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// Parse returns the observer that parses a fetched page (webtable.Body)
+// into the page:* columns. It writes only what changed, so an unchanged
+// recrawl triggers nothing downstream. It keeps the alias index of
+// redirects, and when the page's standing in the link graph changes (it
+// becomes or stops being a crawled page, or redirects elsewhere) it tells
+// the PageRank of everyone linking to it.
+func Parse() percolator.Observer {
+	return percolator.Observer{Name: "parse", Column: webtable.Body, Run: parse}
+}
+
+// link is one outlink as stored in webtable.Links.
+type link struct {
+	URL    string `json:"url"`
+	Anchor string `json:"anchor"`
+}
+
+// parsed is what the parse observer derives from one fetch.
+type parsed struct {
+	state   string
+	page    extract.Page
+	aliasOf string // target row of a redirect
+}
+
+func classify(row string, get func(col string) ([]byte, error)) (parsed, error) {
+	var p parsed
+	body, err := get(webtable.Body)
+	if err != nil {
+		return p, err
+	}
+	statusB, err := get(webtable.Status)
+	if err != nil {
+		return p, err
+	}
+	status, _ := strconv.Atoi(string(statusB))
+	switch {
+	case status >= 300 && status < 400:
+		target, err := get(webtable.Redirect)
+		if err != nil {
+			return p, err
+		}
+		if r, err := webtable.Row(string(target)); err == nil && r != row {
+			p.state, p.aliasOf = webtable.StateRedirect, r
+			return p, nil
+		}
+		p.state = webtable.StateGone
+		return p, nil
+	case status < 200 || status >= 300 || body == nil:
+		p.state = webtable.StateGone
+		return p, nil
+	}
+	ctype, err := get(webtable.Type)
+	if err != nil {
+		return p, err
+	}
+	if !extract.IsHTML(string(ctype), body) {
+		p.state = webtable.StateUnparsed
+		return p, nil
+	}
+	u, err := webtable.URL(row)
+	if err != nil {
+		return p, err
+	}
+	hdrs, err := get(webtable.Headers)
+	if err != nil {
+		return p, err
+	}
+	page, err := extract.HTML(u, body, string(ctype), extract.Options{XRobotsTag: header(hdrs, "X-Robots-Tag")})
+	if err != nil {
+		p.state = webtable.StateUnparsed // recorded, not parsed; never an observer failure
+		return p, nil
+	}
+	p.page = page
+	p.state = webtable.StateOK
+	if page.NoIndex {
+		p.state = webtable.StateNoIndex
+	}
+	return p, nil
+}
+
+// header returns a header from the crawler's JSON header map.
+func header(b []byte, name string) string {
+	if len(b) == 0 {
+		return ""
+	}
+	var h map[string]string
+	if json.Unmarshal(b, &h) != nil {
+		return ""
+	}
+	for k, v := range h {
+		if http1Canonical(k) == http1Canonical(name) {
+			return v
+		}
+	}
+	return ""
+}
+
+func http1Canonical(s string) string { return strings.ToLower(s) }
+
+func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+	get := func(col string) ([]byte, error) { return tx.Get(ctx, row, col) }
+	p, err := classify(row, get)
+	if err != nil {
+		return err
+	}
+	ok := p.state == webtable.StateOK
+	oldState, err := get(webtable.State)
+	if err != nil {
+		return err
+	}
+	oldAlias, err := get(webtable.AliasOf)
+	if err != nil {
+		return err
+	}
+
+	w := writer{ctx: ctx, tx: tx, row: row}
+	w.put(webtable.State, p.state)
+	w.opt(webtable.Title, p.page.Title, ok)
+	w.opt(webtable.Text, p.page.Text, ok)
+	w.opt(webtable.Description, p.page.Description, ok && p.page.Description != "")
+	w.opt(webtable.Lang, p.page.Lang, ok && p.page.Lang != "")
+	w.opt(webtable.Canonical, p.page.Canonical, ok && p.page.Canonical != "")
+	hash := p.page.Hash
+	if hash == "" {
+		hash = "row:" + row // an empty page is a cluster of its own
+	}
+	w.opt(webtable.Hash, hash, ok)
+	var links []link
+	for _, l := range p.page.Links {
+		links = append(links, link{URL: l.URL, Anchor: l.Anchor})
+	}
+	lj, err := json.Marshal(links)
+	if err != nil {
+		return err
+	}
+	w.opt(webtable.Links, string(lj), ok && len(links) > 0)
+	w.opt(webtable.AliasOf, p.aliasOf, p.aliasOf != "")
+	if w.err != nil {
+		return w.err
+	}
+	if err := tx.Set(row, webtable.ParsedAt, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))); err != nil {
+		return err
+	}
+
+	// The alias index: the redirect target lists the rows redirecting to it,
+	// so its document gathers their anchors.
+	if string(oldAlias) != p.aliasOf {
+		if len(oldAlias) > 0 {
+			if err := tx.Delete(string(oldAlias), webtable.AliasPrefix+row); err != nil {
+				return err
+			}
+			if err := tx.Notify(string(oldAlias), webtable.DocDirty); err != nil {
+				return err
+			}
+		}
+		if p.aliasOf != "" {
+			if err := tx.Set(p.aliasOf, webtable.AliasPrefix+row, nil); err != nil {
+				return err
+			}
+			if err := tx.Notify(p.aliasOf, webtable.DocDirty); err != nil {
+				return err
+			}
+		}
+	}
+	if err := tx.Notify(row, webtable.DocDirty); err != nil {
+		return err
+	}
+	// A change of standing in the link graph changes the out-degree of
+	// every page linking here (directly or through a redirect), and this
+	// page's own rank.
+	if string(oldState) != p.state || string(oldAlias) != p.aliasOf {
+		if err := touchRank(tx, row); err != nil {
+			return err
+		}
+		if err := touchLinkers(ctx, tx, row, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// touchRank tells the PageRank observer that row's rank inputs changed.
+func touchRank(tx *percolator.Tx, row string) error {
+	return tx.Notify(row, webtable.RankDirty)
+}
+
+// touchLinkers notifies the rank of every page linking to row, directly or
+// through rows redirecting to it (up to a few hops).
+func touchLinkers(ctx context.Context, tx *percolator.Tx, row string, depth int) error {
+	if depth > 5 {
+		return nil
+	}
+	var srcs, aliases []string
+	err := tx.Scan(ctx, row, row+"\x00", "", func(_, col string, _ []byte) bool {
+		switch {
+		case strings.HasPrefix(col, webtable.InPrefix):
+			srcs = append(srcs, col[len(webtable.InPrefix):])
+		case strings.HasPrefix(col, webtable.AliasPrefix):
+			aliases = append(aliases, col[len(webtable.AliasPrefix):])
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("scan linkers of %q: %w", row, err)
+	}
+	for _, s := range srcs {
+		if err := touchRank(tx, s); err != nil {
+			return err
+		}
+	}
+	for _, a := range aliases {
+		if err := touchLinkers(ctx, tx, a, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writer sets page columns only when their value changes, so unchanged
+// pages trigger no downstream observers.
+type writer struct {
+	ctx context.Context
+	tx  *percolator.Tx
+	row string
+	err error
+}
+
+func (w *writer) put(col, val string) { w.opt(col, val, true) }
+
+// opt sets col to val if present, deletes it otherwise.
+func (w *writer) opt(col, val string, present bool) {
+	if w.err != nil {
+		return
+	}
+	old, err := w.tx.Get(w.ctx, w.row, col)
+	if err != nil {
+		w.err = err
+		return
+	}
+	switch {
+	case present && (old == nil || string(old) != val):
+		w.err = w.tx.Set(w.row, col, []byte(val))
+	case !present && old != nil:
+		w.err = w.tx.Delete(w.row, col)
+	}
+}
