@@ -1,12 +1,221 @@
-// Command crawler is not built yet; see the project's issues.
+// Command crawler crawls from seed URLs into the web table: every fetched
+// page goes in through a loader transaction that notifies the indexing
+// observers. See package crawl for what it does and docs/ARCHITECTURE.md
+// for the table layout.
+//
+//	crawler -data DIR -seeds URL[,URL...] [-once] [flags]
+//
+// Exit codes: 0 done, 1 failure, 2 bad usage, 130 interrupted (the crawl
+// stopped cleanly; run again to resume).
 package main
 
 import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "crawler: not implemented yet")
-	os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		data      = fs.String("data", "", "table `directory` (embedded Badger); required")
+		seeds     = fs.String("seeds", "", "comma-separated seed `URLs`")
+		seedsFile = fs.String("seeds-file", "", "`file` of seed URLs, one a line (# comments)")
+		scope     = fs.String("scope", "host", "follow links on the seeds' `host`, registrable domain (domain) or URL prefix (prefix)")
+		maxDepth  = fs.Int("max-depth", 0, "link distance from a seed to follow (0: unlimited)")
+		maxPages  = fs.Int("max-pages", 0, "stop after this many fetches (0: no limit)")
+		once      = fs.Bool("once", false, "exit when nothing is due (the first crawl is done) instead of recrawling")
+		private   = fs.Bool("allow-private", false, "allow private, loopback and link-local addresses (local corpora, tests)")
+		userAgent = fs.String("user-agent", crawl.DefaultUserAgent, "User-Agent sent, and matched against robots.txt")
+		delay     = fs.Duration("delay", time.Second, "least time between two requests to one host (a larger Crawl-delay wins; 0: none)")
+		parallel  = fs.Int("parallel", 1, "concurrent requests per host")
+		workers   = fs.Int("workers", 32, "concurrent fetches overall")
+		timeout   = fs.Duration("timeout", 30*time.Second, "timeout of one request, body included")
+		maxBody   = fs.Int64("max-body", 10<<20, "body size `bytes` kept; longer bodies are cut and marked truncated")
+		retries   = fs.Int("retries", 2, "immediate retries of a 5xx or 429 response (honouring Retry-After)")
+		minIv     = fs.Duration("min-interval", time.Minute, "shortest revisit interval")
+		maxIv     = fs.Duration("max-interval", 365*24*time.Hour, "longest revisit interval")
+		initIv    = fs.Duration("initial-interval", 30*24*time.Hour, "revisit interval after the first fetch")
+		noSitemap = fs.Bool("no-sitemaps", false, "do not read sitemaps")
+		verbose   = fs.Bool("v", false, "log every page")
+		quiet     = fs.Bool("q", false, "no progress line, log only warnings")
+	)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: crawler -data DIR -seeds URL[,URL...] [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *data == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	list, err := seedList(*seeds, *seedsFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler:", err)
+		return 2
+	}
+	level := slog.LevelInfo
+	switch {
+	case *verbose:
+		level = slog.LevelDebug
+	case *quiet:
+		level = slog.LevelWarn
+	}
+	tty := isTerminal(os.Stderr) && !*quiet
+	logw := &lineWriter{w: stderr, tty: tty}
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
+
+	opt := crawl.Options{
+		Seeds: list, Scope: crawl.Scope(*scope), MaxDepth: *maxDepth, MaxPages: *maxPages,
+		Once: *once, AllowPrivate: *private, UserAgent: *userAgent,
+		Delay: *delay, Parallel: *parallel, Workers: *workers, Timeout: *timeout,
+		MaxBodySize: *maxBody, Retries: *retries,
+		MinInterval: *minIv, MaxInterval: *maxIv, InitialInterval: *initIv,
+		NoSitemaps: *noSitemap, Logger: log,
+	}
+	if *delay == 0 {
+		opt.Delay = -1
+	}
+	if *retries == 0 {
+		opt.Retries = -1
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		// A second signal does not wait for the fetches under way.
+		<-ctx.Done()
+		stop()
+		again := make(chan os.Signal, 1)
+		signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+		<-again
+		fmt.Fprintln(stderr, "\ncrawler: interrupted twice, exiting now")
+		os.Exit(130)
+	}()
+
+	st, err := badger.Open(*data, badger.Options{})
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler:", err)
+		return 1
+	}
+	defer st.Close()
+	db, err := percolator.Open(ctx, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, Logger: log})
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler:", err)
+		return 1
+	}
+	defer db.Close()
+	c, err := crawl.New(db, opt)
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler:", err)
+		return 2
+	}
+
+	progressDone := make(chan struct{})
+	if tty {
+		go progress(ctx, c, logw, progressDone)
+	} else {
+		close(progressDone)
+	}
+	err = c.Run(ctx)
+	stop()
+	<-progressDone
+	s := c.Stats()
+	fmt.Fprintf(stderr, "crawler: %d pages (%d errors, %d not modified) in %v, %.1f pages/s, %s; %d discovered, %d due\n",
+		s.Fetched, s.Errors, s.NotModified, s.Elapsed.Round(time.Millisecond), s.Rate(), bytesString(s.Bytes), s.Discovered, s.Queue)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "crawler: interrupted; run again to resume")
+		return 130
+	default:
+		fmt.Fprintln(stderr, "crawler:", err)
+		return 1
+	}
+}
+
+func seedList(seeds, file string) ([]string, error) {
+	var out []string
+	for s := range strings.SplitSeq(seeds, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if s := strings.TrimSpace(sc.Text()); s != "" && !strings.HasPrefix(s, "#") {
+				out = append(out, s)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("read %s: %w", file, err)
+		}
+	}
+	return out, nil
+}
+
+// progress redraws one status line on the terminal every 250ms.
+func progress(ctx context.Context, c *crawl.Crawler, w *lineWriter, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			w.status("")
+			return
+		case <-t.C:
+			s := c.Stats()
+			w.status(fmt.Sprintf("%d pages  %.1f/s  %d errors  %d in flight  %d due  %s",
+				s.Fetched, s.Rate(), s.Errors, s.InFlight, s.Queue, bytesString(s.Bytes)))
+		}
+	}
+}
+
+func bytesString(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

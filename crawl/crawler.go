@@ -1,0 +1,303 @@
+package crawl
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// Crawler fetches the pages of its frontier, which lives in the table,
+// and writes each through a loader transaction. Its methods are safe for
+// concurrent use; Run runs once at a time.
+type Crawler struct {
+	db        *percolator.DB
+	opt       Options
+	id        string // lease owner: DB id / crawler id
+	exclusive bool   // the store has one process: other DBs' leases are stale
+	log       *slog.Logger
+
+	transport http.RoundTripper // guarded against private addresses, maybe wrapped
+	plain     *http.Client      // robots.txt and sitemaps: follows up to 5 redirects
+	known     *lru              // page rows known to exist
+	hosts     *hosts
+	scope     *scope // set by Run before its goroutines start
+
+	running atomic.Bool
+	stats   counters
+}
+
+// New returns a crawler over db, which should be opened with
+// webtable.Observed and webtable.Weak so that loads notify the observers.
+func New(db *percolator.DB, opt Options) (*Crawler, error) {
+	if err := opt.ensureDefaults(); err != nil {
+		return nil, err
+	}
+	var id [4]byte
+	rand.Read(id[:])
+	c := &Crawler{
+		db:    db,
+		opt:   opt,
+		id:    db.ID() + "/" + hex.EncodeToString(id[:]),
+		log:   opt.Logger,
+		known: newLRU(opt.KnownRows),
+	}
+	_, c.exclusive = db.Store().(percolator.ExclusiveStore)
+	c.hosts = newHosts(&c.opt)
+	c.transport = newTransport(opt.AllowPrivate, opt.Timeout, opt.Parallel)
+	if opt.WrapTransport != nil {
+		c.transport = opt.WrapTransport(c.transport)
+	}
+	c.plain = &http.Client{
+		Transport: c.transport,
+		Timeout:   opt.Timeout,
+		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		},
+	}
+	return c, nil
+}
+
+// Run crawls until ctx is done or, with Options.Once, until nothing in the
+// frontier is due, or until Options.MaxPages fetches. When ctx ends, fetches
+// under way complete and their loader transactions commit; pages claimed
+// but not fetched are released; a later Run resumes from the table. Run
+// returns ctx.Err() when stopped by ctx.
+func (c *Crawler) Run(ctx context.Context) error {
+	if !c.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer c.running.Store(false)
+	c.stats.begin()
+	defer c.stats.end()
+	if err := c.addSeeds(ctx, c.opt.Seeds); err != nil {
+		return err
+	}
+	seeds, err := c.loadSeeds(ctx)
+	if err != nil {
+		return err
+	}
+	if len(seeds) == 0 {
+		return ErrNoSeeds
+	}
+	c.scope = newScope(c.opt.Scope, seeds)
+
+	// Fetches and loads use fetchCtx, which outlives ctx until Run returns.
+	fetchCtx, stopFetch := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopFetch()
+	jobs := make(chan *job)
+	done := make(chan *job, c.opt.Workers)
+	var wg sync.WaitGroup
+	for range c.opt.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := c.newFetcher(fetchCtx)
+			for j := range jobs {
+				c.handle(ctx, fetchCtx, f, j)
+				done <- j
+			}
+		}()
+	}
+	err = c.dispatch(ctx, jobs, done)
+	close(jobs)
+	wg.Wait()
+	return err
+}
+
+// handle claims a due page, fetches it, adds its links to the frontier and
+// loads it. Links go first: a crash in between refetches the page, it does
+// not lose its links. Claims run here, in the workers, in parallel.
+func (c *Crawler) handle(ctx, fetchCtx context.Context, f *fetcher, j *job) {
+	if ctx.Err() != nil {
+		j.undo()
+		return
+	}
+	ok, err := c.claim(ctx, j)
+	if err != nil && ctx.Err() == nil {
+		c.log.Info("claim failed", "url", j.url, "err", err)
+	}
+	if !ok || err != nil {
+		j.undo()
+		return
+	}
+	j.claimed = true
+	if ctx.Err() != nil || !c.process(ctx, fetchCtx, f, j) {
+		if err := c.release(fetchCtx, j); err != nil {
+			c.log.Info("lease not released; it expires", "url", j.url, "err", err)
+		}
+		return
+	}
+	n, err := c.enqueue(fetchCtx, c.parseLinks(j))
+	c.stats.discovered.Add(int64(n))
+	if err != nil {
+		c.stats.errors.Add(1)
+		c.log.Info("links not added; page stays due", "url", j.url, "err", err)
+		c.release(fetchCtx, j)
+		return
+	}
+	out, err := c.load(fetchCtx, j)
+	if err != nil {
+		c.stats.errors.Add(1)
+		c.log.Info("page not loaded", "url", j.url, "err", err)
+		if !errors.Is(err, errLeaseLost) {
+			c.release(fetchCtx, j)
+		}
+		return
+	}
+	c.stats.fetched.Add(1)
+	c.stats.bytes.Add(int64(len(j.res.body)))
+	if out.addedTarget {
+		c.stats.discovered.Add(1)
+	}
+	if out.notModified {
+		c.stats.notModified.Add(1)
+	}
+	if out.failed || j.res.err != nil {
+		c.stats.errors.Add(1)
+		c.log.Info("fetch failed", "url", j.url, "status", j.res.status, "err", j.res.err)
+	} else {
+		c.log.Debug("fetched", "url", j.url, "status", j.res.status, "bytes", len(j.res.body), "links", n, "changed", out.changed)
+	}
+}
+
+// dispatch scans the frontier's due rows in time order and hands claimed
+// pages to idle workers, as host politeness allows. It keeps a cursor into
+// the due index and the unprocessed rest of the last batch it read, so one
+// pass over the index spans many wake-ups; it waits for a worker to
+// finish, a host to become ready, the next due time, or a poll.
+func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *job) error {
+	inflight := make(map[string]*job, c.opt.Workers)
+	var dispatched int // claimed pages, for MaxPages
+	finish := func(j *job) {
+		delete(inflight, j.row)
+		c.stats.inflight.Add(-1)
+		if j.claimed {
+			c.hosts.finish(j.host)
+		} else {
+			dispatched-- // the slot was undone by the worker
+		}
+	}
+	var (
+		cursor   = webtable.DuePrefix
+		pending  []candidate // read from the index, not yet looked at
+		last     bool        // pending ends the pass (the batch reached now)
+		next     int64       // the first due time after the pass, if last
+		passDue  = 0         // in-scope due rows seen in this pass
+		passIdle = true      // nothing was in flight when the pass started
+		timer    = time.NewTimer(time.Hour)
+		limit    = max(64, 2*c.opt.Workers)
+	)
+	defer timer.Stop()
+	full := func() bool { return c.opt.MaxPages > 0 && dispatched >= c.opt.MaxPages }
+	for {
+		for drained := false; !drained; {
+			select {
+			case j := <-done:
+				finish(j)
+			default:
+				drained = true
+			}
+		}
+		if ctx.Err() != nil || full() {
+			if len(inflight) == 0 {
+				return ctx.Err()
+			}
+			finish(<-done)
+			continue
+		}
+
+		wake := time.Now().Add(time.Second) // poll: other crawlers' leases expire, others write
+		free := c.opt.Workers - len(inflight)
+		if free > 0 {
+			now := time.Now()
+			if len(pending) == 0 {
+				batch, after, err := c.scanDue(ctx, cursor, now.UnixMilli(), limit)
+				if err != nil {
+					if ctx.Err() != nil {
+						continue
+					}
+					return fmt.Errorf("scan frontier: %w", err)
+				}
+				pending, last, next = batch, len(batch) < limit, after
+				if len(batch) > 0 {
+					cursor = batch[len(batch)-1].key + "\x00"
+				}
+			}
+			progress := false
+			for len(pending) > 0 && free > 0 && !full() && ctx.Err() == nil {
+				cd := pending[0]
+				pending = pending[1:]
+				u, err := webtable.URL(cd.row)
+				if err != nil || !c.scope.contains(u) {
+					continue // out of scope (the seeds changed): left alone
+				}
+				passDue++
+				if inflight[cd.row] != nil {
+					continue
+				}
+				h := c.hosts.get(webtable.HostOfRow(cd.row), originOf(u))
+				ok, retry, undo := c.hosts.acquire(h, now)
+				if !ok {
+					if !retry.IsZero() && retry.Before(wake) {
+						wake = retry
+					}
+					continue
+				}
+				j := &job{url: u, row: cd.row, dueKey: cd.key, due: cd.due, host: h, undo: undo}
+				inflight[j.row] = j
+				c.stats.inflight.Add(1)
+				free--
+				dispatched++
+				progress = true
+				jobs <- j // a worker is idle: this does not block for long
+			}
+			if len(pending) == 0 && last {
+				if c.opt.Once && passIdle && passDue == 0 && len(inflight) == 0 {
+					return nil
+				}
+				c.stats.queue.Store(int64(passDue))
+				confirm := c.opt.Once && !passIdle && passDue == 0 && len(inflight) == 0
+				cursor, last, passDue, passIdle = webtable.DuePrefix, false, 0, len(inflight) == 0
+				if next > 0 && time.UnixMilli(next).Before(wake) {
+					wake = time.UnixMilli(next)
+				}
+				if confirm || progress {
+					continue // all quiet now: one more pass decides; or more may be due
+				}
+			} else if progress || (free > 0 && !full()) {
+				continue
+			}
+		}
+		timer.Reset(max(time.Until(wake), time.Millisecond))
+		select {
+		case <-ctx.Done():
+		case j := <-done:
+			finish(j)
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// originOf returns scheme://host[:port] of a normalized URL.
+func originOf(u string) string {
+	i := strings.Index(u, "://")
+	if j := strings.IndexByte(u[i+3:], '/'); j >= 0 {
+		return u[:i+3+j]
+	}
+	return u
+}

@@ -1,0 +1,38 @@
+// Package crawl is the crawler: it fetches pages politely and writes each
+// into the web table with a loader transaction, which notifies the
+// document-processing observers (section 2.4 of the Percolator paper).
+//
+// # Basics
+//
+//	c, err := crawl.New(db, crawl.Options{Seeds: []string{"https://example.com/"}, Once: true})
+//	err = c.Run(ctx) // returns when nothing is due (Once), or when ctx is done
+//
+// The frontier lives in the table: each page row has crawl:due and an index
+// row webtable.DuePrefix + %013d(due ms) + "/" + page row; Run scans that
+// index in time order, leases each page (crawl:lease) in a claim
+// transaction, fetches it with colly and loads it. The table is the visited
+// set: memory stays bounded whatever the crawl's size, a restart resumes
+// where the last run stopped, and two crawlers on one table never fetch a
+// page at once (their claims conflict).
+//
+// Politeness: robots.txt (cached per host, with Crawl-delay), a delay and a
+// parallelism bound per host, a global bound on fetching goroutines
+// (colly runs synchronously inside them), sitemaps as hints, and no
+// private, loopback or link-local addresses unless AllowPrivate.
+//
+// Revisits follow NextInterval: ×0.8 when the visible text changed, ×1.4
+// when not, clamped to [MinInterval, MaxInterval].
+//
+// # Caveats
+//
+//   - Every non-2xx response but 304 deletes the page's body, also a 5xx
+//     or 429 that outlasts the retries (it is then retried with backoff,
+//     not after the revisit interval); robots.txt and private-address
+//     refusals delete it too. A fetch without a response (timeout,
+//     connection refused) keeps the last body.
+//   - A 304 leaves fetch:status at the last full response's status.
+//   - When every due page belongs to a throttled host, each wake-up scans
+//     the due index up to now: O(due pages). Fine for a few sites.
+//   - Links go to the frontier in their own transactions before the loader
+//     transaction; a crash in between refetches the page, loses nothing.
+package crawl

@@ -1,0 +1,301 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// job is one claimed page on its way through a worker: what the claim read
+// from its row, then what the fetch found.
+type job struct {
+	url, row string
+	dueKey   string // its frontier index row
+	due      int64  // the due time in dueKey
+	lease    []byte
+	host     *host
+	undo     func() // gives the host slot back if the page is not fetched
+	claimed  bool   // the claim transaction leased the page to us
+
+	depth, hops, fails int
+	interval           time.Duration // 0: never fetched
+	etag, lastMod      string
+	bodySum, textSum   string
+	prevCode           int
+	fetched            bool // fetched before (has fetch:status)
+
+	res result
+}
+
+// result is what one fetch of a page found.
+type result struct {
+	status    int         // 0 when there was no response
+	header    http.Header // nil when there was no response
+	body      []byte      // raw bytes as received, at most MaxBodySize
+	truncated bool
+	keep      bool  // body is captured below colly (colly's copy may differ)
+	err       error // why there is no usable response
+	permanent bool  // err is not worth a retry soon (robots, refused address)
+
+	html      bool   // parsed as HTML/XHTML
+	extracted        // links, base, robots meta, text hash of HTML
+	redirect  string // normalized Location of a 3xx
+}
+
+// fetcher fetches pages with one colly collector in synchronous mode, so
+// that the crawler's own worker pool (not colly's unbounded async
+// goroutines) bounds concurrency. Each worker owns one; it is not safe for
+// concurrent use.
+type fetcher struct {
+	c   *colly.Collector
+	cur *result // the fetch in progress, filled by colly's callbacks
+}
+
+func (c *Crawler) newFetcher(ctx context.Context) *fetcher {
+	f := &fetcher{}
+	cc := colly.NewCollector(
+		colly.UserAgent(c.opt.UserAgent),
+		colly.AllowURLRevisit(), // the table is the visited set
+		colly.IgnoreRobotsTxt(), // robots.txt is ours: cached with expiry, Crawl-delay
+		colly.ParseHTTPErrorResponse(),
+		colly.MaxBodySize(0), // the tap limits and marks truncation
+		colly.StdlibContext(ctx),
+	)
+	cc.SetClient(&http.Client{
+		Transport: &tap{base: c.transport, f: f, max: c.opt.MaxBodySize},
+		Timeout:   c.opt.Timeout,
+		// Each redirect target is fetched as its own URL.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	})
+	cc.OnResponse(func(r *colly.Response) {
+		f.cur.status = r.StatusCode
+		f.cur.header = *r.Headers
+		if !f.cur.keep {
+			f.cur.body = r.Body
+		}
+	})
+	agent := strings.ToLower(c.opt.UserAgent)
+	if i := strings.IndexByte(agent, '/'); i >= 0 {
+		agent = agent[:i]
+	}
+	// colly parses HTML and XHTML once; one callback on the one <head> of
+	// every parsed document walks the tree once for links, base, robots
+	// meta and the text hash (colly's per-element callbacks would build a
+	// text and a WHATWG URL per link).
+	cc.OnHTML("head", func(e *colly.HTMLElement) {
+		n := e.DOM.Nodes[0]
+		for n.Parent != nil {
+			n = n.Parent
+		}
+		f.cur.html = true
+		f.cur.extracted = extract(n, agent)
+	})
+	f.c = cc
+	return f
+}
+
+// fetch makes one request for j, conditional when j has validators.
+func (f *fetcher) fetch(j *job) result {
+	f.cur = &result{}
+	defer func() { f.cur = nil }()
+	hdr := http.Header{}
+	hdr.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+	if j.bodySum != "" {
+		if j.etag != "" {
+			hdr.Set("If-None-Match", j.etag)
+		}
+		if j.lastMod != "" {
+			hdr.Set("If-Modified-Since", j.lastMod)
+		}
+	}
+	err := f.c.Request(http.MethodGet, j.url, nil, colly.NewContext(), hdr)
+	r := *f.cur
+	if err != nil && r.header == nil {
+		r = result{err: err, permanent: errors.Is(err, ErrPrivateAddress)}
+	}
+	if r.status/100 == 3 {
+		if loc := r.header.Get("Location"); loc != "" {
+			base, _ := url.Parse(j.url)
+			r.redirect, _ = webtable.Resolve(base, loc)
+		}
+	}
+	return r
+}
+
+// tap limits a response body to max bytes, marks the result truncated when
+// more was on offer, and keeps the raw bytes (colly may transcode its copy
+// to UTF-8). Reading stops at the limit: a 50 MB body costs max+1 bytes.
+type tap struct {
+	base http.RoundTripper
+	f    *fetcher
+	max  int64
+}
+
+func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	res := t.f.cur
+	// colly's copy of the body is the raw one unless it transcodes it
+	// (a declared non-UTF-8 charset) or gunzips it: only then keep ours.
+	res.keep = mayTranscode(resp)
+	if n := resp.ContentLength; n > 0 && res.keep {
+		res.body = make([]byte, 0, min(n, t.max))
+	}
+	resp.Body = &capture{rc: resp.Body, res: res, left: t.max}
+	return resp, nil
+}
+
+func mayTranscode(resp *http.Response) bool {
+	ct := strings.ToLower(resp.Header.Get("Content-Type"))
+	if strings.Contains(ct, "gzip") || strings.HasSuffix(strings.ToLower(resp.Request.URL.Path), ".xml.gz") {
+		return true
+	}
+	_, cs, ok := strings.Cut(ct, "charset")
+	return ok && !strings.Contains(cs, "utf-8") && !strings.Contains(cs, "utf8")
+}
+
+type capture struct {
+	rc   io.ReadCloser
+	res  *result
+	left int64
+}
+
+func (b *capture) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, _ := io.ReadFull(b.rc, one[:]); n > 0 {
+			b.res.truncated = true
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if b.res.keep {
+		b.res.body = append(b.res.body, p[:n]...)
+	}
+	return n, err
+}
+
+func (b *capture) Close() error { return b.rc.Close() }
+
+// retryable reports whether a response is worth an immediate retry.
+func retryable(status int) bool {
+	return status == http.StatusTooManyRequests || status >= 500 && status < 600
+}
+
+// retryAfter parses a Retry-After header (seconds or an HTTP date).
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// process fetches j: robots.txt first, then the page, retrying 5xx and 429
+// with backoff. It returns false if ctx ended while it waited (the page
+// was not fetched and stays due).
+// robots.txt is read with fetchCtx, which outlives ctx: a fetch under way
+// when the crawl is stopped completes.
+func (c *Crawler) process(ctx, fetchCtx context.Context, f *fetcher, j *job) bool {
+	u, _ := url.Parse(j.url)
+	if !c.opt.AllowPrivate {
+		if err := checkHost(u.Hostname()); err != nil {
+			j.res = result{err: err, permanent: true}
+			return true
+		}
+	}
+	robots, fresh, err := c.robotsFor(fetchCtx, j.host)
+	if err != nil {
+		j.res = result{err: err, permanent: errors.Is(err, ErrPrivateAddress)}
+		return true
+	}
+	if fresh && !c.opt.NoSitemaps {
+		defer c.readSitemaps(ctx, j.host, robots.Sitemaps)
+	}
+	path := u.EscapedPath()
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	if !robots.TestAgent(path, c.opt.UserAgent) {
+		j.res = result{err: ErrRobots, permanent: true}
+		return true
+	}
+	for attempt := 0; ; attempt++ {
+		j.res = f.fetch(j)
+		if !retryable(j.res.status) {
+			return true
+		}
+		wait := c.opt.RetryBackoff << attempt
+		if ra, ok := retryAfter(j.res.header, time.Now()); ok {
+			wait = ra
+			c.hosts.backOff(j.host, time.Now().Add(ra))
+		}
+		if attempt >= c.opt.Retries || wait > c.opt.MaxRetryWait {
+			return true
+		}
+		c.log.Debug("retrying", "url", j.url, "status", j.res.status, "wait", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+}
+
+// parseLinks normalizes j's links and keeps those in scope and depth.
+func (c *Crawler) parseLinks(j *job) []link {
+	r := &j.res
+	if r.status/100 != 2 || r.nofollow || len(r.links) == 0 || (c.opt.MaxDepth > 0 && j.depth+1 > c.opt.MaxDepth) {
+		return nil
+	}
+	base, err := url.Parse(j.url)
+	if err != nil {
+		return nil
+	}
+	if r.base != "" {
+		if b, err := base.Parse(strings.TrimSpace(r.base)); err == nil {
+			base = b
+		}
+	}
+	out := make([]link, 0, len(r.links))
+	seen := make(map[string]bool, len(r.links))
+	for _, href := range r.links {
+		if seen[href] || strings.HasPrefix(href, "#") {
+			continue
+		}
+		seen[href] = true
+		u, err := webtable.Resolve(base, href)
+		if err != nil || !c.scope.contains(u) {
+			continue
+		}
+		row, err := webtable.Row(u)
+		if err != nil {
+			continue
+		}
+		out = append(out, link{url: u, row: row, depth: j.depth + 1})
+	}
+	return out
+}

@@ -1,0 +1,303 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// The frontier lives in the table. Every page row has crawl:due and one
+// index row DueRow(due, row) mirroring it; a page is fetched when its index
+// row comes up in a time-ordered scan and a claim transaction gives this
+// crawler its crawl:lease. The loader transaction deletes the lease and
+// moves the index row to the next due time, with the page's fetch columns,
+// atomically.
+
+// DueRow returns the frontier index row of page row at due time ms.
+func DueRow(ms int64, row string) string {
+	return fmt.Sprintf("%s%013d/%s", webtable.DuePrefix, ms, row)
+}
+
+// parseDueRow splits a frontier index row into its due time and page row.
+func parseDueRow(key string) (ms int64, row string, ok bool) {
+	rest, ok := strings.CutPrefix(key, webtable.DuePrefix)
+	if !ok || len(rest) < 15 || rest[13] != '/' {
+		return 0, "", false
+	}
+	ms, err := strconv.ParseInt(rest[:13], 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	return ms, rest[14:], true
+}
+
+// dueEnd is the first index row due after ms.
+func dueEnd(ms int64) string {
+	return fmt.Sprintf("%s%013d", webtable.DuePrefix, ms+1)
+}
+
+func itoa(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
+
+func atoi(b []byte) int64 {
+	n, _ := strconv.ParseInt(string(b), 10, 64)
+	return n
+}
+
+// A lease is "owner expiryMs"; owner is "dbID/crawlerID".
+func (c *Crawler) leaseValue(now time.Time) []byte {
+	return fmt.Appendf(nil, "%s %d", c.id, now.Add(c.opt.LeaseTTL).UnixMilli())
+}
+
+// leaseLive reports whether lease v still holds off other crawlers.
+func (c *Crawler) leaseLive(v []byte, now time.Time) bool {
+	owner, exp, ok := strings.Cut(string(v), " ")
+	if !ok {
+		return false
+	}
+	if atoi([]byte(exp)) <= now.UnixMilli() {
+		return false
+	}
+	// On an exclusive store no other process writes: a lease of another
+	// DB was left by a process that is gone.
+	db, _, _ := strings.Cut(owner, "/")
+	return !c.exclusive || db == c.db.ID()
+}
+
+// link is a URL to add to the frontier.
+type link struct {
+	url   string
+	row   string
+	depth int
+	hops  int
+	hint  int64 // sitemap lastmod, Unix ms; 0 if none
+}
+
+// enqueue adds the links whose rows do not exist yet to the frontier, due
+// now, in transactions of a few rows (two crawlers adding one URL conflict
+// on its crawl:depth cell and one of them retries and skips it). Links with
+// a sitemap hint newer than the page's last fetch make it due now. It
+// returns how many rows it added.
+func (c *Crawler) enqueue(ctx context.Context, links []link) (int, error) {
+	const chunk = 32
+	var todo []link
+	seen := make(map[string]bool, len(links))
+	for _, l := range links {
+		if seen[l.row] || (l.hint == 0 && c.known.has(l.row)) {
+			continue
+		}
+		seen[l.row] = true
+		todo = append(todo, l)
+	}
+	added := 0
+	for len(todo) > 0 {
+		n := min(chunk, len(todo))
+		batch := todo[:n]
+		todo = todo[n:]
+		var got int
+		err := c.db.Update(ctx, func(tx *percolator.Tx) error {
+			got = 0
+			now := time.Now().UnixMilli()
+			for _, l := range batch {
+				depth, err := tx.Get(ctx, l.row, webtable.Depth)
+				if err != nil {
+					return err
+				}
+				if depth != nil {
+					if l.hint > 0 {
+						if err := c.hint(ctx, tx, l, now); err != nil {
+							return err
+						}
+					}
+					continue
+				}
+				got++
+				tx.Set(l.row, webtable.Depth, itoa(int64(l.depth)))
+				tx.Set(l.row, webtable.Due, itoa(now))
+				tx.Set(DueRow(now, l.row), ColPage, []byte(l.row))
+				if l.hops > 0 {
+					tx.Set(l.row, ColHops, itoa(int64(l.hops)))
+				}
+				if l.hint > 0 {
+					tx.Set(l.row, webtable.Hint, itoa(l.hint))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return added, fmt.Errorf("add links: %w", err)
+		}
+		added += got
+		for _, l := range batch {
+			c.known.add(l.row)
+		}
+	}
+	return added, nil
+}
+
+// hint records a sitemap lastmod on an existing row and, when it is newer
+// than the last fetch, makes the page due now (unless it is in flight).
+func (c *Crawler) hint(ctx context.Context, tx *percolator.Tx, l link, now int64) error {
+	old, err := tx.Get(ctx, l.row, webtable.Hint)
+	if err != nil || (old != nil && atoi(old) >= l.hint) {
+		return err
+	}
+	tx.Set(l.row, webtable.Hint, itoa(l.hint))
+	fetched, err := tx.Get(ctx, l.row, webtable.FetchedAt)
+	if err != nil || fetched == nil || atoi(fetched) >= l.hint {
+		return err
+	}
+	lease, err := tx.Get(ctx, l.row, webtable.Lease)
+	if err != nil || (lease != nil && c.leaseLive(lease, time.UnixMilli(now))) {
+		return err
+	}
+	due, err := tx.Get(ctx, l.row, webtable.Due)
+	if err != nil || due == nil || atoi(due) <= now {
+		return err
+	}
+	tx.Delete(DueRow(atoi(due), l.row), ColPage)
+	tx.Set(DueRow(now, l.row), ColPage, []byte(l.row))
+	return tx.Set(l.row, webtable.Due, itoa(now))
+}
+
+// addSeeds remembers the seeds and adds them to the frontier.
+func (c *Crawler) addSeeds(ctx context.Context, seeds []string) error {
+	var links []link
+	err := c.db.Update(ctx, func(tx *percolator.Tx) error {
+		links = links[:0]
+		for _, s := range seeds {
+			u, err := webtable.Normalize(s)
+			if err != nil {
+				return fmt.Errorf("%w: seed %q: %w", ErrInvalidOptions, s, err)
+			}
+			row, err := webtable.Row(u)
+			if err != nil {
+				return fmt.Errorf("%w: seed %q: %w", ErrInvalidOptions, s, err)
+			}
+			if err := tx.Set(SeedPrefix+row, ColSeed, []byte(u)); err != nil {
+				return err
+			}
+			links = append(links, link{url: u, row: row})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("add seeds: %w", err)
+	}
+	n, err := c.enqueue(ctx, links)
+	c.stats.discovered.Add(int64(n))
+	return err
+}
+
+// loadSeeds returns every seed the table remembers.
+func (c *Crawler) loadSeeds(ctx context.Context) ([]string, error) {
+	var seeds []string
+	err := c.db.View(ctx, func(tx *percolator.Tx) error {
+		return tx.Scan(ctx, SeedPrefix, SeedPrefix[:len(SeedPrefix)-1]+"0", ColSeed, func(_, _ string, v []byte) bool {
+			seeds = append(seeds, string(v))
+			return true
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load seeds: %w", err)
+	}
+	return seeds, nil
+}
+
+// candidate is a frontier index row seen by a scan.
+type candidate struct {
+	key string
+	due int64
+	row string
+}
+
+// scanDue reads up to limit index rows due at or before now, from the
+// index row from on. It also returns the due time of the first row after
+// now when the scan reached now (0 if none, or if it stopped at limit).
+func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int) ([]candidate, int64, error) {
+	var out []candidate
+	var next int64
+	err := c.db.View(ctx, func(tx *percolator.Tx) error {
+		err := tx.Scan(ctx, from, dueEnd(now), ColPage, func(key, _ string, _ []byte) bool {
+			ms, row, ok := parseDueRow(key)
+			if !ok {
+				return true
+			}
+			out = append(out, candidate{key: key, due: ms, row: row})
+			return len(out) < limit
+		})
+		if err != nil || len(out) >= limit {
+			return err
+		}
+		return tx.Scan(ctx, dueEnd(now), webtable.DuePrefix[:len(webtable.DuePrefix)-1]+"0", ColPage, func(key, _ string, _ []byte) bool {
+			next, _, _ = parseDueRow(key)
+			return false
+		})
+	})
+	return out, next, err
+}
+
+// claim leases j's page to this crawler and fills j with what its row
+// holds. It reports false if the page is not ours to fetch: leased by a
+// live crawler, or the index row is stale (then it is deleted).
+func (c *Crawler) claim(ctx context.Context, j *job) (bool, error) {
+	ok := false
+	err := c.db.Update(ctx, func(tx *percolator.Tx) error {
+		ok = false
+		now := time.Now()
+		cols := make(map[string][]byte, 12)
+		err := tx.Scan(ctx, j.row, j.row+"\x00", "crawl:", func(_, col string, v []byte) bool {
+			cols[col] = v
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		if due, found := cols[webtable.Due]; !found || atoi(due) != j.due {
+			return tx.Delete(j.dueKey, ColPage)
+		}
+		if l, found := cols[webtable.Lease]; found && c.leaseLive(l, now) {
+			return nil
+		}
+		// Every load writes crawl:interval: without it the page was never
+		// fetched and has no status to read.
+		var status []byte
+		if _, found := cols[webtable.Interval]; found {
+			if status, err = tx.Get(ctx, j.row, webtable.Status); err != nil {
+				return err
+			}
+		}
+		j.lease = c.leaseValue(now)
+		if err := tx.Set(j.row, webtable.Lease, j.lease); err != nil {
+			return err
+		}
+		j.depth = int(atoi(cols[webtable.Depth]))
+		j.hops = int(atoi(cols[ColHops]))
+		j.fails = int(atoi(cols[ColFails]))
+		j.interval = time.Duration(atoi(cols[webtable.Interval])) * time.Millisecond
+		j.etag = string(cols[webtable.ETag])
+		j.lastMod = string(cols[webtable.LastMod])
+		j.bodySum = string(cols[ColBodySum])
+		j.textSum = string(cols[ColTextSum])
+		j.prevCode = int(atoi(status))
+		j.fetched = status != nil
+		ok = true
+		return nil
+	})
+	return ok, err
+}
+
+// release gives a claimed page back without fetching it: it stays due.
+func (c *Crawler) release(ctx context.Context, j *job) error {
+	return c.db.Update(ctx, func(tx *percolator.Tx) error {
+		v, err := tx.Get(ctx, j.row, webtable.Lease)
+		if err != nil || string(v) != string(j.lease) {
+			return err
+		}
+		return tx.Delete(j.row, webtable.Lease)
+	})
+}

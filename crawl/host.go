@@ -1,0 +1,177 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/temoto/robotstxt"
+)
+
+// host is the politeness state of one origin (scheme, host, port): the
+// requests in flight, when the next may start, and its robots.txt.
+type host struct {
+	key    string // webtable.HostOfRow of its pages
+	origin string // scheme://host[:port]
+
+	// Guarded by hosts.mu.
+	inflight   int
+	nextAt     time.Time
+	crawlDelay time.Duration
+	robotsSeen bool // robots.txt was read once: parallelism may exceed 1
+
+	robotsMu  sync.Mutex // guards the fields below; held while robots.txt is fetched
+	robots    *robotstxt.RobotsData
+	robotsErr error
+	robotsExp time.Time
+}
+
+// hosts tracks politeness per origin. Its memory is bounded: past max
+// entries, idle hosts are dropped (and re-read robots.txt when they come
+// back).
+type hosts struct {
+	mu  sync.Mutex // guards m and every host's politeness fields
+	m   map[string]*host
+	max int
+	opt *Options
+}
+
+func newHosts(opt *Options) *hosts {
+	return &hosts{m: make(map[string]*host), max: opt.MaxHosts, opt: opt}
+}
+
+func (hs *hosts) get(key, origin string) *host {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	h := hs.m[key]
+	if h == nil {
+		if len(hs.m) >= hs.max {
+			now := time.Now()
+			for k, o := range hs.m {
+				if o.inflight == 0 && now.After(o.nextAt) {
+					delete(hs.m, k)
+				}
+			}
+		}
+		h = &host{key: key, origin: origin}
+		hs.m[key] = h
+	}
+	return h
+}
+
+// delay is the least gap between request starts on h. Call with mu held.
+func (hs *hosts) delay(h *host) time.Duration {
+	return max(hs.opt.Delay, min(h.crawlDelay, hs.opt.MaxCrawlDelay))
+}
+
+// acquire takes a request slot on h if it has one now; otherwise it
+// returns when to try again (zero when a slot frees only as a fetch ends).
+// undo gives an unused slot back.
+func (hs *hosts) acquire(h *host, now time.Time) (ok bool, retry time.Time, undo func()) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	par := hs.opt.Parallel
+	if !h.robotsSeen || h.crawlDelay > 0 {
+		par = 1 // until robots.txt says otherwise, and always with a Crawl-delay
+	}
+	if h.inflight >= par {
+		return false, time.Time{}, nil
+	}
+	if now.Before(h.nextAt) {
+		return false, h.nextAt, nil
+	}
+	prev := h.nextAt
+	h.inflight++
+	h.nextAt = now.Add(hs.delay(h))
+	set := h.nextAt
+	return true, time.Time{}, func() {
+		hs.mu.Lock()
+		h.inflight--
+		if h.nextAt.Equal(set) { // nothing started after us
+			h.nextAt = prev
+		}
+		hs.mu.Unlock()
+	}
+}
+
+// finish gives the slot back.
+func (hs *hosts) finish(h *host) {
+	hs.mu.Lock()
+	h.inflight--
+	hs.mu.Unlock()
+}
+
+// backOff keeps requests to h away until t (429, 503 with Retry-After).
+func (hs *hosts) backOff(h *host, t time.Time) {
+	hs.mu.Lock()
+	if t.After(h.nextAt) {
+		h.nextAt = t
+	}
+	hs.mu.Unlock()
+}
+
+// robotsFor returns h's robots.txt, fetching it when it is missing or
+// expired; fresh reports a fetch (so the caller reads its sitemaps). An
+// unreachable robots.txt is an error, retried after a minute.
+func (c *Crawler) robotsFor(ctx context.Context, h *host) (r *robotstxt.RobotsData, fresh bool, err error) {
+	h.robotsMu.Lock()
+	defer h.robotsMu.Unlock()
+	if time.Now().Before(h.robotsExp) {
+		return h.robots, false, h.robotsErr
+	}
+	r, err = c.fetchRobots(ctx, h.origin)
+	if err != nil {
+		h.robots, h.robotsErr, h.robotsExp = nil, err, time.Now().Add(time.Minute)
+		return nil, false, err
+	}
+	h.robots, h.robotsErr, h.robotsExp = r, nil, time.Now().Add(c.opt.RobotsTTL)
+	var delay time.Duration
+	if g := r.FindGroup(c.opt.UserAgent); g != nil {
+		delay = g.CrawlDelay
+	}
+	c.hosts.mu.Lock()
+	h.crawlDelay, h.robotsSeen = delay, true
+	// The fetch that follows started under the old delay.
+	if next := time.Now().Add(c.hosts.delay(h)); next.After(h.nextAt) {
+		h.nextAt = next
+	}
+	c.hosts.mu.Unlock()
+	return r, true, nil
+}
+
+// robotsMax is the most of a robots.txt read (Google reads 500 KiB).
+const robotsMax = 512 << 10
+
+func (c *Crawler) fetchRobots(ctx context.Context, origin string) (*robotstxt.RobotsData, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+"/robots.txt", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", c.opt.UserAgent)
+	resp, err := c.plain.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("robots.txt: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, robotsMax))
+	if err != nil {
+		return nil, fmt.Errorf("robots.txt: %w", err)
+	}
+	r, err := robotstxt.FromStatusAndBytes(resp.StatusCode, body)
+	if err != nil {
+		var perr *robotstxt.ParseError
+		if errors.As(err, &perr) || resp.StatusCode < 200 || resp.StatusCode >= 300 {
+			// Unparseable, or a status robots.txt gives no meaning
+			// (1xx, or 3xx past the redirect limit): no restrictions.
+			return robotstxt.FromStatusAndBytes(http.StatusNotFound, nil)
+		}
+		return nil, fmt.Errorf("robots.txt: %w", err)
+	}
+	return r, nil
+}

@@ -1,0 +1,197 @@
+package crawl
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Scope says which discovered URLs the crawl follows.
+type Scope string
+
+const (
+	// ScopeHost follows URLs on the seeds' hosts (host and port).
+	ScopeHost Scope = "host"
+	// ScopeDomain follows URLs whose registrable domain (eTLD+1) is a
+	// seed's, on any port.
+	ScopeDomain Scope = "domain"
+	// ScopePrefix follows URLs that start with a seed's URL up to the last
+	// slash of its path.
+	ScopePrefix Scope = "prefix"
+)
+
+// DefaultUserAgent is sent when Options.UserAgent is empty. robots.txt
+// groups match its product token, "caffeine-crawler".
+const DefaultUserAgent = "caffeine-crawler/0.1 (+https://github.com/caffeine-go/caffeine)"
+
+// Options configure a Crawler. The zero value of every field selects the
+// default named in its comment.
+type Options struct {
+	// Seeds are the URLs the crawl starts from. They are remembered in the
+	// table, so a restart may pass none.
+	Seeds []string
+	// Scope is ScopeHost (default), ScopeDomain or ScopePrefix.
+	Scope Scope
+	// MaxDepth bounds the link distance from a seed of the pages added to
+	// the frontier; 0 means unbounded. Seeds have depth 0.
+	MaxDepth int
+	// MaxPages stops Run after this many fetches; 0 means no limit.
+	MaxPages int
+	// Once makes Run return when nothing in the frontier is due (the first
+	// crawl is done). Without it Run keeps recrawling until ctx is done.
+	Once bool
+	// AllowPrivate allows fetching private, loopback and link-local
+	// addresses. They are refused by default, also after DNS resolution.
+	AllowPrivate bool
+
+	// UserAgent is sent with every request. Default DefaultUserAgent.
+	UserAgent string
+	// Delay is the least time between the starts of two requests to one
+	// host; a larger robots.txt Crawl-delay (up to MaxCrawlDelay) wins.
+	// Default 1s; negative means none.
+	Delay time.Duration
+	// Parallel bounds concurrent requests to one host. Default 1. A host
+	// with a Crawl-delay gets 1.
+	Parallel int
+	// Workers bounds concurrent fetches overall (the goroutines that fetch).
+	// Default 32.
+	Workers int
+	// Timeout bounds one request, body included. Default 30s.
+	Timeout time.Duration
+	// MaxBodySize is where bodies are cut (and marked fetch:truncated).
+	// Default 10 MiB.
+	MaxBodySize int64
+	// MaxRedirects bounds a redirect chain, each hop fetched as its own
+	// URL. Default 5.
+	MaxRedirects int
+	// Retries is how often a 5xx or 429 response is retried at once, with
+	// exponential backoff from RetryBackoff or the server's Retry-After.
+	// Default 2; negative means none.
+	Retries int
+	// RetryBackoff is the first retry's wait. Default 1s.
+	RetryBackoff time.Duration
+	// MaxRetryWait is the longest wait before an immediate retry; a longer
+	// Retry-After reschedules the page instead. Default 30s.
+	MaxRetryWait time.Duration
+
+	// MinInterval, MaxInterval and InitialInterval bound and start the
+	// adaptive revisit interval (see NextInterval). Defaults are Nutch's:
+	// 1 minute, 365 days, 30 days.
+	MinInterval, MaxInterval, InitialInterval time.Duration
+
+	// RobotsTTL is how long a host's robots.txt is cached. Default 24h.
+	RobotsTTL time.Duration
+	// MaxCrawlDelay caps a robots.txt Crawl-delay. Default 60s.
+	MaxCrawlDelay time.Duration
+	// NoSitemaps turns off reading sitemaps (robots.txt Sitemap: lines and
+	// /sitemap.xml).
+	NoSitemaps bool
+	// MaxSitemapURLs bounds the URLs taken from one host's sitemaps per
+	// robots.txt refresh. Default 50,000.
+	MaxSitemapURLs int
+
+	// LeaseTTL is how long a claimed page stays leased to this crawler;
+	// another crawler may take it over after. Default 10 minutes, raised
+	// to cover the longest fetch with its retries.
+	LeaseTTL time.Duration
+	// KnownRows bounds the cache of page rows known to exist, which saves
+	// a table read per repeated link. Default 1<<17.
+	KnownRows int
+	// MaxHosts bounds the per-host politeness state kept in memory; idle
+	// hosts are evicted past it. Default 10,000.
+	MaxHosts int
+
+	// Logger receives per-page events (debug) and failures (info). Nil
+	// discards them.
+	Logger *slog.Logger
+	// WrapTransport, if set, wraps the crawler's HTTP transport (for
+	// tests and metrics). The address guard stays underneath it.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
+}
+
+func (o *Options) ensureDefaults() error {
+	switch o.Scope {
+	case "":
+		o.Scope = ScopeHost
+	case ScopeHost, ScopeDomain, ScopePrefix:
+	default:
+		return fmt.Errorf("%w: scope %q (want host, domain or prefix)", ErrInvalidOptions, o.Scope)
+	}
+	if o.MaxDepth < 0 || o.MaxPages < 0 {
+		return fmt.Errorf("%w: negative MaxDepth or MaxPages", ErrInvalidOptions)
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent
+	}
+	if o.Delay == 0 {
+		o.Delay = time.Second
+	} else if o.Delay < 0 {
+		o.Delay = 0
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = 1
+	}
+	if o.Workers <= 0 {
+		o.Workers = 32
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.MaxBodySize <= 0 {
+		o.MaxBodySize = 10 << 20
+	}
+	if o.MaxRedirects <= 0 {
+		o.MaxRedirects = 5
+	}
+	if o.Retries == 0 {
+		o.Retries = 2
+	} else if o.Retries < 0 {
+		o.Retries = 0
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = time.Second
+	}
+	if o.MaxRetryWait <= 0 {
+		o.MaxRetryWait = 30 * time.Second
+	}
+	if o.MinInterval <= 0 {
+		o.MinInterval = time.Minute
+	}
+	if o.MaxInterval <= 0 {
+		o.MaxInterval = 365 * 24 * time.Hour
+	}
+	if o.InitialInterval <= 0 {
+		o.InitialInterval = 30 * 24 * time.Hour
+	}
+	if o.MinInterval > o.MaxInterval {
+		return fmt.Errorf("%w: MinInterval %v > MaxInterval %v", ErrInvalidOptions, o.MinInterval, o.MaxInterval)
+	}
+	o.InitialInterval = min(max(o.InitialInterval, o.MinInterval), o.MaxInterval)
+	if o.RobotsTTL <= 0 {
+		o.RobotsTTL = 24 * time.Hour
+	}
+	if o.MaxCrawlDelay <= 0 {
+		o.MaxCrawlDelay = time.Minute
+	}
+	if o.MaxSitemapURLs <= 0 {
+		o.MaxSitemapURLs = 50000
+	}
+	// A lease must outlive the longest fetch: every attempt timing out plus
+	// the waits between them.
+	longest := time.Duration(o.Retries+2)*o.Timeout + time.Duration(o.Retries)*o.MaxRetryWait
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = 10 * time.Minute
+	}
+	o.LeaseTTL = max(o.LeaseTTL, 2*longest)
+	if o.KnownRows <= 0 {
+		o.KnownRows = 1 << 17
+	}
+	if o.MaxHosts <= 0 {
+		o.MaxHosts = 10000
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}

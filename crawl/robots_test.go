@@ -1,0 +1,75 @@
+package crawl
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+func TestRobots(t *testing.T) {
+	s := newSite(t)
+	s.mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "User-agent: *\nDisallow: /private/\nCrawl-delay: 0.2\n\nUser-agent: othercrawler\nDisallow: /\n")
+	})
+	links := `<a href="/private/secret">s</a>`
+	for i := range 5 {
+		links += fmt.Sprintf(`<a href="/p%d">p</a>`, i)
+	}
+	s.page("/", links)
+	for i := range 5 {
+		s.page(fmt.Sprintf("/p%d", i), "leaf")
+	}
+	s.page("/private/secret", "secret")
+
+	tb := openTable(t, "")
+	opt := testOptions(s.URL + "/")
+	opt.Parallel = 4 // Crawl-delay forces 1
+	tb.crawl(opt)
+
+	if n := s.count("/private/secret"); n != 0 {
+		t.Errorf("disallowed page fetched %d times", n)
+	}
+	if e := string(tb.get(s.URL+"/private/secret", webtable.Error)); !strings.Contains(e, "robots") {
+		t.Errorf("disallowed page error = %q", e)
+	}
+	if tb.get(s.URL+"/private/secret", webtable.Body) != nil {
+		t.Error("disallowed page has a body")
+	}
+	if n := s.count("/robots.txt"); n != 1 {
+		t.Errorf("robots.txt fetched %d times, want 1 (cached)", n)
+	}
+	var starts []time.Time
+	for _, p := range []string{"/", "/p0", "/p1", "/p2", "/p3", "/p4"} {
+		if s.count(p) != 1 {
+			t.Errorf("%s fetched %d times", p, s.count(p))
+		}
+		starts = append(starts, s.startTimes(p)...)
+	}
+	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+	for i := 1; i < len(starts); i++ {
+		if gap := starts[i].Sub(starts[i-1]); gap < 190*time.Millisecond {
+			t.Errorf("request %d came %v after the previous one; Crawl-delay is 200ms", i, gap)
+		}
+	}
+}
+
+func TestRobotsServerError(t *testing.T) {
+	s := newSite(t)
+	s.mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	})
+	s.page("/", "hello")
+	tb := openTable(t, "")
+	tb.crawl(testOptions(s.URL + "/"))
+	if s.count("/") != 0 {
+		t.Error("page fetched although robots.txt answered 503 (full disallow)")
+	}
+	if e := string(tb.get(s.URL+"/", webtable.Error)); !strings.Contains(e, "robots") {
+		t.Errorf("error = %q", e)
+	}
+}

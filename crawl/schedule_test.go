@@ -1,0 +1,164 @@
+package crawl
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+func TestNextInterval(t *testing.T) {
+	const (
+		min = time.Minute
+		max = 365 * 24 * time.Hour
+		day = 24 * time.Hour
+	)
+	tests := []struct {
+		name    string
+		cur     time.Duration
+		changed bool
+		lo, hi  time.Duration
+		want    time.Duration
+	}{
+		{"unchanged grows 1.4x", 10 * day, false, min, max, 14 * day},
+		{"changed shrinks 0.8x", 10 * day, true, min, max, 8 * day},
+		{"clamped at max", 300 * day, false, min, max, max},
+		{"clamped at min", 70 * time.Second, true, min, max, min},
+		{"never fetched starts at min", 0, false, min, max, 84 * time.Second},
+		{"negative is never fetched", -time.Hour, true, min, max, min},
+		{"at max stays", max, false, min, max, max},
+		{"narrow range", 5 * time.Second, false, 2 * time.Second, 6 * time.Second, 6 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NextInterval(tc.cur, tc.changed, tc.lo, tc.hi); got != tc.want {
+				t.Errorf("NextInterval(%v, %v) = %v, want %v", tc.cur, tc.changed, got, tc.want)
+			}
+		})
+	}
+	// Ten unchanged fetches from 30 days: 30 × 1.4^10 ≈ 868 days → max.
+	iv := 30 * day
+	for range 10 {
+		iv = NextInterval(iv, false, min, max)
+	}
+	if iv != max {
+		t.Errorf("after 10 unchanged: %v", iv)
+	}
+}
+
+func ExampleNextInterval() {
+	iv := 30 * 24 * time.Hour
+	iv = NextInterval(iv, false, time.Minute, 365*24*time.Hour) // unchanged
+	fmt.Println(iv)
+	iv = NextInterval(iv, true, time.Minute, 365*24*time.Hour) // changed
+	fmt.Println(iv)
+	// Output:
+	// 1008h0m0s
+	// 806h24m0s
+}
+
+func TestTextSum(t *testing.T) {
+	sum := func(s string) string {
+		n, err := html.Parse(strings.NewReader(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return textSum(n)
+	}
+	base := sum(`<html><body><p>Hello   world</p><script>var t=1</script></body></html>`)
+	for name, tc := range map[string]struct {
+		doc  string
+		same bool
+	}{
+		"whitespace":  {"<html><body><p>Hello\n\tworld </p></body></html>", true},
+		"attributes":  {`<html><body><p class="x" id="y">Hello world</p></body></html>`, true},
+		"script":      {`<html><body><p>Hello world</p><script>var t=2</script></body></html>`, true},
+		"comment":     {`<html><body><!-- built 12:00 --><p>Hello world</p></body></html>`, true},
+		"text change": {`<html><body><p>Hello there</p></body></html>`, false},
+	} {
+		if got := sum(tc.doc) == base; got != tc.same {
+			t.Errorf("%s: same = %v, want %v", name, got, tc.same)
+		}
+	}
+}
+
+// Recrawls send validators; a 304 leaves the body alone and grows the
+// interval; a markup-only change is "unchanged"; a text change shrinks it.
+func TestConditionalGETAndAdaptiveInterval(t *testing.T) {
+	s := newSite(t)
+	var version atomic.Int32
+	bodies := []string{
+		"<p>one</p>",
+		"<p>one</p>",             // served as 304
+		`<p class="new">one</p>`, // new bytes, same text
+		"<p>two</p>",             // new text
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		v := int(version.Load())
+		etag := fmt.Sprintf(`"v%d"`, v)
+		if v == 1 && r.Header.Get("If-None-Match") == `"v0"` {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		if v == 1 {
+			etag = `"v0"`
+		}
+		w.Header().Set("ETag", etag)
+		w.Header().Set("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(bodies[v]))
+	})
+	tb := openTable(t, "")
+	opt := testOptions(s.URL + "/")
+	opt.NoSitemaps = true
+	opt.MinInterval, opt.InitialInterval, opt.MaxInterval = time.Millisecond, 100*time.Millisecond, time.Hour
+	opt.MaxPages = 1
+	interval := func() int64 { return atoi(tb.get(s.URL+"/", webtable.Interval)) }
+
+	tb.crawl(opt)
+	if got := interval(); got != 100 {
+		t.Fatalf("first interval %d ms, want the initial 100", got)
+	}
+	waitDue := func() { time.Sleep(time.Until(time.UnixMilli(atoi(tb.get(s.URL+"/", webtable.Due))))) }
+
+	version.Store(1)
+	waitDue()
+	c := tb.crawl(opt)
+	reqs := s.requests("/")
+	last := reqs[len(reqs)-1]
+	if last.Header.Get("If-None-Match") != `"v0"` || last.Header.Get("If-Modified-Since") == "" {
+		t.Errorf("recrawl headers %v: want validators", last.Header)
+	}
+	if c.Stats().NotModified != 1 {
+		t.Errorf("stats %+v: want a 304", c.Stats())
+	}
+	if got := string(tb.get(s.URL+"/", webtable.Body)); got != bodies[0] {
+		t.Errorf("body after 304: %q", got)
+	}
+	if got := interval(); got != 140 {
+		t.Errorf("interval after 304: %d, want 140", got)
+	}
+
+	version.Store(2)
+	waitDue()
+	tb.crawl(opt)
+	if got := string(tb.get(s.URL+"/", webtable.Body)); got != bodies[2] {
+		t.Errorf("body %q, want the new bytes", got)
+	}
+	if got := interval(); got != 196 {
+		t.Errorf("interval after a markup change: %d, want 196 (unchanged text)", got)
+	}
+
+	version.Store(3)
+	waitDue()
+	tb.crawl(opt)
+	if got := interval(); got != 156 {
+		t.Errorf("interval after a text change: %d, want 156 (196×0.8)", got)
+	}
+}

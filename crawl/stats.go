@@ -1,0 +1,70 @@
+package crawl
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Stats is a snapshot of a crawler's progress in its current or last Run.
+type Stats struct {
+	Fetched     int64         // pages loaded (any status)
+	Errors      int64         // failed fetches (network, 5xx/429 after retries) and failed loads
+	NotModified int64         // 304 responses
+	Discovered  int64         // rows added to the frontier
+	Bytes       int64         // body bytes fetched
+	InFlight    int64         // pages being fetched now
+	Queue       int64         // due pages seen by the last full frontier pass
+	Elapsed     time.Duration // since Run started
+}
+
+// Rate returns pages fetched per second.
+func (s Stats) Rate() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Fetched) / s.Elapsed.Seconds()
+}
+
+type counters struct {
+	fetched, errors, notModified, discovered, bytes, inflight, queue atomic.Int64
+
+	mu             sync.Mutex // guards started and ended
+	started, ended time.Time
+}
+
+func (s *counters) begin() {
+	for _, v := range []*atomic.Int64{&s.fetched, &s.errors, &s.notModified, &s.discovered, &s.bytes, &s.inflight, &s.queue} {
+		v.Store(0)
+	}
+	s.mu.Lock()
+	s.started, s.ended = time.Now(), time.Time{}
+	s.mu.Unlock()
+}
+
+func (s *counters) end() {
+	s.mu.Lock()
+	s.ended = time.Now()
+	s.mu.Unlock()
+}
+
+// Stats returns the progress of the current or last Run. It is safe to call
+// from any goroutine while Run runs.
+func (c *Crawler) Stats() Stats {
+	s := &c.stats
+	s.mu.Lock()
+	started, ended := s.started, s.ended
+	s.mu.Unlock()
+	if ended.IsZero() {
+		ended = time.Now()
+	}
+	var elapsed time.Duration
+	if !started.IsZero() {
+		elapsed = ended.Sub(started)
+	}
+	return Stats{
+		Fetched: s.fetched.Load(), Errors: s.errors.Load(), NotModified: s.notModified.Load(),
+		Discovered: s.discovered.Load(), Bytes: s.bytes.Load(), InFlight: s.inflight.Load(),
+		Queue: s.queue.Load(), Elapsed: elapsed,
+	}
+}
