@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -22,6 +23,7 @@ var bg = context.Background()
 func chain() []percolator.Observer {
 	return []percolator.Observer{
 		observers.Parse(), observers.Links(), observers.Cluster(), observers.Elect(),
+		rank.Observer(rank.Options{}),
 		observers.ExportObserver(observers.ExportOptions{}),
 	}
 }

@@ -2,6 +2,8 @@ package observers
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -140,15 +142,52 @@ func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
 		}
 	}
 	for _, m := range members {
+		before, err := tx.Get(ctx, m, webtable.ClusterOf)
+		if err != nil {
+			return err
+		}
 		w := writer{ctx: ctx, tx: tx, row: m}
 		w.put(webtable.ClusterOf, canon)
 		w.put(webtable.ClusterSize, size)
 		if w.err != nil {
 			return w.err
 		}
+		// Anchors from m are credited to its canonical: the pages m links
+		// to must rebuild their documents when that changes (not when a
+		// page is first elected canonical of itself).
+		if string(before) != canon {
+			// m's own document changes standing (it may have to leave the
+			// index or enter it).
+			if err := tx.Notify(m, webtable.DocDirty); err != nil {
+				return err
+			}
+			if !(before == nil && canon == m) {
+				if err := notifyTargets(ctx, tx, m); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	// Membership may have changed even if the size did not: the canonical's
 	// document (its duplicates, its anchors) is rebuilt; export drops it if
 	// nothing changed.
 	return tx.Notify(canon, webtable.DocDirty)
+}
+
+// notifyTargets notifies the documents of the pages row links to.
+func notifyTargets(ctx context.Context, tx *percolator.Tx, row string) error {
+	b, err := tx.Get(ctx, row, webtable.LinksOut)
+	if err != nil || len(b) == 0 {
+		return err
+	}
+	var out map[string]string
+	if err := json.Unmarshal(b, &out); err != nil {
+		return fmt.Errorf("decode %s of %q: %w", webtable.LinksOut, row, err)
+	}
+	for t := range out {
+		if err := tx.Notify(t, webtable.DocDirty); err != nil {
+			return err
+		}
+	}
+	return nil
 }

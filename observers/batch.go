@@ -1,0 +1,370 @@
+package observers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// Damping is PageRank's d.
+const Damping = 0.85
+
+// Batch is the whole index recomputed from the raw pages with full scans,
+// the way the MapReduce pipeline the paper replaced did it: parse all,
+// cluster by content hash, invert links, PageRank by power iteration, and
+// build the set of exported documents.
+type Batch struct {
+	States    map[string]string  // page row → state
+	Rank      map[string]float64 // ok page row → PageRank
+	Canonical map[string]string  // ok page row → canonical row of its cluster
+	Docs      map[string]*Doc    // canonical row → exported document
+	Took      time.Duration
+}
+
+type batchPage struct {
+	parsed
+	fetchedAt time.Time
+	out       map[string]string // target row → anchor
+}
+
+// RunBatch recomputes everything from the fetch:* columns of every page in
+// one snapshot of db.
+func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
+	began := time.Now()
+	pages := make(map[string]*batchPage)
+	err := db.View(ctx, func(tx *percolator.Tx) error {
+		// Collect the fetch columns row by row, then classify each row.
+		var cur string
+		cols := make(map[string][]byte)
+		flush := func() error {
+			if cur == "" {
+				return nil
+			}
+			c := cols
+			p, err := classify(cur, func(col string) ([]byte, error) { return c[col], nil })
+			if err != nil {
+				return err
+			}
+			bp := &batchPage{parsed: p}
+			if ms, err := strconv.ParseInt(string(c[webtable.FetchedAt]), 10, 64); err == nil {
+				bp.fetchedAt = time.UnixMilli(ms).UTC()
+			}
+			if p.state == webtable.StateOK {
+				var links []link
+				for _, l := range p.page.Links {
+					links = append(links, link{URL: l.URL, Anchor: l.Anchor})
+				}
+				b, _ := json.Marshal(links)
+				if bp.out, err = outlinks(b, cur); err != nil {
+					return err
+				}
+			}
+			pages[cur] = bp
+			cols = make(map[string][]byte)
+			return nil
+		}
+		var ferr error
+		err := tx.Scan(ctx, "", "", "fetch:", func(row, col string, v []byte) bool {
+			if strings.HasPrefix(row, "!") {
+				return true
+			}
+			if row != cur {
+				if ferr = flush(); ferr != nil {
+					return false
+				}
+				cur = row
+			}
+			cols[col] = v
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		if ferr != nil {
+			return ferr
+		}
+		return flush()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("batch: scan pages: %w", err)
+	}
+
+	b := &Batch{States: make(map[string]string), Canonical: make(map[string]string), Docs: make(map[string]*Doc)}
+	for r, p := range pages {
+		b.States[r] = p.state
+	}
+	resolve := func(t string) (string, bool) {
+		for hops := 0; hops <= 5; hops++ {
+			p := pages[t]
+			switch {
+			case p == nil:
+				return "", false
+			case p.state == webtable.StateOK:
+				return t, true
+			case p.state == webtable.StateRedirect:
+				t = p.aliasOf
+			default:
+				return "", false
+			}
+		}
+		return "", false
+	}
+	graph := make(map[string][]string) // ok page → ok targets (deduped, no self)
+	for r, p := range pages {
+		if p.state != webtable.StateOK {
+			continue
+		}
+		seen := make(map[string]bool)
+		for t := range p.out {
+			if rt, ok := resolve(t); ok && rt != r && !seen[rt] {
+				seen[rt] = true
+				graph[r] = append(graph[r], rt)
+			}
+		}
+		if _, ok := graph[r]; !ok {
+			graph[r] = nil
+		}
+	}
+	b.Rank = PowerIteration(graph, Damping, 1e-10, 500)
+
+	// Clusters by content hash; canonical by PageRank.
+	clusters := make(map[string][]string)
+	for r, p := range pages {
+		if p.state != webtable.StateOK {
+			continue
+		}
+		h := p.page.Hash
+		if h == "" {
+			h = "row:" + r
+		}
+		clusters[h] = append(clusters[h], r)
+	}
+	for _, ms := range clusters {
+		slices.Sort(ms)
+		c := Canonical(ms, func(r string) float64 { return b.Rank[r] })
+		for _, m := range ms {
+			b.Canonical[m] = c
+		}
+	}
+
+	// Inverted links: target row → source rows with anchors. Aliases: target
+	// row → rows redirecting to it.
+	in := make(map[string]map[string]string)
+	aliases := make(map[string][]string)
+	for r, p := range pages {
+		for t, a := range p.out {
+			if in[t] == nil {
+				in[t] = make(map[string]string)
+			}
+			in[t][r] = a
+		}
+		if p.state == webtable.StateRedirect {
+			aliases[p.aliasOf] = append(aliases[p.aliasOf], r)
+		}
+	}
+	for h, ms := range clusters {
+		_ = h
+		c := b.Canonical[ms[0]]
+		p := pages[c]
+		u, err := webtable.URL(c)
+		if err != nil {
+			continue
+		}
+		doc := &Doc{URL: u, Host: hostOf(u), Title: p.page.Title, Text: p.page.Text, Description: p.page.Description,
+			Lang: p.page.Lang, PageRank: b.Rank[c], FetchedAt: p.fetchedAt, ClusterSize: len(ms)}
+		inCluster := make(map[string]bool)
+		for _, m := range ms {
+			inCluster[m] = true
+			if m != c {
+				if mu, err := webtable.URL(m); err == nil {
+					doc.Duplicates = append(doc.Duplicates, mu)
+				}
+			}
+		}
+		slices.Sort(doc.Duplicates)
+		targets := slices.Clone(ms)
+		for i := 0; i < len(targets) && i < 10_000; i++ {
+			targets = append(targets, aliases[targets[i]]...)
+		}
+		seen := make(map[Anchor]bool)
+		for _, t := range targets {
+			for src, text := range in[t] {
+				if inCluster[src] {
+					continue
+				}
+				from := src
+				if sc, ok := b.Canonical[src]; ok {
+					if inCluster[sc] {
+						continue
+					}
+					from = sc
+				}
+				fu, err := webtable.URL(from)
+				if err != nil {
+					continue
+				}
+				a := Anchor{From: fu, Text: text}
+				if !seen[a] {
+					seen[a] = true
+					doc.Anchors = append(doc.Anchors, a)
+				}
+			}
+		}
+		slices.SortFunc(doc.Anchors, func(a, b Anchor) int {
+			if c := strings.Compare(a.From, b.From); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Text, b.Text)
+		})
+		b.Docs[c] = doc
+	}
+	b.Took = time.Since(began)
+	return b, nil
+}
+
+// PowerIteration computes PR(p) = (1 − d) + d · Σ_{q→p} PR(q)/outdeg(q)
+// over graph (node → distinct targets, all of them nodes), starting from
+// 1 − d, until no value moves more than tol. A dangling node's rank is not
+// redistributed.
+func PowerIteration(graph map[string][]string, d, tol float64, maxIter int) map[string]float64 {
+	pr := make(map[string]float64, len(graph))
+	for n := range graph {
+		pr[n] = 1 - d
+	}
+	for range maxIter {
+		next := make(map[string]float64, len(graph))
+		for n := range graph {
+			next[n] = 1 - d
+		}
+		for n, out := range graph {
+			if len(out) == 0 {
+				continue
+			}
+			share := d * pr[n] / float64(len(out))
+			for _, t := range out {
+				next[t] += share
+			}
+		}
+		delta := 0.0
+		for n, v := range next {
+			delta = math.Max(delta, math.Abs(v-pr[n]))
+		}
+		pr = next
+		if delta < tol {
+			break
+		}
+	}
+	return pr
+}
+
+// Verify compares what the incremental chain left in the table with a batch
+// recomputation: the same pages indexed, the same canonical for every
+// clustered page (a different one only where PageRank nearly ties), the
+// same anchors, title and text per indexed document, and PageRank within
+// rankTol (relative). It returns the differences, at most limit of them.
+func Verify(ctx context.Context, db *percolator.DB, rankTol float64, limit int) ([]string, *Batch, error) {
+	b, err := RunBatch(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	var diffs []string
+	add := func(format string, args ...any) {
+		if len(diffs) < limit {
+			diffs = append(diffs, fmt.Sprintf(format, args...))
+		}
+	}
+	err = db.View(ctx, func(tx *percolator.Tx) error {
+		rows := make([]string, 0, len(b.States))
+		for r := range b.States {
+			rows = append(rows, r)
+		}
+		sort.Strings(rows)
+		for _, r := range rows {
+			get := func(col string) (string, error) {
+				v, err := tx.Get(ctx, r, col)
+				return string(v), err
+			}
+			state, err := get(webtable.State)
+			if err != nil {
+				return err
+			}
+			if state != b.States[r] {
+				add("%s: state %q, batch %q", r, state, b.States[r])
+				continue
+			}
+			if state != webtable.StateOK {
+				if d, _ := get(webtable.ExportDigest); d != "" {
+					add("%s: exported but %s", r, state)
+				}
+				continue
+			}
+			rs, err := get(webtable.Rank)
+			if err != nil {
+				return err
+			}
+			inc, _ := strconv.ParseFloat(rs, 64)
+			if want := b.Rank[r]; math.Abs(inc-want) > rankTol*want {
+				add("%s: pagerank %.6f, batch %.6f", r, inc, want)
+			}
+			canon, err := get(webtable.ClusterOf)
+			if err != nil {
+				return err
+			}
+			if want := b.Canonical[r]; canon != want {
+				if near(b.Rank[canon], b.Rank[want], 2*rankTol) {
+					continue // a near tie: either may win
+				}
+				add("%s: canonical %q, batch %q", r, canon, want)
+				continue
+			}
+			digest, err := get(webtable.ExportDigest)
+			if err != nil {
+				return err
+			}
+			want, indexed := b.Docs[r]
+			switch {
+			case indexed && digest == "":
+				add("%s: not exported, batch exports it", r)
+			case !indexed && digest != "":
+				add("%s: exported, batch does not", r)
+			case indexed:
+				lastB, err := get(webtable.ExportLast)
+				if err != nil {
+					return err
+				}
+				var last Doc
+				if err := json.Unmarshal([]byte(lastB), &last); err != nil {
+					add("%s: exported document unreadable: %v", r, err)
+					continue
+				}
+				if last.Title != want.Title || last.Text != want.Text {
+					add("%s: exported title/text differ from batch", r)
+				}
+				if fmt.Sprint(last.Anchors) != fmt.Sprint(want.Anchors) {
+					add("%s: anchors %v, batch %v", r, last.Anchors, want.Anchors)
+				}
+				if fmt.Sprint(last.Duplicates) != fmt.Sprint(want.Duplicates) {
+					add("%s: duplicates %v, batch %v", r, last.Duplicates, want.Duplicates)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return diffs, b, nil
+}
+
+func near(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(a, b)
+}

@@ -1,0 +1,173 @@
+package observers_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// corpus unpacks the PostgreSQL manual (../shared/corpora) and returns its
+// pages by path.
+func corpus(tb testing.TB) map[string][]byte {
+	tb.Helper()
+	tgz, err := filepath.Abs("../../shared/corpora/postgresql-15-docs.tar.gz")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := os.Stat(tgz); err != nil {
+		tb.Skipf("corpus not found at %s", tgz)
+	}
+	dir := tb.TempDir()
+	if out, err := exec.Command("tar", "-xzf", tgz, "-C", dir).CombinedOutput(); err != nil {
+		tb.Fatalf("untar: %v: %s", err, out)
+	}
+	pages := make(map[string][]byte)
+	root := filepath.Join(dir, "postgresql-15-docs")
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		pages[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pages
+}
+
+// loadCorpus writes the pages under each host through loader transactions
+// (100 pages a transaction), as the crawler would.
+func loadCorpus(tb testing.TB, db *percolator.DB, pages map[string][]byte, hosts []string) int {
+	tb.Helper()
+	type item struct {
+		row string
+		b   []byte
+	}
+	var items []item
+	for _, h := range hosts {
+		for p, b := range pages {
+			row, err := webtable.Row("http://" + h + "/docs/" + p)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			items = append(items, item{row, b})
+		}
+	}
+	now := []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))
+	for i := 0; i < len(items); i += 100 {
+		batch := items[i:min(i+100, len(items))]
+		err := db.Update(context.Background(), func(tx *percolator.Tx) error {
+			for _, it := range batch {
+				tx.Set(it.row, webtable.Status, []byte("200"))
+				tx.Set(it.row, webtable.Type, []byte("text/html"))
+				tx.Set(it.row, webtable.FetchedAt, now)
+				tx.Set(it.row, webtable.Body, it.b)
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return len(items)
+}
+
+func openChain(tb testing.TB, workers int) (*percolator.DB, *percolator.Worker) {
+	st, err := badger.Open(tb.TempDir(), badger.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{Workers: workers, IdleMin: time.Millisecond, IdleMax: 20 * time.Millisecond}, chain()...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		w.Close()
+		db.Close()
+		st.Close()
+	})
+	return db, w
+}
+
+// The whole PostgreSQL manual through the chain agrees with the batch
+// recomputation.
+func TestCorpusVerify(t *testing.T) {
+	if os.Getenv("CAFFEINE_CORPUS") == "" {
+		t.Skip("takes minutes until the rank observer is faster; set CAFFEINE_CORPUS=1 to run it")
+	}
+	pages := corpus(t)
+	db, w := openChain(t, 16)
+	n := loadCorpus(t, db, pages, []string{"pg.test"})
+	w.Start()
+	ctx, cancel := context.WithTimeout(bg, 10*time.Minute)
+	defer cancel()
+	if err := w.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	diffs, b, err := observers.Verify(ctx, db, 0.01, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+	if len(b.Docs) < n*9/10 {
+		t.Fatalf("%d documents for %d pages", len(b.Docs), n)
+	}
+	t.Logf("%d pages, %d documents, batch took %s", n, len(b.Docs), b.Took)
+}
+
+// BenchmarkChain: the PostgreSQL corpus under 9 host prefixes (10,521
+// pages, every page with 8 duplicates) loaded through loader transactions,
+// then the whole chain run until idle. Reports pages/s and each observer's
+// share of the time.
+func BenchmarkChain(b *testing.B) {
+	pages := corpus(b)
+	copies := 9
+	if n, err := strconv.Atoi(os.Getenv("CHAIN_COPIES")); err == nil {
+		copies = n
+	}
+	var hosts []string
+	for i := range copies {
+		hosts = append(hosts, fmt.Sprintf("pg%d.test", i))
+	}
+	for b.Loop() {
+		b.StopTimer()
+		db, w := openChain(b, 32)
+		n := loadCorpus(b, db, pages, hosts)
+		b.StartTimer()
+		began := time.Now()
+		w.Start()
+		if err := w.WaitIdle(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		took := time.Since(began)
+		b.ReportMetric(float64(n)/took.Seconds(), "pages/s")
+		for _, s := range w.Stats() {
+			b.ReportMetric(s.RunTime.Seconds()/float64(n)*1e3, s.Name+"-ms/page")
+		}
+		w.Close()
+	}
+}

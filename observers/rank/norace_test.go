@@ -1,0 +1,5 @@
+//go:build !race
+
+package rank_test
+
+const raceEnabled = false
