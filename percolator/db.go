@@ -275,7 +275,11 @@ func (db *DB) backoff(ctx context.Context, attempt int) error {
 	if d > db.opt.BackoffMax || d <= 0 {
 		d = db.opt.BackoffMax
 	}
-	d = d/2 + mrand.N(d/2+1) // jitter: [d/2, d]
+	return sleep(ctx, d/2+mrand.N(d/2+1)) // jitter: [d/2, d]
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -114,13 +114,7 @@ func commitNotify(col string, commitTs uint64) (Mutation, bool) {
 // may notify one row concurrently without conflicting. col must be in
 // Options.Weak.
 func (tx *Tx) Notify(row, col string) error {
-	if tx.done {
-		return ErrTxDone
-	}
-	if tx.readOnly {
-		return ErrReadOnly
-	}
-	if err := checkCell(row, col); err != nil {
+	if err := tx.writable(row, col); err != nil {
 		return err
 	}
 	if !tx.db.weak[col] {

@@ -169,14 +169,7 @@ func (db *DB) waitOrClean(ctx context.Context, row, col string, c Cell, waited *
 	}
 	d := min(time.Millisecond<<min(int(*waited/(10*time.Millisecond)), 6), 100*time.Millisecond)
 	*waited += d
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return sleep(ctx, d)
 }
 
 // Set buffers a write of value to (row, col). The transaction keeps its own
@@ -190,14 +183,19 @@ func (tx *Tx) Delete(row, col string) error {
 	return tx.buffer(row, col, pending{kind: kindDelete})
 }
 
-func (tx *Tx) buffer(row, col string, p pending) error {
+// writable checks that the transaction can still take a write of (row, col).
+func (tx *Tx) writable(row, col string) error {
 	if tx.done {
 		return ErrTxDone
 	}
 	if tx.readOnly {
 		return ErrReadOnly
 	}
-	if err := checkCell(row, col); err != nil {
+	return checkCell(row, col)
+}
+
+func (tx *Tx) buffer(row, col string, p pending) error {
+	if err := tx.writable(row, col); err != nil {
 		return err
 	}
 	if col[0] == 0 {

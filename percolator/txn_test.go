@@ -300,12 +300,12 @@ func TestLockCleanup(t *testing.T) {
 	}
 }
 
-// A reader waits for a live writer's lock, and after it commits still reads
-// its own snapshot, which the writer's later commit is not part of.
-func TestReaderWaitsForLiveWriter(t *testing.T) {
-	db := openDB(t, percolator.Options{})
-	set(t, db, "r1", "c", "old")
-	prewritten, release := make(chan struct{}), make(chan struct{})
+// pausedWriter starts a two-row commit of "new" to r1 and r2 and returns
+// once it has prewritten both; it commits when release is closed, and
+// reports the result on done.
+func pausedWriter(db *percolator.DB) (release chan struct{}, done chan error) {
+	prewritten := make(chan struct{})
+	release, done = make(chan struct{}), make(chan error)
 	w, _ := db.Begin(bg)
 	w.Set("r1", "c", []byte("new"))
 	w.Set("r2", "c", []byte("new"))
@@ -316,9 +316,17 @@ func TestReaderWaitsForLiveWriter(t *testing.T) {
 		}
 		return false
 	})
-	done := make(chan error)
 	go func() { done <- w.Commit(bg) }()
 	<-prewritten
+	return release, done
+}
+
+// A reader waits for a live writer's lock, and after it commits still reads
+// its own snapshot, which the writer's later commit is not part of.
+func TestReaderWaitsForLiveWriter(t *testing.T) {
+	db := openDB(t, percolator.Options{})
+	set(t, db, "r1", "c", "old")
+	release, done := pausedWriter(db)
 
 	r, _ := db.Begin(bg) // starts after the prewrite, before the commit
 	defer r.Rollback()
@@ -349,20 +357,7 @@ func TestReaderWaitsForLiveWriter(t *testing.T) {
 func TestStuckWriterIsRolledBack(t *testing.T) {
 	db := openDB(t, percolator.Options{LockTTL: 30 * time.Millisecond})
 	set(t, db, "r1", "c", "old")
-	prewritten, release := make(chan struct{}), make(chan struct{})
-	w, _ := db.Begin(bg)
-	w.Set("r1", "c", []byte("new"))
-	w.Set("r2", "c", []byte("new"))
-	percolator.SetCrash(w, func(p percolator.CrashPoint) bool {
-		if p == percolator.CrashAfterPrewrites {
-			close(prewritten)
-			<-release
-		}
-		return false
-	})
-	done := make(chan error)
-	go func() { done <- w.Commit(bg) }()
-	<-prewritten
+	release, done := pausedWriter(db)
 	if v, _ := get(t, db, "r2", "c"); v != "old" && v != "" {
 		t.Fatalf("read %q", v)
 	}
