@@ -500,6 +500,61 @@ func TestScanAtomicity(t *testing.T) {
 	t.Logf("%d writes", ts.Load())
 }
 
+// TestPointReadAtomicity reads columns of rows, without sparse cells, while
+// writers rewrite them: a point read, which first tries without the row's
+// lock, must see each write whole. Writes alternate between one version
+// (one Badger transaction) and several (a write batch).
+func TestPointReadAtomicity(t *testing.T) {
+	s := open(t, t.TempDir(), badger.Options{MemTableSize: 1 << 20}) // memtables rotate under the reads
+	ctx := context.Background()
+	const rows = 4
+	reads := 10000
+	if testing.Short() {
+		reads = 500
+	}
+	var ts atomic.Uint64
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			rnd := rand.New(rand.NewPCG(uint64(w), 9))
+			for !done.Load() {
+				i := ts.Add(1)
+				row := fmt.Sprint("row", rnd.IntN(rows))
+				v := fmt.Sprint(i)
+				muts := []percolator.Mutation{set("d", "a", i, v), set("w", "b", i, v), set("n", "c", i, v)}
+				if i%2 == 1 {
+					// Several versions, and deletions: a marker above
+					// d:a@i, and tombstones below w:b@i.
+					muts = append(muts, set("d", "a", 1<<40, v), del("d", "a", 1<<40), delOlder("w", "b", i))
+				}
+				if err := s.MutateRows(ctx, []percolator.RowMutation{{Row: row, Mutations: muts}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	fs := []percolator.Filter{{Family: "d", Column: "a", Latest: true}, {Family: "n", Column: "c", Latest: true}, {Family: "w", Column: "b", Latest: true}}
+	for i := range reads {
+		row := fmt.Sprint("row", i%rows)
+		cs, err := s.ReadRow(ctx, row, fs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs) == 0 {
+			continue
+		}
+		if len(cs) != 3 || cs[1].Ts != cs[0].Ts || cs[2].Ts != cs[0].Ts ||
+			string(cs[1].Value) != string(cs[0].Value) || string(cs[2].Value) != string(cs[0].Value) {
+			t.Fatalf("read %d: row %s: %s", i, row, show(cs))
+		}
+	}
+	done.Store(true)
+	wg.Wait()
+	t.Logf("%d writes", ts.Load())
+}
+
 func TestIncrement(t *testing.T) {
 	s := open(t, t.TempDir(), badger.Options{})
 	ctx := context.Background()

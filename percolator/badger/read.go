@@ -361,14 +361,14 @@ func (s *Store) readCols(st *stripe, row string, c *colFilters, held bool, out [
 // columns whose filters all ask for timestamps that no cell of the stripe
 // has (see stripe.top). The caller holds st for writing.
 func (s *Store) anyCol(st *stripe, row string, c *colFilters) (bool, error) {
+	var buf [1]percolator.Cell
 	for i := 0; i < c.n; {
 		j := c.next(i)
-		if f := c.fams[i]; f.sparse && len(st.readSparseCol(row, f, c.fs[i].Column, c.fs[i:j], nil)) > 0 {
+		if f := c.fams[i]; f.sparse && len(st.readSparseCol(row, f, c.fs[i].Column, c.fs[i:j], buf[:0])) > 0 {
 			return true, nil
 		}
 		i = j
 	}
-	var buf [1]percolator.Cell
 	var rt readTxn
 	defer rt.done()
 	for i := 0; i < c.n; {
@@ -439,12 +439,13 @@ func (r *readTxn) done() {
 func (s *Store) readColumn(rt *readTxn, row string, f *family, col string, fs []percolator.Filter, out []percolator.Cell) ([]percolator.Cell, error) {
 	key := cellKey(f.gp, row, f.name, col)
 	txn := rt.at(s.db, maxOf(fs)+1)
-	if len(fs) == 1 && fs[0].Latest {
+	if len(fs) == 1 && (fs[0].Latest || fs[0].MinTs == fs[0].Max()) {
 		// The fast path: the newest version at or below the bound is the
 		// answer unless it is a metaDeleted marker. A tombstone (Get's
 		// ErrKeyNotFound) means nothing older is live. Deletions above the
 		// bound do not matter: DeleteOlder tombstones every version it
-		// deletes.
+		// deletes. For a filter of one timestamp, a marker at or below it
+		// means that there is no cell at it either.
 		fl := fs[0]
 		item, err := txn.Get(key)
 		if errors.Is(err, bdb.ErrKeyNotFound) {
@@ -454,6 +455,10 @@ func (s *Store) readColumn(rt *readTxn, row string, f *family, col string, fs []
 			return nil, fmt.Errorf("badger: read %q: %w", row, err)
 		}
 		switch item.UserMeta() {
+		case metaDeleted:
+			if fl.MinTs == fl.Max() {
+				return out, nil
+			}
 		case metaLive, metaEmpty:
 			ts := item.Version() - 1
 			if ts < fl.MinTs {

@@ -45,6 +45,7 @@ type entryID struct {
 // state: the live versions and tombstones, with the write's own earlier
 // mutations applied. Only columns that need it have one.
 type colState struct {
+	key []byte
 	f   *family
 	st  *stripe
 	row string
@@ -59,6 +60,40 @@ type colState struct {
 	// only above floor, the lowest version a SetCell of the write puts.
 	needRaw bool
 	floor   uint64
+}
+
+// colStates holds the column states of a write, by key.
+type colStates struct {
+	list []*colState
+	// by indexes list once it is long; most writes touch a column or two.
+	by map[string]*colState
+}
+
+const smallCols = 8
+
+func (c *colStates) get(key []byte) *colState {
+	if c.by != nil {
+		return c.by[string(key)]
+	}
+	for _, cs := range c.list {
+		if bytes.Equal(cs.key, key) {
+			return cs
+		}
+	}
+	return nil
+}
+
+func (c *colStates) add(cs *colState) {
+	c.list = append(c.list, cs)
+	switch {
+	case c.by != nil:
+		c.by[string(cs.key)] = cs
+	case len(c.list) > smallCols:
+		c.by = make(map[string]*colState, 2*len(c.list))
+		for _, cs := range c.list {
+			c.by[string(cs.key)] = cs
+		}
+	}
 }
 
 // A batch collects the entries of one atomic write.
@@ -129,8 +164,9 @@ func (s *Store) write(fams map[string]*family, ops []rowOp) error {
 	// those of sparse families (to update the in-memory copy), those with a
 	// deletion (which versions, tombstone or marker?), and those written at
 	// or below a version where a tombstone may be (rescue).
-	var keys [][]byte
-	var cols map[string]*colState
+	var kbuf [4][]byte
+	keys := kbuf[:0]
+	var cols colStates
 	for _, op := range ops {
 		for _, m := range op.muts {
 			f, err := checkMutation(fams, m)
@@ -147,13 +183,10 @@ func (s *Store) write(fams map[string]*family, ops []rowOp) error {
 			if !raw && !f.sparse && !del {
 				continue
 			}
-			cs := cols[string(key)]
+			cs := cols.get(key)
 			if cs == nil {
-				if cols == nil {
-					cols = make(map[string]*colState)
-				}
-				cs = &colState{f: f, st: op.st, row: op.row, col: m.Column, floor: math.MaxUint64}
-				cols[string(key)] = cs
+				cs = &colState{key: key, f: f, st: op.st, row: op.row, col: m.Column, floor: math.MaxUint64}
+				cols.add(cs)
 			}
 			cs.needRaw = cs.needRaw || raw
 			if raw && !del {
@@ -161,12 +194,12 @@ func (s *Store) write(fams map[string]*family, ops []rowOp) error {
 			}
 		}
 	}
-	for key, cs := range cols {
+	for _, cs := range cols.list {
 		if cs.f.sparse {
 			cs.live = slices.Clone(cs.st.sparseCol(cs.row, famCol{cs.f.name, cs.col}))
 		}
 		if cs.needRaw {
-			if err := s.loadRaw([]byte(key), cs); err != nil {
+			if err := s.loadRaw(cs.key, cs); err != nil {
 				return err
 			}
 		}
@@ -179,7 +212,10 @@ func (s *Store) write(fams map[string]*family, ops []rowOp) error {
 		for _, m := range op.muts {
 			key := keys[i]
 			i++
-			cs := cols[string(key)]
+			var cs *colState
+			if len(cols.list) > 0 {
+				cs = cols.get(key)
+			}
 			switch m.Op {
 			case percolator.SetCell:
 				ver := m.Ts + 1
@@ -230,7 +266,7 @@ func (s *Store) write(fams map[string]*family, ops []rowOp) error {
 	for _, op := range ops {
 		op.st.last = seq
 	}
-	for key, cs := range cols {
+	for _, cs := range cols.list {
 		if !cs.f.sparse {
 			continue
 		}
@@ -238,7 +274,7 @@ func (s *Store) write(fams map[string]*family, ops []rowOp) error {
 		if err != nil {
 			// Re-read what the in-memory copy must mirror.
 			var rerr error
-			if vs, rerr = s.loadLive([]byte(key)); rerr != nil {
+			if vs, rerr = s.loadLive(cs.key); rerr != nil {
 				vs = nil
 			}
 		}
@@ -433,8 +469,9 @@ func (s *Store) slot(row string) int {
 }
 
 // MutateRows implements percolator.Store. All rows are written in one
-// Badger batch while their stripes are held, so they are in fact applied
-// all or none (short of Badger splitting a batch larger than its limit).
+// Badger write (see flush) while their stripes are held, so readers see them
+// applied all or none, and so does a crash if all have one timestamp and
+// fit in one Badger transaction.
 func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -442,8 +479,15 @@ func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) e
 	if len(rows) == 0 {
 		return nil
 	}
-	slots := make([]int, len(rows))
-	ops := make([]rowOp, len(rows))
+	var slots []int
+	var ops []rowOp
+	if len(rows) <= 4 {
+		var sbuf [4]int
+		var obuf [4]rowOp
+		slots, ops = sbuf[:len(rows)], obuf[:len(rows)]
+	} else {
+		slots, ops = make([]int, len(rows)), make([]rowOp, len(rows))
+	}
 	for i, r := range rows {
 		slots[i] = s.slot(r.Row)
 		ops[i] = rowOp{st: &s.stripes[slots[i]], row: r.Row, muts: r.Mutations}
