@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Store is the Bigtable-like table Percolator runs on: a sorted map
@@ -118,8 +119,10 @@ const MaxTs = math.MaxUint64 - 1
 // cells-per-column limit of 1.
 type Filter struct {
 	Family string
-	// Column selects one column; empty selects every column of Family.
-	Column string
+	// Column selects one column; empty selects every column of Family that
+	// begins with ColumnPrefix (Bigtable: a column range filter).
+	Column       string
+	ColumnPrefix string
 	// MinTs and MaxTs bound the timestamps, both inclusive. The zero MaxTs
 	// means MaxTs (no bound).
 	MinTs, MaxTs uint64
@@ -133,7 +136,7 @@ type Filter struct {
 // Latest.
 func (f Filter) Matches(c Cell) bool {
 	return c.Family == f.Family &&
-		(f.Column == "" || c.Column == f.Column) &&
+		(c.Column == f.Column || f.Column == "" && strings.HasPrefix(c.Column, f.ColumnPrefix)) &&
 		c.Ts >= f.MinTs && c.Ts <= f.max()
 }
 

@@ -305,7 +305,7 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 			}
 		}
 		return true
-	}, Filter{Family: famWrite, MaxTs: tx.startTs, Latest: true}, Filter{Family: famLock, MaxTs: tx.startTs})
+	}, Filter{Family: famWrite, ColumnPrefix: colPrefix, MaxTs: tx.startTs, Latest: true}, Filter{Family: famLock, ColumnPrefix: colPrefix, MaxTs: tx.startTs})
 	if scanErr != nil {
 		return fmt.Errorf("percolator: scan: %w", scanErr)
 	}

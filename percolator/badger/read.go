@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	bdb "github.com/dgraph-io/badger/v4"
 
@@ -76,7 +77,7 @@ func plan(fams map[string]*family, filters []percolator.Filter) ([]famPlan, erro
 func forColumn(fs []percolator.Filter, col string) []percolator.Filter {
 	all := true
 	for _, f := range fs {
-		if f.Column != "" && f.Column != col {
+		if !selects(f, col) {
 			all = false
 			break
 		}
@@ -86,11 +87,34 @@ func forColumn(fs []percolator.Filter, col string) []percolator.Filter {
 	}
 	var out []percolator.Filter
 	for _, f := range fs {
-		if f.Column == "" || f.Column == col {
+		if selects(f, col) {
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// selects reports whether filter f applies to column col.
+func selects(f percolator.Filter, col string) bool {
+	if f.Column != "" {
+		return f.Column == col
+	}
+	return strings.HasPrefix(col, f.ColumnPrefix)
+}
+
+// commonPrefix returns the column prefix every filter of fs is limited to,
+// or "" when some filter selects every column.
+func commonPrefix(fs []percolator.Filter) string {
+	if len(fs) == 0 || fs[0].ColumnPrefix == "" {
+		return ""
+	}
+	p := fs[0].ColumnPrefix
+	for _, f := range fs[1:] {
+		if f.ColumnPrefix != p {
+			return ""
+		}
+	}
+	return p
 }
 
 // maxOf returns the largest upper bound of fs.
@@ -527,12 +551,20 @@ func (c *cursor) scanFamily(prefix []byte, p *famPlan, fresh bool, out []percola
 		}
 		return out, nil // the caller seeks
 	}
-	if !fresh || (it.Valid() && bytes.Compare(it.Item().Key(), prefix) < 0) {
-		c.seek(prefix)
+	bound := prefix // the keys to visit
+	if cp := commonPrefix(p.fs); cp != "" {
+		// Only the columns beginning with cp: their keys share the escaped
+		// prefix (escaping is per byte), without the column terminator.
+		esc := appendEsc(slices.Clip(prefix), cp)
+		bound = esc[:len(esc)-2]
+		fresh = false
+	}
+	if !fresh || (it.Valid() && bytes.Compare(it.Item().Key(), bound) < 0) {
+		c.seek(bound)
 	}
 	for it.Valid() {
 		key := it.Item().Key()
-		if !bytes.HasPrefix(key, prefix) {
+		if !bytes.HasPrefix(key, bound) {
 			break
 		}
 		col, rest, ok := cutEsc(key[len(prefix):])

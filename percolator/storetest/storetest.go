@@ -79,6 +79,7 @@ var suite = []suiteTest{
 	{"Exclusive", testExclusive},
 	{"Compactor", testCompactor},
 	{"CancelledContext", testCancelledContext},
+	{"ColumnPrefix", testColumnPrefix},
 }
 
 // Run runs the contract suite as subtests of t. open must return a new,
