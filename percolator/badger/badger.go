@@ -100,6 +100,9 @@ var (
 	ErrNotCounter = errors.New("badger: cell is not a 64-bit counter")
 	// ErrCorrupt is returned when a stored key or entry cannot be decoded.
 	ErrCorrupt = errors.New("badger: corrupt entry")
+
+	// ErrClosed is returned by every method called after Close.
+	ErrClosed = errors.New("badger: store closed")
 )
 
 // Options configures a Store. The zero value is a durable on-disk store
@@ -187,6 +190,7 @@ func newFamily(f percolator.Family) *family {
 // database directory's lock: no other process can open it meanwhile, so it
 // implements percolator.ExclusiveStore.
 type Store struct {
+	closed  atomic.Bool // set by Close; methods then return ErrClosed
 	db      *bdb.DB
 	dir     string // "" in memory
 	mem     bool
@@ -279,6 +283,9 @@ func Open(dir string, opt Options) (*Store, error) {
 
 // Close closes the database. In-flight calls must have returned.
 func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("badger: close: %w", err)
 	}
@@ -344,6 +351,9 @@ func (s *Store) families() map[string]*family { return *s.fams.Load() }
 // with ErrFamilyConflict; redeclaring it with another Sparse flag switches
 // the in-memory copy on or off.
 func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -655,3 +655,31 @@ func TestCompactBounded(t *testing.T) {
 	}
 	check(t, "cell", read(t, s, "hot", percolator.Filter{Family: "w", KeysOnly: true}), fmt.Sprintf("w:c@%d=", n))
 }
+
+// A closed store answers with ErrClosed instead of crashing.
+func TestUseAfterClose(t *testing.T) {
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.EnsureFamilies(t.Context(), storetest.Families); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if err := st.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := st.ReadRow(t.Context(), "r", percolator.Filter{Family: "d"}); !errors.Is(err, badger.ErrClosed) {
+		t.Errorf("ReadRow after Close: %v", err)
+	}
+	err = st.ReadRows(t.Context(), "", "", func(string, []percolator.Cell) bool { return true }, percolator.Filter{Family: "d"})
+	if !errors.Is(err, badger.ErrClosed) {
+		t.Errorf("ReadRows after Close: %v", err)
+	}
+	if err := st.MutateRows(t.Context(), []percolator.RowMutation{{Row: "r"}}); !errors.Is(err, badger.ErrClosed) {
+		t.Errorf("MutateRows after Close: %v", err)
+	}
+	if _, err := st.Increment(t.Context(), "r", "m", "c", 1); !errors.Is(err, badger.ErrClosed) {
+		t.Errorf("Increment after Close: %v", err)
+	}
+}

@@ -23,6 +23,9 @@ import (
 // This rewrites the whole LSM tree, so it suits a periodic collection (as
 // Percolator's GC runs it), not a call per write.
 func (s *Store) Compact(ctx context.Context, safeTs uint64) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -265,6 +265,9 @@ func skipKey(it *bdb.Iterator, key []byte) {
 
 // ReadRow implements percolator.Store.
 func (s *Store) ReadRow(ctx context.Context, row string, filters ...percolator.Filter) ([]percolator.Cell, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -587,6 +590,9 @@ func (c *cursor) scanFamily(prefix []byte, p *famPlan, fresh bool, out []percola
 // write to the stripe (seeking back if need be), so a write to the row is
 // seen whole or not at all.
 func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
