@@ -61,6 +61,7 @@ func total(ws []*percolator.Worker, name string) (s percolator.ObserverStats) {
 				s.Failures += x.Failures
 				s.Parked += x.Parked
 				s.Nothing += x.Nothing
+				s.Pending += x.Pending
 			}
 		}
 	}
@@ -474,4 +475,30 @@ func TestTxNotifyHotRowNoConflicts(t *testing.T) {
 	if p, _ := db.Pending(bg); p["w"] != 1 {
 		t.Fatalf("pending %v, want one notification of hot/w", p)
 	}
+}
+
+// The queue gauge follows the scans while the worker runs.
+func TestPendingGauge(t *testing.T) {
+	db := openDB(t, percolator.Options{Observed: []string{"in"}})
+	release := make(chan struct{})
+	w := startWorker(t, db, percolator.WorkerOptions{Workers: 1}, percolator.Observer{Name: "slow", Column: "in",
+		Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		}})
+	for i := range 5 {
+		set(t, db, fmt.Sprint("r", i), "in", "x")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for total([]*percolator.Worker{w}, "slow").Pending == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("pending gauge never rose while 5 notifications waited")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	waitIdle(t, w)
 }

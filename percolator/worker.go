@@ -257,12 +257,25 @@ func randomRow() string {
 // another run holds a row it reached.
 func (w *Worker) pass(ctx context.Context, start string) (found int, teleport bool, err error) {
 	from, end, wrapped := start, "", false
+	seen := make(map[string]int64) // notifications per observed column, for the queue gauge
+	defer func() {
+		if !teleport && err == nil {
+			for col, o := range w.obs {
+				o.s.pending.Store(seen[col])
+			}
+		}
+	}()
 	for {
 		var batch []task
 		var last string
 		full := false
 		err := w.db.st.ReadRows(ctx, from, end, func(row string, cells []Cell) bool {
 			last = row
+			for i, c := range cells {
+				if i == 0 || cells[i-1].Column != c.Column {
+					seen[c.Column]++
+				}
+			}
 			if t, ok := w.collect(row, cells); ok {
 				batch = append(batch, t)
 			}
@@ -573,7 +586,7 @@ type ObserverStats struct {
 	Conflicts int64         // runs that lost to another transaction
 	Failures  int64         // runs whose observer returned an error or panicked
 	Parked    int64         // notifications parked as failed
-	Pending   int64         // notifications seen by the last full count
+	Pending   int64         // notifications seen by the last full scan (the queue length)
 	RunTime   time.Duration // total time of runs
 }
 
