@@ -526,28 +526,33 @@ func (w *Worker) failed(ctx context.Context, o *observerState, row string, n not
 // notification meanwhile (Apache Fluo's `fluo wait` rule). Notifications
 // waiting for a retry count as work.
 func (w *Worker) WaitIdle(ctx context.Context) error {
+	quiet := 0 // consecutive polls with nothing running and no new notification
+	last := w.db.epoch.Load()
 	for {
+		// Full scans cost: only when the worker looks idle.
 		epoch := w.db.epoch.Load()
-		busy := w.inflight.Load() > 0
-		// Dead writers' locks may hold notifications back.
-		cleaned, err := w.db.CleanLocks(ctx)
-		if err != nil {
+		if w.inflight.Load() > 0 || epoch != last {
+			quiet, last = 0, epoch
+		} else {
+			quiet++
+		}
+		if quiet >= 2 {
+			// Dead writers' locks may hold notifications back.
+			cleaned, err := w.db.CleanLocks(ctx)
+			if err != nil {
+				return err
+			}
+			n, err := w.countPending(ctx)
+			if err != nil {
+				return err
+			}
+			if n+cleaned == 0 && w.inflight.Load() == 0 && epoch == w.db.epoch.Load() {
+				return nil
+			}
+			quiet = 0
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
 			return err
-		}
-		n, err := w.countPending(ctx)
-		if err != nil {
-			return err
-		}
-		n += cleaned
-		if n == 0 && !busy && w.inflight.Load() == 0 && epoch == w.db.epoch.Load() {
-			return nil
-		}
-		t := time.NewTimer(20 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
 		}
 	}
 }
