@@ -153,9 +153,13 @@ func BenchmarkChain(b *testing.B) {
 	for i := range copies {
 		hosts = append(hosts, fmt.Sprintf("pg%d.test", i))
 	}
+	workers := 32
+	if n, err := strconv.Atoi(os.Getenv("CHAIN_WORKERS")); err == nil {
+		workers = n
+	}
 	for b.Loop() {
 		b.StopTimer()
-		db, w := openChain(b, 32)
+		db, w := openChain(b, workers)
 		n := loadCorpus(b, db, pages, hosts)
 		b.StartTimer()
 		began := time.Now()
