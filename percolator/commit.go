@@ -1,0 +1,304 @@
+package percolator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// CrashPoint names a step of Commit at which tests abandon a transaction, as
+// a worker that dies there would.
+type CrashPoint int
+
+const (
+	CrashAfterPrimaryPrewrite CrashPoint = iota + 1
+	CrashAfterPrewrites
+	CrashAfterPrimaryCommit
+	CrashMidSecondaries
+)
+
+// errCrashed is returned by a Commit abandoned at a CrashPoint.
+var errCrashed = errors.New("percolator: injected crash")
+
+// Commit applies the buffered writes atomically. It returns ErrConflict if
+// another transaction wrote or locked one of the cells since the start
+// timestamp; the transaction is then rolled back. After Commit returns nil
+// the writes are visible to every transaction that starts later.
+func (tx *Tx) Commit(ctx context.Context) error {
+	if tx.done {
+		return ErrTxDone
+	}
+	defer tx.Rollback()
+	if len(tx.writes) == 0 {
+		return nil
+	}
+	if tx.readOnly {
+		return ErrReadOnly
+	}
+	rows := tx.rows()
+	if tx.db.ex != nil && len(rows) == 1 && tx.crash == nil {
+		return tx.commitOnePhase(ctx, rows[0])
+	}
+	return tx.commitTwoPhase(ctx, rows)
+}
+
+// rowWrites is one row's share of a transaction's writes, columns sorted.
+type rowWrites struct {
+	row  string
+	cols []string
+	ps   []pending
+}
+
+// rows groups the writes by row, sorted, so the primary (the first cell of
+// the first row) is chosen deterministically.
+func (tx *Tx) rows() []rowWrites {
+	keys := make([]cellKey, 0, len(tx.writes))
+	for k := range tx.writes {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKeys)
+	var out []rowWrites
+	for _, k := range keys {
+		if len(out) == 0 || out[len(out)-1].row != k.row {
+			out = append(out, rowWrites{row: k.row})
+		}
+		r := &out[len(out)-1]
+		r.cols = append(r.cols, k.col)
+		r.ps = append(r.ps, tx.writes[k])
+	}
+	return out
+}
+
+// conflictPredicate matches what makes a prewrite of r impossible: a lock
+// at any timestamp, or a write committed at or after our start.
+func (tx *Tx) conflictPredicate(r rowWrites) []Filter {
+	fs := make([]Filter, 0, 2*len(r.cols))
+	for _, col := range r.cols {
+		fs = append(fs,
+			Filter{Family: famLock, Column: col, KeysOnly: true},
+			Filter{Family: famWrite, Column: col, MinTs: tx.startTs, Latest: true, KeysOnly: true})
+	}
+	return fs
+}
+
+func (tx *Tx) inline(p pending) bool {
+	return p.kind == kindPut && len(p.value) <= tx.db.opt.InlineMax
+}
+
+func (tx *Tx) record(p pending, inline bool) []byte {
+	w := write{kind: p.kind, startTs: tx.startTs}
+	if inline {
+		w.inline, w.value = true, p.value
+	}
+	return w.encode()
+}
+
+// commitOnePhase commits a single-row transaction on an exclusive store in
+// one row operation: the store holds the row while the commit timestamp is
+// taken, so no reader can see the row without the write once the timestamp
+// exists (the job the lock does in two-phase commit).
+func (tx *Tx) commitOnePhase(ctx context.Context, r rowWrites) error {
+	tx.db.gate.RLock()
+	defer tx.db.gate.RUnlock()
+	matched, err := tx.db.ex.CheckAndMutateRowAt(ctx, r.row, tx.conflictPredicate(r),
+		func() (uint64, error) { return tx.db.orc.Next(ctx) },
+		func(commitTs uint64) []Mutation {
+			tx.commitTs = commitTs
+			muts := make([]Mutation, 0, 2*len(r.cols))
+			for i, col := range r.cols {
+				p := r.ps[i]
+				in := tx.inline(p)
+				if p.kind == kindPut && !in {
+					muts = append(muts, Mutation{Op: SetCell, Family: famData, Column: col, Ts: tx.startTs, Value: p.value})
+				}
+				muts = append(muts, Mutation{Op: SetCell, Family: famWrite, Column: col, Ts: commitTs, Value: tx.record(p, in)})
+				if n, ok := commitNotify(col, commitTs); ok {
+					muts = append(muts, n)
+				}
+			}
+			return tx.db.notifyMutations(r, tx.startTs, muts)
+		})
+	if err != nil {
+		tx.commitTs = 0
+		return fmt.Errorf("percolator: commit %q: %w", r.row, err)
+	}
+	if matched {
+		tx.commitTs = 0
+		return fmt.Errorf("%w: row %q", ErrConflict, r.row)
+	}
+	tx.db.notified([]rowWrites{r})
+	return nil
+}
+
+func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
+	primary := cellKey{rows[0].row, rows[0].cols[0]}
+	lk := lock{primaryRow: primary.row, primaryCol: primary.col, writer: tx.db.id, wallMs: time.Now().UnixMilli(), ttlMs: tx.db.opt.LockTTL.Milliseconds()}
+
+	// Prewrite the primary's row first: secondaries exist only once the
+	// primary lock does, which is what lets a cleaner decide by the primary.
+	if err := tx.prewrite(ctx, rows[0], lk); err != nil {
+		return err
+	}
+	if tx.crashed(CrashAfterPrimaryPrewrite) {
+		return errCrashed
+	}
+	if err := tx.prewriteSecondaries(ctx, rows[1:], lk); err != nil {
+		tx.rollbackRows(rows)
+		return err
+	}
+	if tx.crashed(CrashAfterPrewrites) {
+		return errCrashed
+	}
+
+	commitTs, err := tx.db.orc.Next(ctx)
+	if err != nil {
+		tx.rollbackRows(rows)
+		return err
+	}
+	// The commit point: replace the primary lock by a write record, if the
+	// lock is still ours (a cleaner may have rolled us back).
+	matched, err := tx.db.st.CheckAndMutateRow(ctx, primary.row,
+		[]Filter{{Family: famLock, Column: primary.col, MinTs: tx.startTs, MaxTs: tx.startTs, KeysOnly: true}},
+		tx.commitMutations(rows[0], commitTs), nil)
+	if err != nil {
+		// Unknown outcome: leave the locks; readers resolve them by the primary.
+		return fmt.Errorf("percolator: commit primary %q %q: %w", primary.row, primary.col, err)
+	}
+	if !matched {
+		tx.rollbackRows(rows)
+		return fmt.Errorf("%w: primary lock %q %q was cleaned up", ErrConflict, primary.row, primary.col)
+	}
+	tx.commitTs = commitTs
+	if tx.crashed(CrashAfterPrimaryCommit) {
+		return errCrashed
+	}
+
+	// Secondaries: committed already in effect; a failure here only leaves
+	// locks that readers roll forward.
+	rest := rows[1:]
+	muts := make([]RowMutation, 0, len(rest))
+	for i, r := range rest {
+		if i == len(rest)/2 && tx.crashed(CrashMidSecondaries) {
+			tx.db.st.MutateRows(ctx, muts)
+			return errCrashed
+		}
+		muts = append(muts, RowMutation{Row: r.row, Mutations: tx.commitMutations(r, commitTs)})
+	}
+	if len(muts) > 0 {
+		if err := tx.db.st.MutateRows(ctx, muts); err != nil {
+			tx.db.opt.Logger.Warn("commit secondaries failed; readers will roll them forward", "start_ts", tx.startTs, "err", err)
+		}
+	}
+	tx.db.notified(rows)
+	return nil
+}
+
+// crashed reports whether a test asked to abandon the commit at p; the
+// transaction is then forgotten without cleanup, like a dead worker's.
+func (tx *Tx) crashed(p CrashPoint) bool {
+	if tx.crash == nil || !tx.crash(p) {
+		return false
+	}
+	tx.done = true
+	tx.db.forget(tx)
+	return true
+}
+
+func (tx *Tx) prewrite(ctx context.Context, r rowWrites, lk lock) error {
+	muts := make([]Mutation, 0, 2*len(r.cols))
+	for i, col := range r.cols {
+		p := r.ps[i]
+		l := lk
+		l.kind = p.kind
+		if p.kind == kindPut {
+			muts = append(muts, Mutation{Op: SetCell, Family: famData, Column: col, Ts: tx.startTs, Value: p.value})
+		}
+		muts = append(muts, Mutation{Op: SetCell, Family: famLock, Column: col, Ts: tx.startTs, Value: l.encode()})
+	}
+	muts = tx.db.notifyMutations(r, tx.startTs, muts)
+	matched, err := tx.db.st.CheckAndMutateRow(ctx, r.row, tx.conflictPredicate(r), nil, muts)
+	if err != nil {
+		return fmt.Errorf("percolator: prewrite %q: %w", r.row, err)
+	}
+	if matched {
+		return fmt.Errorf("%w: row %q", ErrConflict, r.row)
+	}
+	return nil
+}
+
+// prewriteSecondaries prewrites the secondary rows in parallel. While it
+// makes progress it keeps the primary lock's wall time fresh (every
+// LockTTL/3), so readers do not take a long commit for a stuck one; a writer
+// that stops making progress stops refreshing and is cleaned up after the
+// TTL, as the paper wants for live but stuck workers.
+func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, lk lock) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	var mu sync.Mutex // guards refreshed, serializes refreshes
+	refreshed := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(tx.db.opt.CommitParallelism)
+	for _, r := range rows {
+		g.Go(func() error {
+			if err := tx.prewrite(gctx, r, lk); err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if time.Since(refreshed) < tx.db.opt.LockTTL/3 {
+				return nil
+			}
+			refreshed = time.Now()
+			return tx.refreshPrimary(gctx, lk)
+		})
+	}
+	return g.Wait()
+}
+
+func (tx *Tx) refreshPrimary(ctx context.Context, lk lock) error {
+	lk.wallMs = time.Now().UnixMilli()
+	lk.kind = tx.writes[cellKey{lk.primaryRow, lk.primaryCol}].kind
+	matched, err := tx.db.st.CheckAndMutateRow(ctx, lk.primaryRow,
+		[]Filter{{Family: famLock, Column: lk.primaryCol, MinTs: tx.startTs, MaxTs: tx.startTs, KeysOnly: true}},
+		[]Mutation{{Op: SetCell, Family: famLock, Column: lk.primaryCol, Ts: tx.startTs, Value: lk.encode()}}, nil)
+	if err != nil {
+		return fmt.Errorf("percolator: refresh primary lock: %w", err)
+	}
+	if !matched {
+		return fmt.Errorf("%w: primary lock was cleaned up during commit", ErrConflict)
+	}
+	return nil
+}
+
+func (tx *Tx) commitMutations(r rowWrites, commitTs uint64) []Mutation {
+	muts := make([]Mutation, 0, 2*len(r.cols))
+	for i, col := range r.cols {
+		muts = append(muts,
+			Mutation{Op: SetCell, Family: famWrite, Column: col, Ts: commitTs, Value: tx.record(r.ps[i], tx.inline(r.ps[i]))},
+			Mutation{Op: DeleteCell, Family: famLock, Column: col, Ts: tx.startTs})
+		if n, ok := commitNotify(col, commitTs); ok {
+			muts = append(muts, n)
+		}
+	}
+	return muts
+}
+
+// rollbackRows erases the locks and data this transaction prewrote, where
+// they are still its own. Errors are ignored: leftover locks are cleaned up
+// by readers.
+func (tx *Tx) rollbackRows(rows []rowWrites) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// The primary first: once it is gone the transaction is decided.
+	for _, r := range rows {
+		for _, col := range r.cols {
+			tx.db.rollbackCell(ctx, r.row, col, tx.startTs)
+		}
+	}
+}

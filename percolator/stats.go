@@ -1,0 +1,62 @@
+package percolator
+
+import (
+	"sort"
+	"sync/atomic"
+	"time"
+)
+
+// ObserverStats counts what an observer did in this process.
+type ObserverStats struct {
+	Name      string
+	Column    string
+	Runs      int64         // transactions that ran the observer
+	Commits   int64         // runs that committed
+	Nothing   int64         // notifications found already acknowledged
+	Conflicts int64         // runs that lost to another transaction
+	Failures  int64         // runs whose observer returned an error or panicked
+	Parked    int64         // notifications parked as failed
+	Pending   int64         // notifications seen by the last full scan (the queue length)
+	RunTime   time.Duration // total time of runs
+}
+
+type statCounters struct {
+	runs, commits, nothing, conflicts, failures, parked, pending, runNanos atomic.Int64
+}
+
+func (c *statCounters) record(res outcome, err error, d time.Duration) {
+	switch {
+	case err != nil:
+		c.runs.Add(1)
+		c.failures.Add(1)
+	case res == ran:
+		c.runs.Add(1)
+		c.commits.Add(1)
+	case res == conflict:
+		c.runs.Add(1)
+		c.conflicts.Add(1)
+	default:
+		c.nothing.Add(1)
+	}
+	c.runNanos.Add(int64(d))
+}
+
+func (o *observerState) stats() ObserverStats {
+	c := &o.s
+	return ObserverStats{
+		Name: o.Name, Column: o.Column,
+		Runs: c.runs.Load(), Commits: c.commits.Load(), Nothing: c.nothing.Load(),
+		Conflicts: c.conflicts.Load(), Failures: c.failures.Load(), Parked: c.parked.Load(),
+		Pending: c.pending.Load(), RunTime: time.Duration(c.runNanos.Load()),
+	}
+}
+
+// Stats returns per-observer counts, sorted by observer name.
+func (w *Worker) Stats() []ObserverStats {
+	out := make([]ObserverStats, 0, len(w.obs))
+	for _, o := range w.obs {
+		out = append(out, o.stats())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
