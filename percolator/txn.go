@@ -309,8 +309,7 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 		return cbErr
 	}
 	if !stop {
-		emitOwn(cellKey{row: "\xff\xff\xff\xff", col: ""}, true)
-		for _, o := range own { // rows beyond any stored row
+		for _, o := range own { // own writes after the last stored cell
 			if stop {
 				break
 			}
