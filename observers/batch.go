@@ -349,6 +349,9 @@ func Verify(ctx context.Context, db *percolator.DB, rankTol float64, limit int) 
 				if last.Title != want.Title || last.Text != want.Text {
 					add("%s: exported title/text differ from batch", r)
 				}
+				if webtable.RoundRank(last.PageRank) != webtable.RoundRank(inc) {
+					add("%s: exported pagerank %g is stale: the page's is %g", r, last.PageRank, inc)
+				}
 				if b.anchorKeys(last.Anchors) != b.anchorKeys(want.Anchors) {
 					add("%s: anchors %v, batch %v", r, last.Anchors, want.Anchors)
 				}

@@ -50,22 +50,17 @@ type Export struct {
 	Doc     *Doc   `json:"doc,omitempty"`
 }
 
-// ExportOptions configure the export observer.
-type ExportOptions struct {
-	// RankDigits is how many significant digits of PageRank count as a
-	// change worth re-exporting. Default 2.
-	RankDigits int
-}
+// ExportOptions configure the export observer. There are none yet: the
+// PageRank a document carries is rounded by webtable.RoundRank, which the
+// rank observer also uses to decide when to notify export.
+type ExportOptions struct{}
 
 // ExportObserver returns the observer that exports changed documents
 // (webtable.DocDirty): when a canonical page's content, title, anchors,
-// duplicates or PageRank (beyond RankDigits) change, an upsert goes to the
+// duplicates or PageRank (as rounded by webtable.RoundRank) change, an upsert goes to the
 // export queue; when a page stops being an indexed canonical (gone, noindex,
 // redirect, lost the election), a delete does.
 func ExportObserver(opt ExportOptions) percolator.Observer {
-	if opt.RankDigits <= 0 {
-		opt.RankDigits = 2
-	}
 	return percolator.Observer{Name: "export", Column: webtable.DocDirty, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 		return export(ctx, tx, row, opt)
 	}}
@@ -108,7 +103,7 @@ func export(ctx context.Context, tx *percolator.Tx, row string, opt ExportOption
 	if err != nil {
 		return err
 	}
-	d := docDigest(doc, opt.RankDigits)
+	d := docDigest(doc)
 	if d == digest {
 		return nil
 	}
@@ -233,13 +228,13 @@ func anchorsOf(ctx context.Context, tx *percolator.Tx, members []string) ([]Anch
 	return out, nil
 }
 
-// docDigest identifies a document's exported content: PageRank counts to
-// digits significant digits, the fetch time not at all (a recrawl that
+// docDigest identifies a document's exported content: PageRank as
+// webtable.RoundRank has it, the fetch time not at all (a recrawl that
 // changed nothing is not an update).
-func docDigest(d *Doc, digits int) string {
+func docDigest(d *Doc) string {
 	c := *d
 	c.FetchedAt = time.Time{}
-	c.PageRank, _ = strconv.ParseFloat(strconv.FormatFloat(d.PageRank, 'g', digits, 64), 64)
+	c.PageRank, _ = strconv.ParseFloat(webtable.RoundRank(d.PageRank), 64)
 	b, _ := json.Marshal(c)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
@@ -265,6 +260,7 @@ func enqueue(tx *percolator.Tx, row string, doc *Doc, digest string) error {
 		{queueRow(tx, row), webtable.ExportDoc, e},
 		{row, webtable.ExportDigest, []byte(digest)},
 		{row, webtable.ExportLast, last},
+		{row, webtable.ExportRank, []byte(webtable.RoundRank(doc.PageRank))},
 		{row, webtable.ExportedAt, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))},
 		{hostRow(row), "p:" + row, []byte(strconv.Itoa(crossHostAnchors(doc)))},
 	} {
@@ -285,7 +281,7 @@ func unexport(tx *percolator.Tx, row string) error {
 		return err
 	}
 	for _, c := range []struct{ row, col string }{
-		{row, webtable.ExportDigest}, {row, webtable.ExportLast}, {hostRow(row), "p:" + row},
+		{row, webtable.ExportDigest}, {row, webtable.ExportLast}, {row, webtable.ExportRank}, {hostRow(row), "p:" + row},
 	} {
 		if err := tx.Delete(c.row, c.col); err != nil {
 			return err

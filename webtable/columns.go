@@ -1,5 +1,7 @@
 package webtable
 
+import "strconv"
+
 // Columns of a page row written by the crawler's loader transaction, one
 // transaction per fetch. Writing (or deleting) Body notifies the parse
 // observer; a fetch that did not change the page (304, same bytes) leaves
@@ -68,6 +70,7 @@ const (
 	ExportDigest = "export:digest" // digest of the last exported document; deleted when not exported
 	ExportedAt   = "export:time"   // Unix ms of the last export
 	ExportLast   = "export:last"   // the last exported document (JSON), for inspection and verification
+	ExportRank   = "export:rank"   // RoundRank of the PageRank last exported
 )
 
 // States of a page (column State).
@@ -105,3 +108,7 @@ var Observed = []string{Body, Hash, Links}
 
 // Weak lists the columns that are only notified, never written.
 var Weak = []string{DupDirty, DocDirty, RankDirty}
+
+// RoundRank is PageRank as the index sees it: to two significant digits. A
+// document is re-exported when this changes, not on every small move.
+func RoundRank(x float64) string { return strconv.FormatFloat(x, 'g', 2, 64) }

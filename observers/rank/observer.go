@@ -246,11 +246,28 @@ func (o *observer) announce(ctx context.Context, tx *percolator.Tx, u string, ok
 		}
 		return nil
 	}
-	if present && math.Abs(x-a) <= o.opt.AnnounceThreshold*max(math.Abs(a), 1-o.opt.Damping) {
-		return nil
-	}
-	if err := tx.Notify(u, webtable.DocDirty); err != nil {
+	// Export: whenever the rounded PageRank it carries differs, however
+	// small the move (the index shows the rounded value).
+	exported, err := tx.Get(ctx, u, webtable.ExportRank)
+	if err != nil {
 		return err
+	}
+	moved := !present || math.Abs(x-a) > o.opt.AnnounceThreshold*max(math.Abs(a), 1-o.opt.Damping)
+	switch {
+	case exported != nil && string(exported) != webtable.RoundRank(x), exported == nil && moved:
+		if err := tx.Notify(u, webtable.DocDirty); err != nil {
+			return err
+		}
+	case exported != nil:
+		// Rewriting the value unchanged makes a concurrent export (which
+		// read the old rank and writes this cell) conflict with us, instead
+		// of both committing on stale reads (write skew).
+		if err := tx.Set(u, webtable.ExportRank, exported); err != nil {
+			return err
+		}
+	}
+	if !moved {
+		return nil // the election only cares about moves beyond the threshold
 	}
 	h, err := tx.Get(ctx, u, webtable.ClusterHash)
 	if err != nil {
