@@ -3,52 +3,23 @@ package observers_test
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/caffeine-go/caffeine/internal/corpus"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
-// corpus unpacks the PostgreSQL manual (../shared/corpora) and returns its
-// pages by path.
-func corpus(tb testing.TB) map[string][]byte {
-	tb.Helper()
-	tgz, err := filepath.Abs("../../shared/corpora/postgresql-15-docs.tar.gz")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := os.Stat(tgz); err != nil {
-		tb.Skipf("corpus not found at %s", tgz)
-	}
-	dir := tb.TempDir()
-	if out, err := exec.Command("tar", "-xzf", tgz, "-C", dir).CombinedOutput(); err != nil {
-		tb.Fatalf("untar: %v: %s", err, out)
-	}
+// corpusPages returns the PostgreSQL manual's pages by path.
+func corpusPages(tb testing.TB) map[string][]byte {
 	pages := make(map[string][]byte)
-	root := filepath.Join(dir, "postgresql-15-docs")
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		pages[filepath.ToSlash(rel)] = b
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
+	for _, p := range corpus.Pages(tb) {
+		pages[p.Path] = p.Body
 	}
 	return pages
 }
@@ -117,7 +88,7 @@ func TestCorpusVerify(t *testing.T) {
 	if os.Getenv("CAFFEINE_CORPUS") == "" {
 		t.Skip("takes minutes until the rank observer is faster; set CAFFEINE_CORPUS=1 to run it")
 	}
-	pages := corpus(t)
+	pages := corpusPages(t)
 	db, w := openChain(t, 16)
 	n := loadCorpus(t, db, pages, []string{"pg.test"})
 	w.Start()
@@ -144,7 +115,7 @@ func TestCorpusVerify(t *testing.T) {
 // then the whole chain run until idle. Reports pages/s and each observer's
 // share of the time.
 func BenchmarkChain(b *testing.B) {
-	pages := corpus(b)
+	pages := corpusPages(b)
 	copies := 9
 	if n, err := strconv.Atoi(os.Getenv("CHAIN_COPIES")); err == nil {
 		copies = n

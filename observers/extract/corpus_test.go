@@ -1,13 +1,10 @@
 package extract
 
 import (
-	"archive/tar"
-	"compress/gzip"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/caffeine-go/caffeine/internal/corpus"
 )
 
 // corpusPage is one page of the shared PostgreSQL manual corpus.
@@ -16,47 +13,13 @@ type corpusPage struct {
 	body []byte
 }
 
-// loadCorpus reads the HTML pages of the PostgreSQL corpus straight from its
-// archive (nothing to unpack), or skips when the corpus is not there.
+// loadCorpus reads the HTML pages of the PostgreSQL corpus, or skips when
+// the corpus is not there.
 func loadCorpus(tb testing.TB) []corpusPage {
 	tb.Helper()
-	path := filepath.Join("..", "..", "..", "shared", "corpora", "postgresql-15-docs.tar.gz")
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		tb.Skipf("corpus not found: %s", path)
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var pages []corpusPage
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, ".html") {
-			continue
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		pages = append(pages, corpusPage{
-			url:  "https://www.postgresql.org/docs/15/" + filepath.Base(h.Name),
-			body: b,
-		})
-	}
-	if len(pages) == 0 {
-		tb.Fatal("no pages in corpus")
+	for _, p := range corpus.Pages(tb) {
+		pages = append(pages, corpusPage{url: "https://www.postgresql.org/docs/15/" + p.Path, body: p.Body})
 	}
 	return pages
 }
