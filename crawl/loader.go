@@ -185,6 +185,11 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 		interval = c.opt.InitialInterval // failed first fetch: where adaptation will start
 	}
 	set(webtable.Interval, itoa(interval.Milliseconds()))
+	if err := c.logFetch(ctx, tx, row, webtable.FetchEvent{
+		Time: now.UnixMilli(), Status: r.status, Changed: out.changed, Failed: fetchErr != nil,
+	}); err != nil {
+		return out, err
+	}
 	due := next.UnixMilli()
 	set(webtable.Due, itoa(due))
 	tx.Delete(row, webtable.Lease)
@@ -248,4 +253,25 @@ func headersJSON(h http.Header) []byte {
 	}
 	b, _ := json.Marshal(m)
 	return b
+}
+
+// historyLen bounds the fetches webtable.History keeps.
+const historyLen = 20
+
+// logFetch prepends e to the page's fetch history.
+func (c *Crawler) logFetch(ctx context.Context, tx *percolator.Tx, row string, e webtable.FetchEvent) error {
+	old, err := tx.Get(ctx, row, webtable.History)
+	if err != nil {
+		return err
+	}
+	var h []webtable.FetchEvent
+	if len(old) > 0 {
+		_ = json.Unmarshal(old, &h) // a damaged history starts over
+	}
+	h = append([]webtable.FetchEvent{e}, h[:min(len(h), historyLen-1)]...)
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return tx.Set(row, webtable.History, b)
 }

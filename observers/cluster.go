@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -55,6 +56,9 @@ func cluster(ctx context.Context, tx *percolator.Tx, row, col string) error {
 		return err
 	}
 	if err := tx.Set(row, webtable.ClusterHash, h); err != nil {
+		return err
+	}
+	if err := tx.Set(row, webtable.ClusteredAt, strconv.AppendInt(nil, time.Now().UnixMilli(), 10)); err != nil {
 		return err
 	}
 	return tx.Notify(k, webtable.DupDirty)

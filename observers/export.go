@@ -262,6 +262,7 @@ func enqueue(tx *percolator.Tx, row string, doc *Doc, digest string) error {
 		{row, webtable.ExportLast, last},
 		{row, webtable.ExportRank, []byte(webtable.RoundRank(doc.PageRank))},
 		{row, webtable.ExportedAt, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))},
+		{row, webtable.ExportVer, []byte(strconv.FormatUint(tx.StartTs(), 10))},
 		{hostRow(row), "p:" + row, []byte(strconv.Itoa(crossHostAnchors(doc)))},
 	} {
 		if err := tx.Set(w.row, w.col, w.val); err != nil {
@@ -286,6 +287,9 @@ func unexport(tx *percolator.Tx, row string) error {
 		if err := tx.Delete(c.row, c.col); err != nil {
 			return err
 		}
+	}
+	if err := tx.Set(row, webtable.ExportVer, []byte(strconv.FormatUint(tx.StartTs(), 10))); err != nil {
+		return err
 	}
 	return tx.Set(row, webtable.ExportedAt, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10)))
 }

@@ -27,7 +27,16 @@ const (
 	LastMod  = "crawl:lastmod"  // Last-Modified for conditional GET
 	Hint     = "crawl:hint"     // sitemap <lastmod>, Unix ms, a recrawl hint
 	Lease    = "crawl:lease"    // crawler id and expiry while a fetch is in flight, so two crawlers never fetch one URL at once
+	History  = "crawl:history"  // the last fetches, newest first: JSON [FetchEvent]
 )
+
+// FetchEvent is one fetch in a page's History.
+type FetchEvent struct {
+	Time    int64 `json:"t"`           // Unix ms
+	Status  int   `json:"s"`           // HTTP status, 0 when the fetch failed without one
+	Changed bool  `json:"c,omitempty"` // the content (or status) changed
+	Failed  bool  `json:"f,omitempty"` // the fetch failed (network, robots, retries exhausted)
+}
 
 // DuePrefix starts the frontier's time index: row DuePrefix + 13-digit Unix
 // ms + "/" + page row, one per page waiting to be fetched, so the crawler
@@ -67,10 +76,20 @@ const (
 	Rank = "rank:value" // decimal float
 
 	// Export bookkeeping in the page row.
-	ExportDigest = "export:digest" // digest of the last exported document; deleted when not exported
-	ExportedAt   = "export:time"   // Unix ms of the last export
-	ExportLast   = "export:last"   // the last exported document (JSON), for inspection and verification
-	ExportRank   = "export:rank"   // RoundRank of the PageRank last exported
+	ExportDigest = "export:digest"  // digest of the last exported document; deleted when not exported
+	ExportedAt   = "export:time"    // Unix ms of the last export
+	ExportLast   = "export:last"    // the last exported document (JSON), for inspection and verification
+	ExportRank   = "export:rank"    // RoundRank of the PageRank last exported
+	ExportVer    = "export:version" // version (start timestamp) of the last export, decimal
+
+	// Written by the serving feeder when it applied an export of the page:
+	// "UNIXMS VERSION", when the page's document (or its deletion) became
+	// searchable and the export's version.
+	SearchableAt = "serve:time"
+
+	// Written by the cluster observer when it placed the page's current
+	// content in its cluster, Unix ms.
+	ClusteredAt = "cluster:time"
 )
 
 // States of a page (column State).

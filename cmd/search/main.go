@@ -1,12 +1,137 @@
-// Command search is not built yet; see the project's issues.
+// Command search serves the search UI and JSON API over a table and its
+// serving index. With seeds it is the whole engine in one process: it
+// crawls, runs the indexing chain and feeds the index while it serves, so
+// documents become searchable while the crawl runs.
+//
+//	search -data DIR [-addr 127.0.0.1:8080]
+//	    serve DIR (the chain and the index feeder run too, so a table left
+//	    by crawler and indexer is served complete)
+//	search -data DIR -seeds URL[,URL...] [crawler flags]
+//	    the one-command quick start: crawl, index and serve
+//	search -data DIR -rebuild
+//	    delete the serving index and rebuild it from the table first
+//
+// The crawler flags are the crawler command's (-allow-private, -max-pages,
+// -delay, ...). Exit codes: 0 stopped by a signal, 1 failure, 2 bad usage.
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/engine"
+	"github.com/caffeine-go/caffeine/web"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "search: not implemented yet")
-	os.Exit(2)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stderr, nil))
+}
+
+// run runs the command; ready, if not nil, receives the address served
+// once the server listens (tests).
+func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- string) int {
+	fs := flag.NewFlagSet("search", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	crawlOptions := crawl.Flags(fs)
+	var (
+		data     = fs.String("data", "", "table `directory` (embedded Badger); the index is kept in it; required")
+		addr     = fs.String("addr", "127.0.0.1:8080", "listen `address` of the UI and API")
+		rebuild  = fs.Bool("rebuild", false, "delete the serving index and rebuild it from the table before serving")
+		noChain  = fs.Bool("no-index", false, "do not run the indexing chain (serve and feed the index only)")
+		scanners = fs.Int("scanners", 2, "notification scanner goroutines of the chain")
+		workers  = fs.Int("index-workers", 16, "observer transactions at once")
+		timeout  = fs.Duration("query-timeout", 5*time.Second, "bound on one query")
+		verbose  = fs.Bool("v", false, "log every page and observer failure")
+	)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: search -data DIR [-addr HOST:PORT] [-seeds URL[,URL...] [crawler flags]] [-rebuild]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *data == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	copt, err := crawlOptions()
+	if err != nil {
+		fmt.Fprintln(stderr, "search:", err)
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, Logger: log}
+	if !*noChain {
+		cfg.Observers = engine.Chain()
+	}
+	if len(copt.Seeds) > 0 {
+		copt.Logger = log
+		cfg.Crawl = &copt
+	}
+	e, err := engine.Open(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "search:", err)
+		return 1
+	}
+	defer e.Close()
+
+	reg := e.Metrics
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	h := web.New(e, web.Options{
+		Metrics:      promhttp.HandlerFor(prometheus.Gatherers{reg}, promhttp.HandlerOpts{}),
+		QueryTimeout: *timeout,
+		Logger:       log,
+	})
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "search:", err)
+		return 1
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 2 * time.Minute}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(shut)
+	}()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("serving", "url", "http://"+ln.Addr().String()+"/", "data", *data, "crawling", cfg.Crawl != nil)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	if err := e.Run(ctx); err != nil {
+		fmt.Fprintln(stderr, "search:", err)
+		return 1
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(stderr, "search:", err)
+		return 1
+	}
+	return 0
 }

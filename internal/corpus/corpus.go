@@ -8,6 +8,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -91,4 +92,34 @@ func find() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// Handler serves pages at their paths, "/" as index.html, with a
+// robots.txt allowing everything; extra adds or overrides paths (fixtures).
+func Handler(pages []Page, extra map[string]string) http.Handler {
+	byPath := make(map[string][]byte, len(pages)+len(extra))
+	for _, p := range pages {
+		byPath["/"+p.Path] = p.Body
+	}
+	for p, body := range extra {
+		byPath[p] = []byte(body)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Path
+		if path == "/" {
+			path = "/index.html"
+		}
+		if path == "/robots.txt" && byPath[path] == nil {
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "User-agent: *\nAllow: /\n")
+			return
+		}
+		body, ok := byPath[path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(body)
+	})
 }

@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/internal/corpus"
+)
+
+// deployment is cmd/search running in the test process, as a user runs it.
+type deployment struct {
+	t    *testing.T
+	base string
+	stop func() int
+}
+
+// start runs the command with args and waits until it listens.
+func start(t *testing.T, args ...string) *deployment {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	code := make(chan int, 1)
+	var log syncBuffer
+	go func() { code <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), &log, ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case c := <-code:
+		cancel()
+		t.Fatalf("search exited with %d:\n%s", c, log.String())
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("search did not start")
+	}
+	d := &deployment{t: t, base: "http://" + addr}
+	stopped := false
+	d.stop = func() int {
+		if stopped {
+			return 0
+		}
+		stopped = true
+		cancel()
+		c := <-code
+		if t.Failed() {
+			t.Logf("search log:\n%s", log.String())
+		}
+		return c
+	}
+	t.Cleanup(func() { d.stop() })
+	return d
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// get decodes the JSON answer of path into v and returns the status.
+func (d *deployment) get(path string, v any) int {
+	d.t.Helper()
+	resp, err := http.Get(d.base + path)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if v != nil && resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(b, v); err != nil {
+			d.t.Fatalf("GET %s: %v: %s", path, err, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+type stats struct {
+	Pages, Indexed, Frontier int
+	Pending                  int `json:"pending_notifications"`
+	Failed                   int `json:"failed_notifications"`
+	Idle                     bool
+	Latency                  struct{ Count int }
+}
+
+// waitIdle polls /api/stats until idle.
+func (d *deployment) waitIdle(timeout time.Duration) stats {
+	d.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var s stats
+	for time.Now().Before(deadline) {
+		if d.get("/api/stats", &s) == http.StatusOK && s.Idle {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	d.t.Fatalf("not idle after %v: %+v", timeout, s)
+	return s
+}
+
+type hit struct {
+	URL        string
+	Title      string
+	Snippet    string
+	Duplicates []string
+	Anchors    []string
+	FetchedAt  time.Time `json:"fetched_at"`
+	IndexedAt  time.Time `json:"indexed_at"`
+}
+
+func (d *deployment) search(q string) (int, []hit) {
+	d.t.Helper()
+	var r struct {
+		Total   int
+		Results []hit
+	}
+	d.get("/api/search?n=20&q="+url.QueryEscape(q), &r)
+	return r.Total, r.Results
+}
+
+// site is a small changing web: pages by path, changed by the test.
+type site struct {
+	mu    sync.Mutex
+	pages map[string]string
+	hits  atomic.Int64
+}
+
+func (s *site) set(path, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if body == "" {
+		delete(s.pages, path)
+	} else {
+		s.pages[path] = body
+	}
+}
+
+func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.hits.Add(1)
+	if r.URL.Path == "/robots.txt" {
+		io.WriteString(w, "User-agent: *\nAllow: /\n")
+		return
+	}
+	s.mu.Lock()
+	body, ok := s.pages[r.URL.Path]
+	s.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	io.WriteString(w, body)
+}
+
+func page(title, body string, links ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html><html><head><title>%s</title></head><body><p>%s</p>", title, body)
+	for _, l := range links {
+		fmt.Fprintf(&b, `<a href="%s">link to %s</a> `, l, strings.Trim(l, "/.html"))
+	}
+	b.WriteString("</body></html>")
+	return b.String()
+}
+
+// TestQuickStart runs the one command on a small web that changes, and
+// checks what a user sees: pages searchable while the crawl runs, one
+// result for duplicates with the duplicates listed, a page that turns 404
+// vanishing, a changed page searchable by its new words, and stage times.
+func TestQuickStart(t *testing.T) {
+	s := &site{pages: map[string]string{
+		"/":           page("Home", "welcome to the aardvark archive", "/a.html", "/dup1.html", "/dup2.html", "/gone.html", "/evil.html"),
+		"/a.html":     page("Aardvark facts", "the aardvark eats termites at night", "/"),
+		"/dup1.html":  page("Copy", "identical duplicated wombat content", "/"),
+		"/dup2.html":  page("Copy", "identical duplicated wombat content", "/"),
+		"/gone.html":  page("Doomed", "this quokka page will disappear", "/"),
+		"/evil.html":  page("<script>window.__xss=1</script>Evil", "&lt;img src=x onerror=alert(1)&gt; evil pangolin text", "/"),
+		"/other.html": page("Unlinked", "never crawled", "/"),
+	}}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	dir := t.TempDir()
+	d := start(t, "-data", dir, "-seeds", srv.URL+"/", "-allow-private", "-delay", "0",
+		"-min-interval", "500ms", "-initial-interval", "1s", "-max-interval", "2s", "-no-sitemaps")
+
+	st := d.waitIdleWith(60*time.Second, func(s stats) bool { return s.Indexed >= 4 })
+	if st.Pages != 6 {
+		t.Fatalf("pages = %d, want 6", st.Pages)
+	}
+
+	if n, hits := d.search("aardvark termites"); n != 1 || hits[0].URL != srv.URL+"/a.html" {
+		t.Fatalf("aardvark: %d %+v", n, hits)
+	}
+	n, hits := d.search("wombat")
+	if n != 1 || len(hits[0].Duplicates) != 1 {
+		t.Fatalf("duplicates should show once with the other listed: %d %+v", n, hits)
+	}
+	if hits[0].URL != srv.URL+"/dup1.html" || hits[0].Duplicates[0] != srv.URL+"/dup2.html" {
+		t.Fatalf("canonical: %+v", hits[0])
+	}
+	if _, hits := d.search("quokka"); len(hits) != 1 {
+		t.Fatalf("quokka before removal: %+v", hits)
+	}
+	if hits[0].IndexedAt.Before(hits[0].FetchedAt) {
+		t.Fatalf("indexed before fetched: %+v", hits[0])
+	}
+
+	// The page turns 404 and the home page changes; recrawls follow.
+	s.set("/gone.html", "")
+	s.set("/a.html", page("Aardvark facts", "the aardvark now eats ants", "/"))
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, q := d.search("quokka")
+		_, a := d.search("ants")
+		if len(q) == 0 && len(a) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("changes not searchable: quokka %+v, ants %+v", q, a)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, hits := d.search("termites"); len(hits) != 0 {
+		t.Fatalf("old content still found: %+v", hits)
+	}
+
+	var doc struct {
+		Status   string
+		Exported bool
+		Stages   map[string]time.Time
+		Inlinks  []struct{ URL, Anchor string }
+	}
+	if code := d.get("/api/doc?url="+url.QueryEscape(srv.URL+"/a.html"), &doc); code != http.StatusOK {
+		t.Fatalf("doc: %d", code)
+	}
+	for _, stage := range []string{"fetched", "parsed", "clustered", "exported", "searchable"} {
+		if doc.Stages[stage].IsZero() {
+			t.Errorf("stage %s missing: %+v", stage, doc.Stages)
+		}
+	}
+	if doc.Stages["searchable"].Before(doc.Stages["fetched"]) {
+		t.Errorf("searchable before fetched: %+v", doc.Stages)
+	}
+	if !doc.Exported || doc.Status != "ok" || len(doc.Inlinks) != 1 {
+		t.Errorf("doc: %+v", doc)
+	}
+	if code := d.get("/api/doc?url="+url.QueryEscape(srv.URL+"/nowhere.html"), nil); code != http.StatusNotFound {
+		t.Errorf("unknown doc: %d", code)
+	}
+	if code := d.get("/api/search?q=%22unterminated", nil); code != http.StatusBadRequest {
+		t.Errorf("bad query: %d", code)
+	}
+	if code := d.stop(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+
+	// Serving again from the same directory, and rebuilding the index
+	// from the table, give the same answers.
+	for _, args := range [][]string{{"-data", dir}, {"-data", dir, "-rebuild"}} {
+		d := start(t, args...)
+		d.waitIdle(30 * time.Second)
+		if n, hits := d.search("wombat"); n != 1 || len(hits[0].Duplicates) != 1 {
+			t.Errorf("%v: wombat: %d %+v", args, n, hits)
+		}
+		if _, hits := d.search("quokka"); len(hits) != 0 {
+			t.Errorf("%v: quokka came back: %+v", args, hits)
+		}
+		if _, hits := d.search("ants"); len(hits) != 1 {
+			t.Errorf("%v: ants: %+v", args, hits)
+		}
+		d.stop()
+	}
+}
+
+func (d *deployment) waitIdleWith(timeout time.Duration, ok func(stats) bool) stats {
+	d.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		s := d.waitIdle(time.Until(deadline))
+		if ok(s) {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestCorpusQuickStart runs the quick start on the PostgreSQL manual (or,
+// unless CAFFEINE_CORPUS=1, on its first pages) and searches for phrases
+// that only one page has.
+func TestCorpusQuickStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("corpus crawl in -short")
+	}
+	pages := corpus.Pages(t)
+	limit := 120
+	if os.Getenv("CAFFEINE_CORPUS") == "1" {
+		limit = 0
+	}
+	srv := httptest.NewServer(corpus.Handler(pages, nil))
+	defer srv.Close()
+	d := start(t, "-data", t.TempDir(), "-seeds", srv.URL+"/index.html", "-allow-private", "-delay", "0",
+		"-max-pages", strconv.Itoa(limit), "-no-sitemaps")
+	st := d.waitIdleWith(15*time.Minute, func(s stats) bool { return s.Indexed > 0 })
+	t.Logf("idle: %+v", st)
+
+	// Phrases of indexed pages that no other indexed page has: each must
+	// find its page first.
+	checked := 0
+	for start := 0; checked < 5 && start < 200; start += 20 {
+		var r struct{ Results []hit }
+		d.get(fmt.Sprintf("/api/search?q=postgresql&n=20&start=%d", start), &r)
+		for _, h := range r.Results {
+			if checked == 5 {
+				break
+			}
+			var doc struct{ Text string }
+			d.get("/api/doc?url="+url.QueryEscape(h.URL), &doc)
+			phrase := rarePhrase(t, d, doc.Text, h.URL)
+			if phrase == "" {
+				continue
+			}
+			n, hits := d.search(`"` + phrase + `"`)
+			if n != 1 || hits[0].URL != h.URL {
+				t.Errorf("phrase %q of %s: %d hits %+v", phrase, h.URL, n, hits)
+			}
+			checked++
+		}
+	}
+	if checked < 3 {
+		t.Fatalf("only %d unique phrases checked", checked)
+	}
+}
+
+// rarePhrase returns four consecutive words of text found (as a phrase)
+// only in the page u, or "".
+func rarePhrase(t *testing.T, d *deployment, text, u string) string {
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	})
+	for i := len(words) / 3; i+4 <= len(words) && i < len(words)/3+40; i += 4 {
+		p := strings.Join(words[i:i+4], " ")
+		if len(p) < 20 {
+			continue
+		}
+		if n, hits := d.search(`"` + p + `"`); n == 1 && hits[0].URL == u {
+			return p
+		}
+	}
+	return ""
+}

@@ -1,0 +1,242 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// The Engine is the backend of the web UI (web.Backend).
+
+// Search runs a query on the serving index.
+func (e *Engine) Search(ctx context.Context, q serving.Query) (*serving.Results, error) {
+	return e.Index.Search(ctx, q)
+}
+
+// Doc returns what the table and the index know of a URL.
+func (e *Engine) Doc(ctx context.Context, url string) (*serving.DocInfo, error) {
+	return serving.LookupDoc(ctx, e.DB, e.Index, url)
+}
+
+// Top returns the top pages, of one host if host is not empty.
+func (e *Engine) Top(ctx context.Context, host string, n int) (*serving.Top, error) {
+	return e.Index.Top(ctx, host, n)
+}
+
+// History returns the status page's time series, oldest first.
+func (e *Engine) History() []serving.Sample {
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	return slices.Clone(e.samples)
+}
+
+// statsTTL is how long a computed Stats is served again: computing it
+// scans the frontier and the notify group.
+const statsTTL = 250 * time.Millisecond
+
+// idleHold is how long the idle condition must hold, with nothing fetched
+// or applied meanwhile, before Stats reports idle: one look at the table
+// is not a snapshot, so a notification moved from a row not yet scanned to
+// one already scanned could hide (Apache Fluo's wait does the same).
+const idleHold = 300 * time.Millisecond
+
+// Stats returns the deployment's status.
+func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
+	e.statsMu.Lock()
+	if e.stats != nil && time.Since(e.statsAt) < statsTTL {
+		s := *e.stats
+		e.statsMu.Unlock()
+		return &s, nil
+	}
+	e.statsMu.Unlock()
+
+	s, err := e.computeStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	var loaded, applied int64
+	if e.Crawler != nil {
+		loaded = e.Crawler.Stats().Fetched
+	}
+	if e.Feeder != nil {
+		applied = e.Feeder.Applied()
+	}
+	crawling := e.Crawler != nil && !e.crawlerDone()
+	quiet := (s.Due == 0 || !crawling) && s.PendingNotifications <= s.FailedNotifications && s.ExportQueue == 0 && e.crawlerQuiet()
+	is := &e.idleSince
+	switch {
+	case !quiet:
+		is.ok = false
+	case !is.ok || is.loaded != loaded || is.applied != applied:
+		is.ok, is.at, is.loaded, is.applied = true, time.Now(), loaded, applied
+	}
+	s.Idle = is.ok && time.Since(is.at) >= idleHold
+	e.stats, e.statsAt = s, time.Now()
+	c := *s
+	return &c, nil
+}
+
+// crawlerQuiet reports whether no fetch is under way.
+func (e *Engine) crawlerQuiet() bool {
+	return e.Crawler == nil || e.crawlerDone() || e.Crawler.Stats().InFlight == 0
+}
+
+func (e *Engine) crawlerDone() bool {
+	select {
+	case <-e.crawlDone:
+		return true
+	default:
+		return false
+	}
+}
+
+func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
+	now := time.Now()
+	s := &serving.Stats{Time: now.UTC(), Crawling: e.Crawler != nil && !e.crawlerDone(), Observers: []serving.ObserverCount{}}
+	nowMs := now.UnixMilli()
+	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
+		err := tx.Scan(ctx, "", "", webtable.FetchedAt, func(row, _ string, _ []byte) bool {
+			if !strings.HasPrefix(row, "!") {
+				s.Pages++
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		err = tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", crawl.ColPage, func(row, _ string, _ []byte) bool {
+			s.Frontier++
+			ms, _, _ := strings.Cut(strings.TrimPrefix(row, webtable.DuePrefix), "/")
+			if t, err := strconv.ParseInt(ms, 10, 64); err == nil && t <= nowMs {
+				s.Due++
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Scan(ctx, webtable.ExportPrefix, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(string, string, []byte) bool {
+			s.ExportQueue++
+			return true
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.Indexed, err = e.Index.Count(); err != nil {
+		return nil, err
+	}
+	pending, err := e.DB.Pending(ctx)
+	if err != nil {
+		return nil, err
+	}
+	failed, err := e.DB.Failed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.FailedNotifications = len(failed)
+	byObserver := make(map[string]int)
+	for _, f := range failed {
+		byObserver[f.Observer]++
+	}
+	for _, n := range pending {
+		s.PendingNotifications += n
+	}
+	if e.Worker != nil {
+		for _, o := range e.Worker.Stats() {
+			s.Observers = append(s.Observers, serving.ObserverCount{
+				Name: o.Name, Column: o.Column, Pending: pending[o.Column], Failed: byObserver[o.Name],
+				Runs: o.Runs, Commits: o.Commits, Conflicts: o.Conflicts, RunTimeS: o.RunTime.Seconds(),
+			})
+		}
+	}
+	s.Latency = e.Index.Latency()
+	return s, nil
+}
+
+// sample appends a point to the time series.
+func (e *Engine) sample(ctx context.Context) {
+	s, err := e.Stats(ctx)
+	if err != nil {
+		return
+	}
+	var fetched, loaded int64
+	if e.Crawler != nil {
+		fetched = e.Crawler.Stats().Fetched
+	}
+	if e.Feeder != nil {
+		loaded = e.Feeder.Applied()
+	}
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	now := time.Now()
+	p := serving.Sample{Time: now.UTC(), Pages: s.Pages, Indexed: s.Indexed, Pending: s.PendingNotifications,
+		LatencyP50: s.Latency.P50, LatencyP90: s.Latency.P90, LatencyP99: s.Latency.P99}
+	if ls := e.lastSamp; !ls.at.IsZero() {
+		dt := now.Sub(ls.at).Seconds()
+		p.Fetched = float64(max(fetched-ls.fetched, 0)) / dt
+		p.Exported = float64(max(loaded-ls.loaded, 0)) / dt
+	}
+	e.lastSamp.at, e.lastSamp.fetched, e.lastSamp.loaded = now, fetched, loaded
+	const keep = 720
+	if len(e.samples) == keep {
+		e.samples = slices.Delete(e.samples, 0, 1)
+	}
+	e.samples = append(e.samples, p)
+}
+
+// collector exports the deployment's status as Prometheus metrics.
+type collector struct{ e *Engine }
+
+var (
+	descPages    = prometheus.NewDesc("caffeine_pages", "Page rows fetched at least once.", nil, nil)
+	descIndexed  = prometheus.NewDesc("caffeine_indexed_documents", "Documents in the serving index.", nil, nil)
+	descFrontier = prometheus.NewDesc("caffeine_frontier_urls", "URLs in the frontier.", nil, nil)
+	descQueue    = prometheus.NewDesc("caffeine_export_queue", "Export queue entries not yet applied.", nil, nil)
+	descLatency  = prometheus.NewDesc("caffeine_crawl_to_searchable_seconds", "Crawl to searchable latency over the recent window.", []string{"quantile"}, nil)
+	descFetched  = prometheus.NewDesc("caffeine_crawler_fetched_total", "Pages fetched by this process.", nil, nil)
+	descApplied  = prometheus.NewDesc("caffeine_index_applied_total", "Export queue entries applied by this process.", nil, nil)
+)
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descPages, descIndexed, descFrontier, descQueue, descLatency, descFetched, descApplied} {
+		ch <- d
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := c.e.Stats(ctx)
+	if err != nil {
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(descPages, float64(s.Pages))
+	gauge(descIndexed, float64(s.Indexed))
+	gauge(descFrontier, float64(s.Frontier))
+	gauge(descQueue, float64(s.ExportQueue))
+	gauge(descLatency, s.Latency.P50, "0.5")
+	gauge(descLatency, s.Latency.P90, "0.9")
+	gauge(descLatency, s.Latency.P99, "0.99")
+	if c.e.Crawler != nil {
+		ch <- prometheus.MustNewConstMetric(descFetched, prometheus.CounterValue, float64(c.e.Crawler.Stats().Fetched))
+	}
+	if c.e.Feeder != nil {
+		ch <- prometheus.MustNewConstMetric(descApplied, prometheus.CounterValue, float64(c.e.Feeder.Applied()))
+	}
+}

@@ -1,0 +1,267 @@
+// Package engine runs a whole deployment in one process: the crawler, the
+// observer chain and the serving feeder over one embedded table, and the
+// backend of the search UI (package web) over it. cmd/search is a thin
+// main around it; the freshness experiment runs it too.
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/observers/rank"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// IndexDir is where, inside the table directory, the serving index lives.
+const IndexDir = "serving-index"
+
+// Chain returns the observers of the indexing chain, in the order data
+// flows through them (cmd/indexer lists the same ones).
+func Chain() []percolator.Observer {
+	return []percolator.Observer{
+		observers.Parse(),             // fetch:body → page:*
+		observers.Links(),             // page:links → in:SRC on targets
+		observers.Cluster(),           // page:hash → !dup/HASH members
+		observers.Elect(),             // dup:dirty → cluster:canon
+		rank.Observer(rank.Options{}), // rank:dirty → rank:value (residual push)
+		observers.ExportObserver(observers.ExportOptions{}), // doc:dirty → !export/ queue
+	}
+}
+
+// Config configures an Engine.
+type Config struct {
+	// Dir is the table directory (embedded Badger); the serving index is
+	// in Dir/IndexDir.
+	Dir string
+	// Crawl, if set, runs a crawler with these options.
+	Crawl *crawl.Options
+	// Observers run in the worker; nil runs no worker (serving only).
+	Observers []percolator.Observer
+	// Scanners and Workers size the observer worker (defaults 2 and 16).
+	Scanners, Workers int
+	// NoFeeder leaves the export queue alone (nothing becomes searchable).
+	NoFeeder bool
+	// Rebuild rebuilds the serving index from the table before serving.
+	Rebuild bool
+	// GCInterval is the interval of old-version collection; default 1
+	// minute, negative for none.
+	GCInterval time.Duration
+	// SampleInterval is the interval of the status page's time series.
+	// Default 5s.
+	SampleInterval time.Duration
+	// OnApply is called with every batch the serving index applies.
+	OnApply func([]serving.Applied)
+	// Logger receives what happens. Nil discards it.
+	Logger *slog.Logger
+}
+
+// Engine is a running deployment.
+type Engine struct {
+	DB      *percolator.DB
+	Index   *serving.Index
+	Crawler *crawl.Crawler // nil without Config.Crawl
+	Worker  *percolator.Worker
+	Feeder  *serving.Feeder
+	Metrics *prometheus.Registry
+
+	cfg   Config
+	store *badger.Store
+	log   *slog.Logger
+
+	crawlDone chan struct{} // closed when the crawler's Run returned
+
+	statsMu   sync.Mutex // guards the fields below
+	statsAt   time.Time
+	stats     *serving.Stats
+	idleSince struct {
+		ok              bool
+		at              time.Time
+		applied, loaded int64
+	}
+	samples  []serving.Sample
+	lastSamp struct {
+		at              time.Time
+		fetched, loaded int64
+	}
+}
+
+// Open opens the table and the index in cfg.Dir and sets up what Run runs.
+func Open(ctx context.Context, cfg Config) (*Engine, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("engine: no directory")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.GCInterval == 0 {
+		cfg.GCInterval = time.Minute
+	}
+	if cfg.SampleInterval <= 0 {
+		cfg.SampleInterval = 5 * time.Second
+	}
+	e := &Engine{cfg: cfg, log: cfg.Logger, crawlDone: make(chan struct{}), Metrics: prometheus.NewRegistry()}
+	ok := false
+	defer func() {
+		if !ok {
+			e.Close()
+		}
+	}()
+	var err error
+	if e.store, err = badger.Open(cfg.Dir, badger.Options{}); err != nil {
+		return nil, err
+	}
+	if e.DB, err = percolator.Open(ctx, e.store, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, Logger: cfg.Logger}); err != nil {
+		return nil, err
+	}
+	iopt := serving.Options{OnApply: cfg.OnApply, Logger: cfg.Logger}
+	dir := filepath.Join(cfg.Dir, IndexDir)
+	if cfg.Rebuild {
+		e.Index, err = serving.Rebuild(ctx, e.DB, dir, iopt)
+	} else {
+		e.Index, err = serving.OpenIndex(dir, iopt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Observers) > 0 {
+		m := percolator.NewMetrics()
+		e.Metrics.MustRegister(m)
+		e.Worker, err = percolator.NewWorker(e.DB, percolator.WorkerOptions{Scanners: cfg.Scanners, Workers: cfg.Workers, Metrics: m}, cfg.Observers...)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !cfg.NoFeeder {
+		e.Feeder = serving.NewFeeder(e.DB, e.Index, serving.FeederOptions{Logger: cfg.Logger})
+	}
+	if cfg.Crawl != nil {
+		opt := *cfg.Crawl
+		if opt.Logger == nil {
+			opt.Logger = cfg.Logger
+		}
+		if e.Crawler, err = crawl.New(e.DB, opt); err != nil {
+			return nil, err
+		}
+	} else {
+		close(e.crawlDone)
+	}
+	e.Metrics.MustRegister(collector{e})
+	ok = true
+	return e, nil
+}
+
+// Run runs the crawler, the worker, the feeder, GC and the status sampler
+// until ctx is done. A crawler that finishes (Options.Once, MaxPages) or
+// fails stops alone; the rest keeps going.
+func (e *Engine) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	if e.Worker != nil {
+		e.Worker.Start()
+	}
+	if e.Crawler != nil {
+		wg.Go(func() {
+			defer close(e.crawlDone)
+			err := e.Crawler.Run(ctx)
+			switch {
+			case err == nil:
+				e.log.Info("crawl done", "fetched", e.Crawler.Stats().Fetched)
+			case ctx.Err() == nil:
+				e.log.Error("crawler stopped", "err", err)
+			}
+		})
+	}
+	if e.Feeder != nil {
+		wg.Go(func() {
+			if err := e.Feeder.Run(ctx); err != nil {
+				e.log.Error("feeder stopped", "err", err)
+			}
+		})
+	}
+	if e.cfg.GCInterval > 0 {
+		wg.Go(func() { e.every(ctx, e.cfg.GCInterval, e.gc) })
+	}
+	wg.Go(func() { e.every(ctx, e.cfg.SampleInterval, e.sample) })
+	<-ctx.Done()
+	wg.Wait()
+	if e.Worker != nil {
+		e.Worker.Close()
+	}
+	return nil
+}
+
+func (e *Engine) every(ctx context.Context, d time.Duration, fn func(context.Context)) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn(ctx)
+		}
+	}
+}
+
+func (e *Engine) gc(ctx context.Context) {
+	s, err := e.DB.GC(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("gc", "err", err)
+		}
+		return
+	}
+	e.log.Debug("gc", "columns", s.Cells, "took", s.Duration)
+}
+
+// WaitIdle returns when the engine is idle (Stats.Idle) or ctx is done.
+func (e *Engine) WaitIdle(ctx context.Context) error {
+	for {
+		s, err := e.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		if s.Idle {
+			return nil
+		}
+		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// Close closes the index and the table.
+func (e *Engine) Close() error {
+	var errs []error
+	if e.Index != nil {
+		errs = append(errs, e.Index.Close())
+	}
+	if e.DB != nil {
+		errs = append(errs, e.DB.Close())
+	}
+	if e.store != nil {
+		errs = append(errs, e.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,173 @@
+package serving
+
+import (
+	"errors"
+	"time"
+)
+
+// Errors of the serving API. Handlers map them to HTTP statuses.
+var (
+	ErrBadQuery = errors.New("serving: bad query") // wrapped with the reason; HTTP 400
+	ErrNotFound = errors.New("serving: not found") // HTTP 404
+)
+
+// Limits on queries.
+const (
+	MaxQueryLen = 512 // bytes of the query string
+	MaxResults  = 100 // results per page
+	MaxStart    = 10_000
+)
+
+// Query is one search request.
+type Query struct {
+	Q     string // the query, Bleve query-string syntax
+	N     int    // results wanted, 1..MaxResults (0 means 10)
+	Start int    // offset of the first result
+}
+
+// Span is a piece of a snippet; Mark spans matched the query. Text is raw
+// page text: the renderer escapes it (escape first, then mark).
+type Span struct {
+	Text string `json:"text"`
+	Mark bool   `json:"mark,omitempty"`
+}
+
+// Result is one hit.
+type Result struct {
+	URL         string    `json:"url"`
+	Title       string    `json:"title"`
+	Snippet     []Span    `json:"-"`
+	Score       float64   `json:"score"`
+	PageRank    float64   `json:"pagerank"`
+	FetchedAt   time.Time `json:"fetched_at"`
+	IndexedAt   time.Time `json:"indexed_at"`
+	Duplicates  []string  `json:"duplicates"` // the other URLs of the page's duplicate cluster
+	Anchors     []string  `json:"anchors"`    // top inbound anchor texts
+	ClusterSize int       `json:"cluster_size"`
+}
+
+// Results is a page of hits.
+type Results struct {
+	Total   uint64        // all matching documents
+	Took    time.Duration // time spent searching
+	Results []Result
+}
+
+// Inlink is an inbound link of a page.
+type Inlink struct {
+	URL    string `json:"url"`
+	Anchor string `json:"anchor"`
+}
+
+// Fetch is one fetch of a page, newest first in DocInfo.History.
+type Fetch struct {
+	Time    time.Time `json:"time"`
+	Status  int       `json:"status"`
+	Changed bool      `json:"changed"`
+}
+
+// Stages are the times a page's current content passed each stage of the
+// pipeline; zero when it has not (yet).
+type Stages struct {
+	Fetched    time.Time `json:"fetched,omitzero"`
+	Parsed     time.Time `json:"parsed,omitzero"`
+	Clustered  time.Time `json:"clustered,omitzero"`
+	Exported   time.Time `json:"exported,omitzero"`
+	Searchable time.Time `json:"searchable,omitzero"`
+}
+
+// DocInfo is everything the table knows about a URL (the document page and
+// GET /api/doc).
+type DocInfo struct {
+	URL         string    `json:"url"`
+	Row         string    `json:"row"`
+	Canonical   string    `json:"canonical"` // URL of the cluster's canonical; URL itself when it is the canonical
+	ContentHash string    `json:"content_hash"`
+	PageRank    float64   `json:"pagerank"`
+	Status      string    `json:"status"`      // page state: ok, redirect, gone, noindex, unparsed, or "unfetched"
+	HTTPStatus  int       `json:"http_status"` // last HTTP status, 0 if none
+	FetchedAt   time.Time `json:"fetched_at,omitzero"`
+	Title       string    `json:"title"`
+	Text        string    `json:"text"` // the indexed text: the "cached copy"
+	RedirectTo  string    `json:"redirect_to,omitempty"`
+	Error       string    `json:"error,omitempty"` // why the last fetch failed
+	Outlinks    []string  `json:"outlinks"`
+	Inlinks     []Inlink  `json:"inlinks"`
+	Duplicates  []string  `json:"duplicates"` // the other members of its cluster
+	Exported    bool      `json:"exported"`   // its document is in the export set (it is an indexed canonical)
+	ExportedAt  time.Time `json:"exported_at,omitzero"`
+	Indexed     bool      `json:"indexed"` // the serving index has it now
+	Stages      Stages    `json:"stages"`
+	History     []Fetch   `json:"history"`
+	NextFetch   time.Time `json:"next_fetch,omitzero"`
+}
+
+// TopPage is a page in the top lists.
+type TopPage struct {
+	URL      string  `json:"url"`
+	Title    string  `json:"title"`
+	PageRank float64 `json:"pagerank"`
+	Inbound  int     `json:"inbound"` // inbound anchors from other hosts
+}
+
+// HostCount is a host with its number of indexed pages.
+type HostCount struct {
+	Host  string `json:"host"`
+	Pages int    `json:"pages"`
+}
+
+// Top is the top pages view (/top): by PageRank overall, or for one host.
+type Top struct {
+	Host  string      `json:"host,omitempty"` // the host asked for, or "" for all
+	Pages []TopPage   `json:"pages"`
+	Hosts []HostCount `json:"hosts"` // hosts by indexed pages, most first
+}
+
+// Latency summarizes crawl→searchable latencies in seconds.
+type Latency struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50_s"`
+	P90   float64 `json:"p90_s"`
+	P99   float64 `json:"p99_s"`
+}
+
+// ObserverCount is one observer's progress.
+type ObserverCount struct {
+	Name      string  `json:"name"`
+	Column    string  `json:"column"`
+	Pending   int     `json:"pending"`
+	Failed    int     `json:"failed"`
+	Runs      int64   `json:"runs"`
+	Commits   int64   `json:"commits"`
+	Conflicts int64   `json:"conflicts"`
+	RunTimeS  float64 `json:"run_time_s"`
+}
+
+// Stats is the status of a deployment (GET /api/stats).
+type Stats struct {
+	Pages                int             `json:"pages"`    // page rows fetched at least once
+	Indexed              int             `json:"indexed"`  // documents in the serving index
+	Frontier             int             `json:"frontier"` // URLs waiting in the frontier (due now or later)
+	Due                  int             `json:"due"`      // of them, due now
+	PendingNotifications int             `json:"pending_notifications"`
+	FailedNotifications  int             `json:"failed_notifications"`
+	ExportQueue          int             `json:"export_queue"` // export entries not yet applied
+	Idle                 bool            `json:"idle"`         // nothing due, nothing pending, export queue drained
+	Crawling             bool            `json:"crawling"`     // a crawler runs in this process
+	Observers            []ObserverCount `json:"observers"`
+	Latency              Latency         `json:"latency"` // crawl→searchable over the recent window
+	Time                 time.Time       `json:"time"`
+}
+
+// Sample is one point of the status page's time series.
+type Sample struct {
+	Time       time.Time `json:"time"`
+	Pages      int       `json:"pages"`
+	Indexed    int       `json:"indexed"`
+	Fetched    float64   `json:"fetched_per_s"` // fetch rate over the last interval
+	Exported   float64   `json:"indexed_per_s"` // index updates applied per second
+	LatencyP50 float64   `json:"latency_p50_s"`
+	LatencyP90 float64   `json:"latency_p90_s"`
+	LatencyP99 float64   `json:"latency_p99_s"`
+	Pending    int       `json:"pending_notifications"`
+}

@@ -1,0 +1,203 @@
+package serving
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// FeederOptions configure a Feeder.
+type FeederOptions struct {
+	// Poll is the wait between looks at an empty queue. Default 25ms.
+	Poll time.Duration
+	// Batch bounds the entries applied at once. Default 500.
+	Batch int
+	// Lag is how far behind the newest applied entry a quick look at the
+	// queue starts: an entry whose transaction took longer than Lag to
+	// commit is found by the full look every FullScan. Default 5s.
+	Lag time.Duration
+	// FullScan is the interval of full looks at the queue. Default 10s.
+	FullScan time.Duration
+	// Logger receives failures. Nil discards them.
+	Logger *slog.Logger
+}
+
+// A Feeder applies the export queue to an index: it reads a batch of
+// entries, applies it (newest version per row wins; older than the index
+// is ignored), and then deletes the entries and records when each page
+// became searchable (webtable.SearchableAt) in one transaction. A crash
+// between the two replays the batch, which changes nothing.
+type Feeder struct {
+	db  *percolator.DB
+	ix  *Index
+	opt FeederOptions
+
+	applied atomic.Int64 // entries applied
+	queued  atomic.Int64 // entries seen by the last look
+	cursor  uint64       // the newest version applied, for quick looks
+}
+
+// NewFeeder returns a feeder of ix from db's export queue.
+func NewFeeder(db *percolator.DB, ix *Index, opt FeederOptions) *Feeder {
+	if opt.Poll <= 0 {
+		opt.Poll = 25 * time.Millisecond
+	}
+	if opt.Batch <= 0 {
+		opt.Batch = 500
+	}
+	if opt.Lag <= 0 {
+		opt.Lag = 5 * time.Second
+	}
+	if opt.FullScan <= 0 {
+		opt.FullScan = 10 * time.Second
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Feeder{db: db, ix: ix, opt: opt}
+}
+
+// Applied returns how many queue entries the feeder applied.
+func (f *Feeder) Applied() int64 { return f.applied.Load() }
+
+// Queued returns the queue entries seen by the last look (applied or not
+// yet deleted).
+func (f *Feeder) Queued() int64 { return f.queued.Load() }
+
+// Run applies the queue until ctx is done.
+func (f *Feeder) Run(ctx context.Context) error {
+	lastFull := time.Time{}
+	for {
+		full := time.Since(lastFull) >= f.opt.FullScan
+		if full {
+			lastFull = time.Now()
+		}
+		n, err := f.step(ctx, full)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			f.opt.Logger.Warn("serving: export queue", "err", err)
+			if err := sleep(ctx, time.Second); err != nil {
+				return nil
+			}
+		case n == 0:
+			if err := sleep(ctx, f.opt.Poll); err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// Drain applies everything in the queue now and returns how many entries
+// it applied.
+func (f *Feeder) Drain(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := f.step(ctx, true)
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+}
+
+type queued struct {
+	row string // the queue row
+	e   observers.Export
+}
+
+// step applies one batch from the queue and returns its size.
+func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
+	start := webtable.ExportPrefix
+	if !full && f.cursor > 0 {
+		from := percolator.TsFromTime(percolator.TimeFromTs(f.cursor).Add(-f.opt.Lag))
+		start = fmt.Sprintf("%s%020d/", webtable.ExportPrefix, from)
+	}
+	var batch []queued
+	var bad []string
+	err := f.db.View(ctx, func(tx *percolator.Tx) error {
+		batch, bad = batch[:0], bad[:0]
+		return tx.Scan(ctx, start, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(row, _ string, v []byte) bool {
+			var e observers.Export
+			if err := json.Unmarshal(v, &e); err != nil || e.Row == "" {
+				f.opt.Logger.Error("serving: bad export queue entry; dropped", "row", row, "err", err)
+				bad = append(bad, row)
+				return true
+			}
+			batch = append(batch, queued{row, e})
+			return len(batch) < f.opt.Batch
+		})
+	})
+	if err != nil {
+		return 0, err
+	}
+	f.queued.Store(int64(len(batch)))
+	if len(batch) == 0 && len(bad) == 0 {
+		return 0, nil
+	}
+	exports := make([]observers.Export, len(batch))
+	for i, q := range batch {
+		exports[i] = q.e
+		f.cursor = max(f.cursor, q.e.Version)
+	}
+	applied, err := f.ix.Apply(exports)
+	if err != nil {
+		return 0, err
+	}
+	err = f.db.Update(ctx, func(tx *percolator.Tx) error {
+		for _, q := range batch {
+			if err := tx.Delete(q.row, webtable.ExportDoc); err != nil {
+				return err
+			}
+		}
+		for _, row := range bad {
+			if err := tx.Delete(row, webtable.ExportDoc); err != nil {
+				return err
+			}
+		}
+		for _, a := range applied {
+			ms := strconv.FormatInt(a.IndexedAt.UnixMilli(), 10)
+			if err := tx.Set(a.Row, webtable.SearchableAt, []byte(ms+" "+strconv.FormatUint(a.Version, 10))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("serving: delete applied queue entries: %w", err)
+	}
+	f.applied.Add(int64(len(batch)))
+	return len(batch) + len(bad), nil
+}
+
+// ParseSearchable parses a webtable.SearchableAt cell.
+func ParseSearchable(v []byte) (at time.Time, version uint64, ok bool) {
+	ms, ver, found := strings.Cut(string(v), " ")
+	t, err1 := strconv.ParseInt(ms, 10, 64)
+	n, err2 := strconv.ParseUint(ver, 10, 64)
+	if !found || err1 != nil || err2 != nil {
+		return time.Time{}, 0, false
+	}
+	return time.UnixMilli(t).UTC(), n, true
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,306 @@
+package serving
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/caffeine-go/caffeine/observers"
+)
+
+// Options configure an Index.
+type Options struct {
+	// OnApply, if set, is called after every applied batch with what it
+	// changed (in the applying goroutine; keep it quick).
+	OnApply func([]Applied)
+	// Logger receives failures. Nil discards them.
+	Logger *slog.Logger
+	// Now is the clock (tests). Default time.Now.
+	Now func() time.Time
+}
+
+// Applied is one document change the index applied.
+type Applied struct {
+	URL       string
+	Row       string
+	Op        string // "upsert" or "delete"
+	Version   uint64 // the export's version (its transaction's start timestamp)
+	FetchedAt time.Time
+	IndexedAt time.Time // when the batch became searchable
+	// NewContent is true for an upsert whose document was fetched after the
+	// one the index had (a recrawl that changed the page, or a new page),
+	// false for updates of rank, anchors or duplicates only. Only these
+	// count in the crawl→searchable latency.
+	NewContent bool
+}
+
+// Index is the serving index: a Bleve (scorch) index of the canonical
+// documents, changed only by exports in version order. The version of every
+// document applied (or deleted) is kept in the index's internal store in
+// the same batch as the document, so an export older than what the index
+// has is ignored, also across restarts, and replaying the queue is
+// harmless.
+type Index struct {
+	bi  bleve.Index
+	dir string
+	opt Options
+
+	mu      sync.Mutex // serializes Apply
+	latency *window
+}
+
+// Internal keys: version and fetch time (Unix ms) of the document applied
+// last for a row, also for deletes (a tombstone that stops an older upsert).
+const (
+	keyVersion = "v/"
+	keyFetched = "f/"
+)
+
+// OpenIndex opens the index in dir, creating it if dir does not exist.
+func OpenIndex(dir string, opt Options) (*Index, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	bi, err := bleve.Open(dir)
+	if errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
+		bi, err = bleve.New(dir, indexMapping())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("serving: open index %s: %w", dir, err)
+	}
+	return &Index{bi: bi, dir: dir, opt: opt, latency: newWindow(10_000)}, nil
+}
+
+// Close closes the index.
+func (ix *Index) Close() error { return ix.bi.Close() }
+
+// Dir is the index's directory.
+func (ix *Index) Dir() string { return ix.dir }
+
+// Count returns the number of documents in the index.
+func (ix *Index) Count() (int, error) {
+	n, err := ix.bi.DocCount()
+	return int(n), err
+}
+
+// Latency returns the crawl→searchable latencies of the last applied
+// new-content documents.
+func (ix *Index) Latency() Latency { return ix.latency.summary() }
+
+// Version returns the version of the export applied last for row (0 when
+// none) and whether the index holds the row's document.
+func (ix *Index) Version(row string) (uint64, bool, error) {
+	v, err := ix.internalUint(keyVersion + row)
+	if err != nil {
+		return 0, false, err
+	}
+	d, err := ix.bi.Document(row)
+	if err != nil {
+		return 0, false, err
+	}
+	return v, d != nil, nil
+}
+
+// IndexedAt returns when the document of row was applied, or the zero time.
+func (ix *Index) IndexedAt(row string) (time.Time, error) {
+	d, err := ix.bi.Document(row)
+	if err != nil || d == nil {
+		return time.Time{}, err
+	}
+	var t time.Time
+	d.VisitFields(func(f index.Field) {
+		if f.Name() != fIndexedAt {
+			return
+		}
+		if df, ok := f.(index.DateTimeField); ok {
+			if v, _, err := df.DateTime(); err == nil {
+				t = v
+			}
+		}
+	})
+	return t, nil
+}
+
+func (ix *Index) internalUint(key string) (uint64, error) {
+	b, err := ix.bi.GetInternal([]byte(key))
+	if err != nil || len(b) != 8 {
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+func putUint(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// Apply applies exports as one batch: for each row the newest export wins,
+// and one no newer than what the index has is skipped. It returns what
+// changed.
+func (ix *Index) Apply(exports []observers.Export) ([]Applied, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+
+	newest := make(map[string]observers.Export, len(exports))
+	for _, e := range exports {
+		if e.Row == "" {
+			continue
+		}
+		if cur, ok := newest[e.Row]; !ok || e.Version > cur.Version {
+			newest[e.Row] = e
+		}
+	}
+	now := ix.opt.Now().UTC()
+	b := ix.bi.NewBatch()
+	var applied []Applied
+	for _, row := range sortedKeys(newest) {
+		e := newest[row]
+		have, err := ix.internalUint(keyVersion + row)
+		if err != nil {
+			return nil, err
+		}
+		if e.Version <= have && have != 0 {
+			continue // stale or replayed
+		}
+		a := Applied{URL: e.URL, Row: row, Op: e.Op, Version: e.Version, IndexedAt: now}
+		switch {
+		case e.Op == "upsert" && e.Doc != nil:
+			prev, err := ix.internalUint(keyFetched + row)
+			if err != nil {
+				return nil, err
+			}
+			a.FetchedAt = e.Doc.FetchedAt
+			fetched := uint64(max(e.Doc.FetchedAt.UnixMilli(), 0))
+			a.NewContent = fetched > prev
+			if err := b.Index(row, fields(e.Doc, e.Version, now)); err != nil {
+				return nil, fmt.Errorf("serving: index %s: %w", e.URL, err)
+			}
+			b.SetInternal([]byte(keyFetched+row), putUint(fetched))
+		case e.Op == "delete" || e.Op == "upsert":
+			a.Op = "delete"
+			b.Delete(row)
+		default:
+			ix.opt.Logger.Warn("serving: unknown export op", "op", e.Op, "row", row)
+			continue
+		}
+		b.SetInternal([]byte(keyVersion+row), putUint(e.Version))
+		applied = append(applied, a)
+	}
+	if b.Size() == 0 {
+		return nil, nil
+	}
+	if err := ix.bi.Batch(b); err != nil {
+		return nil, fmt.Errorf("serving: apply batch: %w", err)
+	}
+	for _, a := range applied {
+		if a.NewContent && !a.FetchedAt.IsZero() {
+			ix.latency.add(a.IndexedAt.Sub(a.FetchedAt).Seconds())
+		}
+	}
+	if ix.opt.OnApply != nil && len(applied) > 0 {
+		ix.opt.OnApply(applied)
+	}
+	return applied, nil
+}
+
+// document is what Bleve indexes for a Doc.
+type document struct {
+	URL         string    `json:"url"`
+	Host        string    `json:"host"`
+	Lang        string    `json:"lang,omitempty"`
+	Title       string    `json:"title"`
+	Text        string    `json:"text"`
+	Anchors     []string  `json:"anchors"`
+	TopAnchors  []string  `json:"top_anchors"`
+	Duplicates  []string  `json:"duplicates"`
+	PageRank    float64   `json:"pagerank"`
+	ClusterSize float64   `json:"cluster_size"`
+	Inbound     float64   `json:"inbound"`
+	Version     float64   `json:"version"`
+	FetchedAt   time.Time `json:"fetched_at"`
+	IndexedAt   time.Time `json:"indexed_at"`
+}
+
+// topAnchors is how many distinct anchor texts a result shows.
+const topAnchors = 5
+
+func fields(d *observers.Doc, version uint64, now time.Time) document {
+	doc := document{
+		URL: d.URL, Host: d.Host, Lang: d.Lang, Title: d.Title, Text: d.Text,
+		Duplicates: d.Duplicates, PageRank: d.PageRank, ClusterSize: float64(d.ClusterSize),
+		Version: float64(version), FetchedAt: d.FetchedAt, IndexedAt: now,
+	}
+	count := make(map[string]int)
+	for _, a := range d.Anchors {
+		if a.Text == "" {
+			continue
+		}
+		doc.Anchors = append(doc.Anchors, a.Text)
+		count[a.Text]++
+	}
+	for _, a := range d.Anchors {
+		if hostOf(a.From) != d.Host {
+			doc.Inbound++
+		}
+	}
+	texts := sortedKeys(count)
+	slices.SortStableFunc(texts, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
+	doc.TopAnchors = texts[:min(len(texts), topAnchors)]
+	return doc
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// BuildIndex builds a new index in dir (which must not exist) holding
+// exactly docs, the export set of a batch recomputation (keyed by
+// canonical row), all at version 1. The batch mode of the freshness
+// experiment swaps such an index in after each full run.
+func BuildIndex(dir string, docs map[string]*observers.Doc, opt Options) (*Index, error) {
+	if _, err := os.Stat(dir); err == nil {
+		return nil, fmt.Errorf("serving: build index: %s exists", dir)
+	}
+	ix, err := OpenIndex(dir, opt)
+	if err != nil {
+		return nil, err
+	}
+	const batch = 1000
+	var es []observers.Export
+	for _, row := range sortedKeys(docs) {
+		es = append(es, observers.Export{Op: "upsert", Version: 1, Row: row, URL: docs[row].URL, Doc: docs[row]})
+		if len(es) == batch {
+			if _, err := ix.Apply(es); err != nil {
+				ix.Close()
+				return nil, err
+			}
+			es = es[:0]
+		}
+	}
+	if _, err := ix.Apply(es); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+func hostOf(u string) string {
+	rest := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
+	host, _, _ := strings.Cut(rest, "/")
+	return host
+}

@@ -1,0 +1,237 @@
+package serving
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/observers"
+)
+
+func openIndex(t *testing.T) *Index {
+	t.Helper()
+	ix, err := OpenIndex(filepath.Join(t.TempDir(), "index"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+func upsert(version uint64, row, url, title, text string, pr float64, anchors ...string) observers.Export {
+	d := &observers.Doc{URL: url, Host: hostOf(url), Title: title, Text: text, PageRank: pr,
+		FetchedAt: time.UnixMilli(int64(version)).UTC(), ClusterSize: 1}
+	for _, a := range anchors {
+		d.Anchors = append(d.Anchors, observers.Anchor{From: "http://other.example/", Text: a})
+	}
+	return observers.Export{Op: "upsert", Version: version, Row: row, URL: url, Doc: d}
+}
+
+func find(t *testing.T, ix *Index, q string) []string {
+	t.Helper()
+	res, err := ix.Search(context.Background(), Query{Q: q, N: 10})
+	if err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	var urls []string
+	for _, r := range res.Results {
+		urls = append(urls, r.URL)
+	}
+	return urls
+}
+
+func TestApplyOrdersByVersion(t *testing.T) {
+	ix := openIndex(t)
+	a := "com.example/a"
+	if _, err := ix.Apply([]observers.Export{
+		upsert(10, a, "http://example.com/a", "Old", "zebra", 1),
+		upsert(20, a, "http://example.com/a", "New", "giraffe", 1),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(t, ix, "giraffe"); len(got) != 1 {
+		t.Fatalf("newest in one batch: got %v", got)
+	}
+	if got := find(t, ix, "zebra"); len(got) != 0 {
+		t.Fatalf("older in one batch applied: %v", got)
+	}
+	// A late, older export never overwrites the newer one.
+	applied, err := ix.Apply([]observers.Export{upsert(15, a, "http://example.com/a", "Late", "zebra", 1)})
+	if err != nil || len(applied) != 0 {
+		t.Fatalf("stale export applied: %v %v", applied, err)
+	}
+	if got := find(t, ix, "zebra"); len(got) != 0 {
+		t.Fatalf("stale export visible: %v", got)
+	}
+	// Delete, then a stale upsert: stays deleted (the tombstone).
+	if _, err := ix.Apply([]observers.Export{{Op: "delete", Version: 30, Row: a, URL: "http://example.com/a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Apply([]observers.Export{upsert(25, a, "http://example.com/a", "Zombie", "giraffe", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := find(t, ix, "giraffe"); len(got) != 0 {
+		t.Fatalf("deleted document came back: %v", got)
+	}
+	if n, _ := ix.Count(); n != 0 {
+		t.Fatalf("count %d after delete", n)
+	}
+	// Replaying the whole history changes nothing.
+	if _, err := ix.Apply([]observers.Export{upsert(10, a, "u", "t", "x", 1), upsert(20, a, "u", "t", "x", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := ix.Count(); n != 0 {
+		t.Fatalf("count %d after replay", n)
+	}
+}
+
+func TestVersionsSurviveReopen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "index")
+	ix, err := OpenIndex(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Apply([]observers.Export{upsert(20, "r", "http://example.com/", "T", "okapi", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	ix, err = OpenIndex(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if applied, _ := ix.Apply([]observers.Export{upsert(19, "r", "http://example.com/", "T", "llama", 1)}); len(applied) != 0 {
+		t.Fatal("stale export applied after reopen")
+	}
+	if v, in, err := ix.Version("r"); v != 20 || !in || err != nil {
+		t.Fatalf("Version = %d %v %v", v, in, err)
+	}
+}
+
+func TestRanking(t *testing.T) {
+	ix := openIndex(t)
+	_, err := ix.Apply([]observers.Export{
+		upsert(1, "a", "http://a.example/", "Vacuum tuning", "how to tune autovacuum for large tables", 1),
+		upsert(1, "b", "http://b.example/", "Indexes", "vacuum is mentioned once in this long text about indexes and btrees and more", 1),
+		upsert(1, "c", "http://c.example/", "Other", "nothing relevant here at all", 1, "vacuum guide", "vacuum guide"),
+		upsert(1, "d", "http://d.example/", "Popular", "vacuum is mentioned once in this long text about indexes and btrees and more", 40),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := find(t, ix, "vacuum")
+	if len(got) != 4 || got[0] != "http://a.example/" {
+		t.Fatalf("title match should win: %v", got)
+	}
+	// d and b have the same text: PageRank orders them.
+	if pos(got, "http://d.example/") > pos(got, "http://b.example/") {
+		t.Fatalf("higher PageRank should rank higher among equals: %v", got)
+	}
+	// Anchor text alone finds a page.
+	if got := find(t, ix, "guide"); len(got) != 1 || got[0] != "http://c.example/" {
+		t.Fatalf("anchor match: %v", got)
+	}
+	if got := find(t, ix, `"long text about indexes"`); len(got) != 2 {
+		t.Fatalf("phrase: %v", got)
+	}
+	if got := find(t, ix, `vacuum -btrees`); len(got) != 2 {
+		t.Fatalf("negation: %v", got)
+	}
+	if got := find(t, ix, `title:indexes`); len(got) != 1 || got[0] != "http://b.example/" {
+		t.Fatalf("field query: %v", got)
+	}
+	if got := find(t, ix, `vacuu*`); len(got) != 4 {
+		t.Fatalf("prefix: %v", got)
+	}
+}
+
+func pos(xs []string, x string) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestBadQueries(t *testing.T) {
+	ix := openIndex(t)
+	for _, q := range []Query{
+		{Q: "", N: 10},
+		{Q: "   ", N: 10},
+		{Q: strings.Repeat("a", MaxQueryLen+1), N: 10},
+		{Q: "title:~", N: 10},
+		{Q: "+", N: 10},
+		{Q: `"unterminated`, N: 10},
+		{Q: "a", N: 0},
+		{Q: "a", N: MaxResults + 1},
+		{Q: "a", N: 10, Start: -1},
+		{Q: "/[a-/", N: 10},
+		{Q: "\xff\xfe", N: 10},
+	} {
+		_, err := ix.Search(context.Background(), q)
+		if !errors.Is(err, ErrBadQuery) {
+			t.Errorf("Search(%q, n=%d, start=%d) = %v, want ErrBadQuery", q.Q, q.N, q.Start, err)
+		}
+	}
+}
+
+func TestSnippet(t *testing.T) {
+	ix := openIndex(t)
+	text := strings.Repeat("filler words here. ", 40) + "The <b>vacuum</b> process reclaims storage; vacuuming often helps. " + strings.Repeat("more filler. ", 40)
+	if _, err := ix.Apply([]observers.Export{upsert(1, "a", "http://a.example/", "T", text, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ix.Search(context.Background(), Query{Q: "vacuum storage", N: 1})
+	if err != nil || len(res.Results) != 1 {
+		t.Fatal(res, err)
+	}
+	sn := res.Results[0].Snippet
+	var marked []string
+	var all strings.Builder
+	for _, s := range sn {
+		if s.Mark {
+			marked = append(marked, s.Text)
+		}
+		all.WriteString(s.Text)
+	}
+	if strings.Join(marked, ",") != "vacuum,storage,vacuuming" {
+		t.Fatalf("marked %q in %q", marked, all.String())
+	}
+	if !strings.HasPrefix(all.String(), "…") || !strings.HasSuffix(all.String(), "…") || len(all.String()) > snippetLen+20 {
+		t.Fatalf("window: %q", all.String())
+	}
+	// The raw text is kept raw: escaping is the renderer's job.
+	if !strings.Contains(all.String(), "<b>") {
+		t.Fatalf("snippet lost text: %q", all.String())
+	}
+}
+
+func TestTop(t *testing.T) {
+	ix := openIndex(t)
+	_, err := ix.Apply([]observers.Export{
+		upsert(1, "a", "http://a.example/", "A", "x", 3),
+		upsert(1, "b", "http://a.example/b", "B", "x", 5),
+		upsert(1, "c", "http://c.example/", "C", "x", 4),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := ix.Top(context.Background(), "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(top.Pages) != 3 || top.Pages[0].URL != "http://a.example/b" || top.Pages[2].URL != "http://a.example/" {
+		t.Fatalf("top: %+v", top.Pages)
+	}
+	if len(top.Hosts) != 2 || top.Hosts[0] != (HostCount{"a.example", 2}) {
+		t.Fatalf("hosts: %+v", top.Hosts)
+	}
+	top, err = ix.Top(context.Background(), "c.example", 10)
+	if err != nil || len(top.Pages) != 1 {
+		t.Fatalf("host top: %+v %v", top, err)
+	}
+}

@@ -1,0 +1,100 @@
+package serving
+
+import (
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/mapping"
+)
+
+// Field names of an indexed document.
+const (
+	fURL         = "url"
+	fHost        = "host"
+	fTitle       = "title"
+	fText        = "text"
+	fAnchors     = "anchors"     // every inbound anchor text, indexed (repeats count)
+	fTopAnchors  = "top_anchors" // the most frequent distinct anchor texts, stored only
+	fDuplicates  = "duplicates"  // stored only
+	fPageRank    = "pagerank"
+	fFetchedAt   = "fetched_at"
+	fIndexedAt   = "indexed_at"
+	fClusterSize = "cluster_size"
+	fVersion     = "version"
+	fLang        = "lang"
+	fInbound     = "inbound" // inbound anchors from other hosts
+)
+
+// analyzer is the text analyzer of title, text and anchors: Unicode word
+// segmentation, lower case, English possessives and stop words, Porter
+// stemming. Snippets use it too, so what is marked is what matched.
+const analyzer = en.AnalyzerName
+
+// indexMapping decides what the index costs (see BENCHMARKS.md): text
+// fields keep term vectors (phrase queries need positions), only what a
+// result shows is stored, only PageRank has doc values (the score reads
+// it), and nothing goes to the composite _all field: unqualified query
+// terms are expanded over title, anchors, text and URL instead, each with
+// its own boost (see expand).
+func indexMapping() mapping.IndexMapping {
+	text := func(store bool) *mapping.FieldMapping {
+		f := mapping.NewTextFieldMapping()
+		f.Analyzer = analyzer
+		f.Store = store
+		f.IncludeTermVectors = true
+		f.IncludeInAll = false
+		f.DocValues = false
+		return f
+	}
+	keywordField := func(index, store bool) *mapping.FieldMapping {
+		f := mapping.NewKeywordFieldMapping()
+		f.Analyzer = keyword.Name
+		f.Index = index
+		f.Store = store
+		f.IncludeTermVectors = false
+		f.IncludeInAll = false
+		f.DocValues = false
+		return f
+	}
+	number := func(docValues bool) *mapping.FieldMapping {
+		f := mapping.NewNumericFieldMapping()
+		f.Store = true
+		f.Index = docValues // the range queries users may write need it indexed
+		f.DocValues = docValues
+		f.IncludeInAll = false
+		return f
+	}
+	date := func() *mapping.FieldMapping {
+		f := mapping.NewDateTimeFieldMapping()
+		f.Store = true
+		f.Index = true
+		f.DocValues = false
+		f.IncludeInAll = false
+		return f
+	}
+
+	doc := mapping.NewDocumentStaticMapping()
+	doc.AddFieldMappingsAt(fURL, keywordField(true, true))
+	doc.AddFieldMappingsAt(fHost, keywordField(true, true))
+	doc.AddFieldMappingsAt(fLang, keywordField(true, false))
+	doc.AddFieldMappingsAt(fTitle, text(true))
+	doc.AddFieldMappingsAt(fText, text(true))
+	doc.AddFieldMappingsAt(fAnchors, text(false))
+	doc.AddFieldMappingsAt(fTopAnchors, keywordField(false, true))
+	doc.AddFieldMappingsAt(fDuplicates, keywordField(false, true))
+	doc.AddFieldMappingsAt(fPageRank, number(true))
+	doc.AddFieldMappingsAt(fClusterSize, number(false))
+	doc.AddFieldMappingsAt(fInbound, number(false))
+	doc.AddFieldMappingsAt(fVersion, number(false))
+	doc.AddFieldMappingsAt(fFetchedAt, date())
+	doc.AddFieldMappingsAt(fIndexedAt, date())
+
+	m := mapping.NewIndexMapping()
+	m.DefaultMapping = doc
+	m.DefaultAnalyzer = analyzer
+	m.DefaultField = fText
+	m.IndexDynamic = false
+	m.StoreDynamic = false
+	m.DocValuesDynamic = false
+	m.ScoringModel = "bm25"
+	return m
+}

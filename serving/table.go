@@ -1,0 +1,224 @@
+package serving
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// Rebuild deletes the index in dir and builds it again from the table: the
+// last exported document of every page that is exported now, at the
+// version that exported it. Export queue entries still waiting are applied
+// after it by the feeder as usual (those older than a document are
+// ignored), so rebuilding loses nothing; run it with no feeder running.
+func Rebuild(ctx context.Context, db *percolator.DB, dir string, opt Options) (*Index, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("serving: rebuild: %w", err)
+	}
+	ix, err := OpenIndex(dir, opt)
+	if err != nil {
+		return nil, err
+	}
+	var batch []observers.Export
+	flush := func() error {
+		_, err := ix.Apply(batch)
+		batch = batch[:0]
+		return err
+	}
+	err = db.View(ctx, func(tx *percolator.Tx) error {
+		var (
+			row    string
+			cells  = make(map[string][]byte)
+			cbErr  error
+			finish = func() {
+				if row == "" || cells[webtable.ExportDigest] == nil || cells[webtable.ExportLast] == nil {
+					return
+				}
+				var d observers.Doc
+				if err := json.Unmarshal(cells[webtable.ExportLast], &d); err != nil {
+					opt.Logger.Error("serving: rebuild: bad exported document", "row", row, "err", err)
+					return
+				}
+				v, _ := strconv.ParseUint(string(cells[webtable.ExportVer]), 10, 64)
+				batch = append(batch, observers.Export{Op: "upsert", Version: max(v, 1), Row: row, URL: d.URL, Doc: &d})
+				if len(batch) >= 1000 {
+					cbErr = flush()
+				}
+			}
+		)
+		err := tx.Scan(ctx, "", "", "export:", func(r, col string, v []byte) bool {
+			if r != row {
+				finish()
+				row = r
+				clear(cells)
+			}
+			if !strings.HasPrefix(r, "!") {
+				cells[col] = v
+			}
+			return cbErr == nil
+		})
+		finish()
+		if err != nil {
+			return err
+		}
+		return cbErr
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		ix.Close()
+		return nil, fmt.Errorf("serving: rebuild: %w", err)
+	}
+	return ix, nil
+}
+
+// LookupDoc returns everything the table (and ix, if not nil) knows about
+// the page of rawURL. It returns ErrNotFound when the table has no row for
+// it, and ErrBadQuery when rawURL is not a URL the crawler could fetch.
+func LookupDoc(ctx context.Context, db *percolator.DB, ix *Index, rawURL string) (*DocInfo, error) {
+	norm, err := webtable.Normalize(strings.TrimSpace(rawURL))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadQuery, err)
+	}
+	row, err := webtable.Row(norm)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadQuery, err)
+	}
+	info := &DocInfo{URL: norm, Row: row, Outlinks: []string{}, Inlinks: []Inlink{}, Duplicates: []string{}, History: []Fetch{}}
+	found := false
+	err = db.View(ctx, func(tx *percolator.Tx) error {
+		cells := make(map[string][]byte)
+		err := tx.Scan(ctx, row, row+"\x00", "", func(_, col string, v []byte) bool {
+			found = true
+			switch {
+			case strings.HasPrefix(col, webtable.InPrefix):
+				if u, err := webtable.URL(strings.TrimPrefix(col, webtable.InPrefix)); err == nil {
+					info.Inlinks = append(info.Inlinks, Inlink{URL: u, Anchor: string(v)})
+				}
+			case strings.HasPrefix(col, webtable.AliasPrefix):
+			default:
+				cells[col] = v
+			}
+			return true
+		})
+		if err != nil || !found {
+			return err
+		}
+		fill(info, cells)
+		if h := cells[webtable.ClusterHash]; len(h) > 0 {
+			k := webtable.ClusterPrefix + string(h)
+			err := tx.Scan(ctx, k, k+"\x00", webtable.MemberPrefix, func(_, col string, _ []byte) bool {
+				if m := strings.TrimPrefix(col, webtable.MemberPrefix); m != row {
+					if u, err := webtable.URL(m); err == nil {
+						info.Duplicates = append(info.Duplicates, u)
+					}
+				}
+				return true
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, norm)
+	}
+	if ix != nil {
+		if _, in, err := ix.Version(row); err == nil {
+			info.Indexed = in
+		}
+	}
+	return info, nil
+}
+
+// fill sets the fields of info read from the page row's cells.
+func fill(info *DocInfo, c map[string][]byte) {
+	ms := func(col string) time.Time {
+		n, err := strconv.ParseInt(string(c[col]), 10, 64)
+		if err != nil || n <= 0 {
+			return time.Time{}
+		}
+		return time.UnixMilli(n).UTC()
+	}
+	info.Status = string(c[webtable.State])
+	if info.Status == "" {
+		info.Status = "unfetched"
+		if c[webtable.FetchedAt] != nil {
+			info.Status = "fetched" // not parsed yet
+		}
+	}
+	info.HTTPStatus, _ = strconv.Atoi(string(c[webtable.Status]))
+	info.FetchedAt = ms(webtable.FetchedAt)
+	info.Title = string(c[webtable.Title])
+	info.Text = string(c[webtable.Text])
+	info.ContentHash = string(c[webtable.Hash])
+	info.PageRank, _ = strconv.ParseFloat(string(c[webtable.Rank]), 64)
+	info.Error = string(c[webtable.Error])
+	info.NextFetch = ms(webtable.Due)
+	if t := c[webtable.AliasOf]; len(t) > 0 {
+		info.RedirectTo, _ = webtable.URL(string(t))
+	} else if t := c[webtable.Redirect]; len(t) > 0 {
+		info.RedirectTo = string(t)
+	}
+	info.Canonical = info.URL
+	if cn := c[webtable.ClusterOf]; len(cn) > 0 {
+		if u, err := webtable.URL(string(cn)); err == nil {
+			info.Canonical = u
+		}
+	}
+	info.Exported = len(c[webtable.ExportDigest]) > 0
+	info.ExportedAt = ms(webtable.ExportedAt)
+	var out map[string]string
+	if json.Unmarshal(c[webtable.LinksOut], &out) == nil {
+		for t := range out {
+			if u, err := webtable.URL(t); err == nil {
+				info.Outlinks = append(info.Outlinks, u)
+			}
+		}
+		slices.Sort(info.Outlinks)
+	}
+	var h []webtable.FetchEvent
+	if json.Unmarshal(c[webtable.History], &h) == nil {
+		for _, e := range h {
+			info.History = append(info.History, Fetch{Time: time.UnixMilli(e.Time).UTC(), Status: e.Status, Changed: e.Changed})
+		}
+	}
+	// The current content arrived with the newest fetch that changed it;
+	// later fetches found it unchanged.
+	fetched := info.FetchedAt
+	for _, e := range h {
+		if e.Changed {
+			fetched = time.UnixMilli(e.Time).UTC()
+			break
+		}
+	}
+	info.Stages = Stages{
+		Fetched:   fetched,
+		Parsed:    ms(webtable.ParsedAt),
+		Clustered: ms(webtable.ClusteredAt),
+		Exported:  info.ExportedAt,
+	}
+	if at, _, ok := ParseSearchable(c[webtable.SearchableAt]); ok {
+		info.Stages.Searchable = at
+	}
+	// Stage times of older content say nothing about the current one.
+	for _, t := range []*time.Time{&info.Stages.Parsed, &info.Stages.Clustered, &info.Stages.Exported, &info.Stages.Searchable} {
+		if t.Before(info.Stages.Fetched) {
+			*t = time.Time{}
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/caffeine-go/caffeine/serving"
+)
+
+// Defaults and limits of query parameters.
+const (
+	defaultN    = 10   // search results per page
+	defaultTopN = 25   // pages in the top lists
+	maxURLLen   = 8192 // bytes of the url parameter of /doc
+	maxHostLen  = 253  // bytes of a DNS name
+)
+
+// intParam reads an optional integer parameter in [lo, hi]; def when absent
+// or empty. Bad values are errors, not clamped: the client should know.
+func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
+	v := strings.TrimSpace(r.URL.Query().Get(name))
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, badRequest("%s must be an integer from %d to %d, not %q", name, lo, hi, clip(v, 20))
+	}
+	if n < lo || n > hi {
+		return 0, badRequest("%s must be from %d to %d, not %d", name, lo, hi, n)
+	}
+	return n, nil
+}
+
+// queryParams reads q, n and start. An empty q is not an error here: the
+// page shows the box, the API rejects it.
+func queryParams(r *http.Request) (serving.Query, error) {
+	q := serving.Query{Q: strings.TrimSpace(r.URL.Query().Get("q"))}
+	if len(q.Q) > serving.MaxQueryLen {
+		return q, badRequest("the query is too long: %d bytes, at most %d are allowed", len(q.Q), serving.MaxQueryLen)
+	}
+	var err error
+	if q.N, err = intParam(r, "n", defaultN, 1, serving.MaxResults); err != nil {
+		return q, err
+	}
+	if q.Start, err = intParam(r, "start", 0, 0, serving.MaxStart); err != nil {
+		return q, err
+	}
+	return q, nil
+}
+
+// urlParam reads the url parameter of /doc.
+func urlParam(r *http.Request) (string, error) {
+	u := strings.TrimSpace(r.URL.Query().Get("url"))
+	switch {
+	case u == "":
+		return "", badRequest("the url parameter is missing: ask for /doc?url=https://example.com/")
+	case len(u) > maxURLLen:
+		return "", badRequest("the url is too long: %d bytes, at most %d are allowed", len(u), maxURLLen)
+	}
+	return u, nil
+}
+
+// topParams reads host and n of /top.
+func topParams(r *http.Request) (host string, n int, err error) {
+	host = strings.TrimSpace(r.URL.Query().Get("host"))
+	if len(host) > maxHostLen {
+		return "", 0, badRequest("the host is too long: %d bytes, at most %d are allowed", len(host), maxHostLen)
+	}
+	n, err = intParam(r, "n", defaultTopN, 1, serving.MaxResults)
+	return host, n, err
+}

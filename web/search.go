@@ -1,0 +1,170 @@
+package web
+
+import (
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/caffeine-go/caffeine/serving"
+)
+
+// maxAnchorsShown is how many anchor texts a result shows; the API has all.
+const maxAnchorsShown = 5
+
+// searchData is the data of search.html.
+type searchData struct {
+	page
+	Query   serving.Query
+	Total   uint64
+	Took    time.Duration
+	Results []resultView
+	First   int    // 1-based position of the first result shown
+	Last    int    // and of the last
+	Prev    string // link to the previous page, "" on the first
+	Next    string // link to the next page, "" on the last
+}
+
+// resultView is a result as the page shows it.
+type resultView struct {
+	serving.Result
+	Href        string        // the link, "" when the URL is not http(s)
+	SnippetHTML template.HTML // escaped, then marked
+	Anchors     []string      // at most maxAnchorsShown
+	DupCount    int           // other members of the cluster, listed or not
+}
+
+func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
+	q, err := queryParams(r)
+	if err != nil {
+		return err
+	}
+	d := searchData{page: page{Title: "Search", Nav: "search", Q: q.Q}, Query: q}
+	if q.Q == "" {
+		return s.render(w, http.StatusOK, "search.html", d)
+	}
+	d.Title = q.Q
+	res, took, err := s.search(r, q)
+	if err != nil {
+		return err
+	}
+	d.Total, d.Took = res.Total, took
+	for _, hit := range res.Results {
+		v := resultView{Result: hit, Href: safeHref(hit.URL), SnippetHTML: snippetHTML(hit.Snippet), Anchors: hit.Anchors}
+		v.DupCount = max(len(hit.Duplicates), hit.ClusterSize-1)
+		if len(v.Anchors) > maxAnchorsShown {
+			v.Anchors = v.Anchors[:maxAnchorsShown]
+		}
+		d.Results = append(d.Results, v)
+	}
+	if len(d.Results) > 0 {
+		d.First, d.Last = q.Start+1, q.Start+len(d.Results)
+	}
+	if q.Start > 0 {
+		d.Prev = searchHref(q.Q, max(0, q.Start-q.N), q.N)
+	}
+	if next := q.Start + q.N; uint64(next) < res.Total && next <= serving.MaxStart {
+		d.Next = searchHref(q.Q, next, q.N)
+	}
+	return s.render(w, http.StatusOK, "search.html", d)
+}
+
+// search runs q on the backend. took is the backend's own measure when it
+// gives one, else the time the call took.
+func (s *Server) search(r *http.Request, q serving.Query) (*serving.Results, time.Duration, error) {
+	ctx, cancel := s.queryContext(r)
+	defer cancel()
+	began := time.Now()
+	res, err := s.b.Search(ctx, q)
+	if err == nil && res == nil {
+		err = errNilResult
+	}
+	if err != nil {
+		return nil, 0, s.backendError(ctx, r, err)
+	}
+	took := res.Took
+	if took <= 0 {
+		took = time.Since(began)
+	}
+	return res, took, nil
+}
+
+// searchHref links to a page of results.
+func searchHref(q string, start, n int) string {
+	v := url.Values{"q": {q}}
+	if start > 0 {
+		v.Set("start", strconv.Itoa(start))
+	}
+	if n != defaultN {
+		v.Set("n", strconv.Itoa(n))
+	}
+	return "/search?" + v.Encode()
+}
+
+// apiResults is the body of GET /api/search.
+type apiResults struct {
+	Total   uint64      `json:"total"`
+	TookMS  float64     `json:"took_ms"`
+	Results []apiResult `json:"results"`
+}
+
+// apiResult is one hit of GET /api/search. Times are RFC 3339; slices are
+// never null.
+type apiResult struct {
+	URL         string    `json:"url"`
+	Title       string    `json:"title"`
+	Snippet     string    `json:"snippet"`      // plain text
+	SnippetHTML string    `json:"snippet_html"` // escaped, matches in <mark>
+	Score       float64   `json:"score"`
+	PageRank    float64   `json:"pagerank"`
+	FetchedAt   time.Time `json:"fetched_at"`
+	IndexedAt   time.Time `json:"indexed_at"`
+	Duplicates  []string  `json:"duplicates"`
+	Anchors     []string  `json:"anchors"`
+	ClusterSize int       `json:"cluster_size"`
+}
+
+func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
+	q, err := queryParams(r)
+	if err != nil {
+		return err
+	}
+	if q.Q == "" {
+		return badRequest("the query is empty: ask for /api/search?q=words")
+	}
+	res, took, err := s.search(r, q)
+	if err != nil {
+		return err
+	}
+	out := apiResults{
+		Total:   res.Total,
+		TookMS:  float64(took) / float64(time.Millisecond),
+		Results: make([]apiResult, 0, len(res.Results)),
+	}
+	for _, hit := range res.Results {
+		out.Results = append(out.Results, apiResult{
+			URL:         hit.URL,
+			Title:       hit.Title,
+			Snippet:     snippetText(hit.Snippet),
+			SnippetHTML: string(snippetHTML(hit.Snippet)),
+			Score:       hit.Score,
+			PageRank:    hit.PageRank,
+			FetchedAt:   hit.FetchedAt,
+			IndexedAt:   hit.IndexedAt,
+			Duplicates:  nonNil(hit.Duplicates),
+			Anchors:     nonNil(hit.Anchors),
+			ClusterSize: hit.ClusterSize,
+		})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// nonNil makes a nil slice empty, so JSON has [] and not null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,271 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/serving"
+)
+
+func TestSearchPageEmptyQuery(t *testing.T) {
+	s, _ := newTestServer(t, canned(), Options{})
+	for _, target := range []string{"/", "/search", "/search?q=", "/search?q=%20%20", "/?q=+"} {
+		res, body := get(t, s, target)
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: status %d", target, res.StatusCode)
+		}
+		wantContains(t, target, body, `<input type="search" name="q" value=""`, "autofocus", "Search the crawl")
+		if strings.Contains(body, `class="results"`) {
+			t.Errorf("GET %s: shows results", target)
+		}
+	}
+	if calls := s.b.(*fake).calls(); len(calls) != 0 {
+		t.Errorf("an empty query reached the backend: %v", calls)
+	}
+}
+
+func TestSearchPage(t *testing.T) {
+	s, _ := newTestServer(t, canned(), Options{})
+	res, body := get(t, s, "/search?q=percolator")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	wantContains(t, "search", body,
+		`<title>percolator – caffeine</title>`,
+		`value="percolator"`,
+		// title, linked to the URL
+		`<a href="https://www.example.com/percolator" rel="noreferrer nofollow">Percolator: incremental processing</a>`,
+		// the URL and its document page
+		`<span>https://www.example.com/percolator</span>`,
+		`href="/doc?url=https%3A%2F%2Fwww.example.com%2Fpercolator"`,
+		// escaped snippet, marked
+		`Large-scale incremental processing using <mark>Percolator</mark> &amp; distributed transactions`,
+		"crawled 3 minutes ago", "crawled 2 hours ago",
+		"PageRank 2.5", "PageRank 0.15",
+		// duplicates, expandable without script
+		`<details class="dups">`, `<summary>2 duplicates</summary>`,
+		`<a href="https://mirror.example.com/percolator" rel="noreferrer nofollow">`,
+		// anchors
+		`Linked as: <q>the Percolator paper</q>, <q>Percolator</q>, <q>read more</q>`,
+		// totals and time
+		"Results <b>1–2</b> of about <b>2</b>", "(1.2 ms)",
+	)
+	if strings.Contains(body, `rel="next"`) || strings.Contains(body, `rel="prev"`) {
+		t.Error("one page of results has pagination")
+	}
+	if got := s.b.(*fake).calls(); !slices.Equal(got, []string{"Search percolator 10 0"}) {
+		t.Errorf("backend calls %v", got)
+	}
+}
+
+func TestSearchPagination(t *testing.T) {
+	s, _ := newTestServer(t, canned(), Options{})
+	cases := []struct {
+		target      string
+		first, last string
+		prev, next  string // hrefs, "" for none
+	}{
+		{"/search?q=many", "Page 00", "Page 09", "", "/search?q=many&amp;start=10"},
+		{"/search?q=many&start=10", "Page 10", "Page 19", "/search?q=many", "/search?q=many&amp;start=20"},
+		{"/search?q=many&start=20", "Page 20", "Page 24", "/search?q=many&amp;start=10", ""},
+		{"/search?q=many&start=5&n=5", "Page 05", "Page 09", "/search?n=5&amp;q=many", "/search?n=5&amp;q=many&amp;start=10"},
+		{"/search?q=many&start=3&n=5", "Page 03", "Page 07", "/search?n=5&amp;q=many", "/search?n=5&amp;q=many&amp;start=8"},
+	}
+	for _, c := range cases {
+		res, body := get(t, s, c.target)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: status %d", c.target, res.StatusCode)
+		}
+		wantContains(t, c.target, body, ">"+c.first+"</a>", ">"+c.last+"</a>", "of about <b>25</b>")
+		for rel, href := range map[string]string{"prev": c.prev, "next": c.next} {
+			tag := `<a rel="` + rel + `" href="` + href + `">`
+			if href == "" && strings.Contains(body, `rel="`+rel+`"`) {
+				t.Errorf("GET %s: has a %s link", c.target, rel)
+			}
+			if href != "" && !strings.Contains(body, tag) {
+				t.Errorf("GET %s: no %s", c.target, tag)
+			}
+		}
+	}
+	// Past the end: a page saying so, not an error.
+	res, body := get(t, s, "/search?q=many&start=100")
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "No more results") {
+		t.Errorf("past the end: %d %.200s", res.StatusCode, body)
+	}
+	res, body = get(t, s, "/search?q=nothing")
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "No pages match <b>nothing</b>") {
+		t.Errorf("no hits: %d %.200s", res.StatusCode, body)
+	}
+}
+
+// TestSearchPageBadInput: mistakes are 400 pages that keep the query in
+// the box and say what went wrong, never 500s.
+func TestSearchPageBadInput(t *testing.T) {
+	s, logs := newTestServer(t, canned(), Options{})
+	long := strings.Repeat("a", serving.MaxQueryLen+1)
+	cases := []struct {
+		target string
+		msg    string
+	}{
+		{"/search?q=" + url.QueryEscape("(percolator"), "bad query: unclosed parenthesis at offset 0"},
+		{"/?q=" + url.QueryEscape("title:(x"), "bad query: unclosed parenthesis"},
+		{"/search?q=" + long, "the query is too long: 513 bytes, at most 512"},
+		{"/search?q=x&n=1000", "n must be from 1 to 100, not 1000"},
+		{"/search?q=x&n=0", "n must be from 1 to 100, not 0"},
+		{"/search?q=x&n=abc", "n must be an integer from 1 to 100, not &#34;abc&#34;"},
+		{"/search?q=x&start=-1", "start must be from 0 to 10000, not -1"},
+		{"/search?q=x&start=zz", "start must be an integer"},
+	}
+	for _, c := range cases {
+		res, body := get(t, s, c.target)
+		if res.StatusCode != http.StatusBadRequest {
+			t.Errorf("GET %s: status %d, want 400", c.target, res.StatusCode)
+		}
+		wantContains(t, c.target, body, c.msg, "<!doctype html>", `name="q"`)
+	}
+	_, body := get(t, s, "/search?q="+url.QueryEscape("(percolator"))
+	wantContains(t, "syntax error", body, "That query could not be understood", `value="(percolator"`, "Quotes must be closed")
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("bad input was logged as an error: %s", logs)
+	}
+}
+
+func TestAPISearch(t *testing.T) {
+	s, _ := newTestServer(t, canned(), Options{})
+	m := getJSON(t, s, "/api/search?q=percolator", http.StatusOK)
+	wantKeys(t, "response", m, []string{"total", "took_ms", "results"})
+	if m["total"] != 2.0 {
+		t.Errorf("total %v", m["total"])
+	}
+	if m["took_ms"] != 1.234 {
+		t.Errorf("took_ms %v", m["took_ms"])
+	}
+	results := wantArray(t, "response", m, "results", 2)
+	resultKeys := []string{"url", "title", "snippet", "snippet_html", "score", "pagerank", "fetched_at", "indexed_at", "duplicates", "anchors", "cluster_size"}
+	for i, r := range results {
+		r := r.(map[string]any)
+		wantKeys(t, "result", r, resultKeys)
+		for _, k := range []string{"fetched_at", "indexed_at"} {
+			if _, err := time.Parse(time.RFC3339, r[k].(string)); err != nil {
+				t.Errorf("result %d: %s: %v", i, k, err)
+			}
+		}
+	}
+	r0, r1 := results[0].(map[string]any), results[1].(map[string]any)
+	want := map[string]any{
+		"url":          "https://www.example.com/percolator",
+		"title":        "Percolator: incremental processing",
+		"snippet":      "Large-scale incremental processing using Percolator & distributed transactions",
+		"snippet_html": "Large-scale incremental processing using <mark>Percolator</mark> &amp; distributed transactions",
+		"score":        3.25,
+		"pagerank":     2.5,
+		"fetched_at":   "2026-05-14T11:57:00Z",
+		"indexed_at":   "2026-05-14T11:58:00Z",
+		"cluster_size": 3.0,
+	}
+	for k, v := range want {
+		if r0[k] != v {
+			t.Errorf("result 0: %s = %#v, want %#v", k, r0[k], v)
+		}
+	}
+	if dups := wantArray(t, "result 0", r0, "duplicates", 2); dups[0] != "https://mirror.example.com/percolator" {
+		t.Errorf("duplicates %v", dups)
+	}
+	wantArray(t, "result 0", r0, "anchors", 3)
+	// nil in the backend, [] on the wire
+	wantArray(t, "result 1", r1, "duplicates", 0)
+	wantArray(t, "result 1", r1, "anchors", 0)
+
+	// no hits: results is [], not null
+	m = getJSON(t, s, "/api/search?q=nothing", http.StatusOK)
+	wantArray(t, "no hits", m, "results", 0)
+	if m["total"] != 0.0 {
+		t.Errorf("no hits: total %v", m["total"])
+	}
+}
+
+func TestAPISearchParams(t *testing.T) {
+	f := canned()
+	s, _ := newTestServer(t, f, Options{})
+	for _, target := range []string{
+		"/api/search?q=many",
+		"/api/search?q=many&n=100",
+		"/api/search?q=many&n=3&start=20",
+		"/api/search?q=%20many%20&n=1&start=0",
+		"/api/search?q=many&start=10000",
+	} {
+		getJSON(t, s, target, http.StatusOK)
+	}
+	want := []string{"Search many 10 0", "Search many 100 0", "Search many 3 20", "Search many 1 0", "Search many 10 10000"}
+	if got := f.calls(); !slices.Equal(got, want) {
+		t.Errorf("backend calls\n%v, want\n%v", got, want)
+	}
+	m := getJSON(t, s, "/api/search?q=many&n=3&start=20", http.StatusOK)
+	if r := wantArray(t, "page", m, "results", 3); r[0].(map[string]any)["title"] != "Page 20" {
+		t.Errorf("page: %v", r[0])
+	}
+}
+
+func TestAPISearchBadInput(t *testing.T) {
+	s, _ := newTestServer(t, canned(), Options{})
+	long := strings.Repeat("é", serving.MaxQueryLen/2+1)
+	cases := []struct {
+		name, target, msg string
+	}{
+		{"no q", "/api/search", "the query is empty"},
+		{"empty q", "/api/search?q=", "the query is empty"},
+		{"blank q", "/api/search?q=%20%09", "the query is empty"},
+		{"long q", "/api/search?q=" + url.QueryEscape(long), "the query is too long: 514 bytes, at most 512"},
+		{"syntax", "/api/search?q=" + url.QueryEscape("(x"), "bad query: unclosed parenthesis"},
+		{"n=0", "/api/search?q=x&n=0", "n must be from 1 to 100, not 0"},
+		{"n=101", "/api/search?q=x&n=101", "n must be from 1 to 100, not 101"},
+		{"n=1000", "/api/search?q=x&n=1000", "n must be from 1 to 100, not 1000"},
+		{"n=-5", "/api/search?q=x&n=-5", "n must be from 1 to 100, not -5"},
+		{"n=abc", "/api/search?q=x&n=abc", `n must be an integer from 1 to 100, not "abc"`},
+		{"n=1.5", "/api/search?q=x&n=1.5", "n must be an integer"},
+		{"n huge", "/api/search?q=x&n=99999999999999999999999", "n must be an integer"},
+		{"start=-1", "/api/search?q=x&start=-1", "start must be from 0 to 10000, not -1"},
+		{"start=abc", "/api/search?q=x&start=abc", "start must be an integer"},
+		{"start too far", "/api/search?q=x&start=10001", "start must be from 0 to 10000, not 10001"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := getJSON(t, s, c.target, http.StatusBadRequest)
+			wantKeys(t, c.name, m, []string{"error"})
+			if msg, _ := m["error"].(string); !strings.Contains(msg, c.msg) {
+				t.Errorf("error %q, want %q", msg, c.msg)
+			}
+		})
+	}
+}
+
+func BenchmarkSearchPage(b *testing.B) {
+	s, _ := newTestServer(b, canned(), Options{})
+	req := httptest.NewRequest(http.MethodGet, "/search?q=many", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatal(rec.Code)
+		}
+	}
+}
+
+func BenchmarkAPISearch(b *testing.B) {
+	s, _ := newTestServer(b, canned(), Options{})
+	req := httptest.NewRequest(http.MethodGet, "/api/search?q=many", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatal(rec.Code)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/caffeine-go/caffeine/serving"
+)
+
+// statusRefresh is the status page's reload interval in seconds.
+const statusRefresh = 5
+
+// statusData is the data of status.html.
+type statusData struct {
+	page
+	S       *serving.Stats
+	Charts  []chart
+	Samples int
+	Paused  bool // ?refresh=0
+}
+
+func (s *Server) stats(r *http.Request) (*serving.Stats, error) {
+	ctx, cancel := s.queryContext(r)
+	defer cancel()
+	st, err := s.b.Stats(ctx)
+	if err == nil && st == nil {
+		err = errNilResult
+	}
+	if err != nil {
+		return nil, s.backendError(ctx, r, err)
+	}
+	return st, nil
+}
+
+func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.stats(r)
+	if err != nil {
+		return err
+	}
+	hist := s.b.History()
+	now := s.opt.Now()
+	rate := func(v float64) string { return number(v) + "/s" }
+	d := statusData{
+		page:    page{Title: "Status", Nav: "status", Refresh: statusRefresh},
+		S:       st,
+		Samples: len(hist),
+		Paused:  r.URL.Query().Get("refresh") == "0",
+		Charts: []chart{
+			newChart("Throughput", hist, now, rate,
+				seriesDef{"fetched/s", func(s serving.Sample) float64 { return s.Fetched }},
+				seriesDef{"indexed/s", func(s serving.Sample) float64 { return s.Exported }}),
+			newChart("Crawl → searchable latency", hist, now, seconds,
+				seriesDef{"p50", func(s serving.Sample) float64 { return s.LatencyP50 }},
+				seriesDef{"p90", func(s serving.Sample) float64 { return s.LatencyP90 }},
+				seriesDef{"p99", func(s serving.Sample) float64 { return s.LatencyP99 }}),
+			newChart("Pages, documents and pending work", hist, now, func(v float64) string { return number(v) },
+				seriesDef{"pages", func(s serving.Sample) float64 { return float64(s.Pages) }},
+				seriesDef{"indexed", func(s serving.Sample) float64 { return float64(s.Indexed) }},
+				seriesDef{"pending", func(s serving.Sample) float64 { return float64(s.Pending) }}),
+		},
+	}
+	if d.Paused {
+		d.Refresh = 0
+	}
+	return s.render(w, http.StatusOK, "status.html", d)
+}
+
+func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) error {
+	st, err := s.stats(r)
+	if err != nil {
+		return err
+	}
+	out := *st
+	out.Observers = nonNil(out.Observers)
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,86 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/caffeine-go/caffeine/serving"
+)
+
+func TestStatusPage(t *testing.T) {
+	s, _ := newTestServer(t, canned(), Options{})
+	res, body := get(t, s, "/status")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	nb := "\u202f"
+	wantContains(t, "status", body,
+		`<meta http-equiv="refresh" content="5">`,
+		`<span class="badge busy">working</span>`, "a crawler runs in this process",
+		`<div class="v">1`+nb+`169</div><div class="k">pages crawled</div>`,
+		`<div class="v">42</div><div class="k">in the frontier, 7 due</div>`,
+		`<div class="v">1`+nb+`100</div><div class="k">documents indexed</div>`,
+		`<div class="v">5</div><div class="k">in the export queue</div>`,
+		`<div class="v">12</div><div class="k">pending notifications</div>`,
+		`<div class="card bad"><div class="v">1</div><div class="k">failed notifications</div>`,
+		"p50 <b>1.2 s</b> · p90 <b>2.5 s</b> · p99 <b>4.75 s</b>",
+		"<td>parse</td><td><code>fetch:body</code></td><td class=\"num\">10</td>",
+		`<td class="num bad">1</td>`,
+		"Throughput", "fetched/s", "indexed/s", "Crawl → searchable latency", "p99",
+		"60 samples of history.",
+	)
+	// Three charts with 2 + 3 + 3 lines, drawn on the server.
+	if n := strings.Count(body, `<svg viewBox="0 0 640 220" role="img"`); n != 3 {
+		t.Errorf("%d charts", n)
+	}
+	if n := strings.Count(body, "<polyline "); n != 8 {
+		t.Errorf("%d lines", n)
+	}
+	if strings.Contains(body, "<script") {
+		t.Error("the status page has a script")
+	}
+
+	_, body = get(t, s, "/status?refresh=0")
+	if strings.Contains(body, `http-equiv="refresh"`) || !strings.Contains(body, "resume auto-refresh") {
+		t.Error("?refresh=0 does not pause")
+	}
+}
+
+func TestStatusPageNoHistory(t *testing.T) {
+	f := canned()
+	f.history = nil
+	f.stats.Idle, f.stats.Crawling, f.stats.Observers = true, false, nil
+	f.stats.Latency = serving.Latency{}
+	s, _ := newTestServer(t, f, Options{})
+	res, body := get(t, s, "/status")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	wantContains(t, "status", body, `<span class="badge ok">idle</span>`, "Not enough history yet",
+		"No page has become searchable in the recent window.", "No observers run in this process.")
+	if strings.Contains(body, "<polyline") {
+		t.Error("lines without history")
+	}
+}
+
+func TestAPIStats(t *testing.T) {
+	f := canned()
+	s, _ := newTestServer(t, f, Options{})
+	m := getJSON(t, s, "/api/stats", http.StatusOK)
+	wantKeys(t, "stats", m,
+		[]string{"pages", "indexed", "frontier", "pending_notifications", "failed_notifications", "idle", "observers", "latency"},
+		"due", "export_queue", "crawling", "time")
+	if m["pages"] != 1169.0 || m["indexed"] != 1100.0 || m["frontier"] != 42.0 || m["idle"] != false ||
+		m["pending_notifications"] != 12.0 || m["failed_notifications"] != 1.0 {
+		t.Errorf("stats %v", m)
+	}
+	obs := wantArray(t, "stats", m, "observers", 3)
+	wantKeys(t, "observer", obs[0].(map[string]any), []string{"name", "column", "pending", "failed", "runs", "commits", "conflicts", "run_time_s"})
+	lat := m["latency"].(map[string]any)
+	wantKeys(t, "latency", lat, []string{"count", "p50_s", "p90_s", "p99_s"})
+
+	f.stats.Observers = nil
+	m = getJSON(t, s, "/api/stats", http.StatusOK)
+	wantArray(t, "no observers", m, "observers", 0)
+}
