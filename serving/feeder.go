@@ -123,11 +123,14 @@ func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
 		from := percolator.TsFromTime(percolator.TimeFromTs(f.cursor).Add(-f.opt.Lag))
 		start = fmt.Sprintf("%s%020d/", webtable.ExportPrefix, from)
 	}
-	var batch []queued
-	var bad []string
+	var (
+		batch   []queued
+		bad     []string
+		updates []Update
+	)
 	err := f.db.View(ctx, func(tx *percolator.Tx) error {
-		batch, bad = batch[:0], bad[:0]
-		return tx.Scan(ctx, start, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(row, _ string, v []byte) bool {
+		batch, bad, updates = batch[:0], bad[:0], updates[:0]
+		err := tx.Scan(ctx, start, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(row, _ string, v []byte) bool {
 			var e observers.Export
 			if err := json.Unmarshal(v, &e); err != nil || e.Row == "" {
 				f.opt.Logger.Error("serving: bad export queue entry; dropped", "row", row, "err", err)
@@ -137,6 +140,22 @@ func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
 			batch = append(batch, queued{row, e})
 			return len(batch) < f.opt.Batch
 		})
+		if err != nil {
+			return err
+		}
+		// What the index has for each row, from the table: skip what is
+		// not newer.
+		for _, q := range batch {
+			v, err := tx.Get(ctx, q.e.Row, webtable.SearchableAt)
+			if err != nil {
+				return err
+			}
+			have, _ := ParseSearchable(v)
+			if q.e.Version > have.Version {
+				updates = append(updates, Update{Export: q.e, Prev: have.Fetched})
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, err
@@ -145,29 +164,27 @@ func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
 	if len(batch) == 0 && len(bad) == 0 {
 		return 0, nil
 	}
-	exports := make([]observers.Export, len(batch))
-	for i, q := range batch {
-		exports[i] = q.e
+	for _, q := range batch {
 		f.cursor = max(f.cursor, q.e.Version)
 	}
-	applied, err := f.ix.Apply(exports)
+	applied, err := f.ix.Apply(updates)
 	if err != nil {
 		return 0, err
 	}
 	err = f.db.Update(ctx, func(tx *percolator.Tx) error {
-		for _, q := range batch {
-			if err := tx.Delete(q.row, webtable.ExportDoc); err != nil {
-				return err
-			}
-		}
 		for _, row := range bad {
 			if err := tx.Delete(row, webtable.ExportDoc); err != nil {
 				return err
 			}
 		}
+		for _, q := range batch {
+			if err := tx.Delete(q.row, webtable.ExportDoc); err != nil {
+				return err
+			}
+		}
 		for _, a := range applied {
-			ms := strconv.FormatInt(a.IndexedAt.UnixMilli(), 10)
-			if err := tx.Set(a.Row, webtable.SearchableAt, []byte(ms+" "+strconv.FormatUint(a.Version, 10))); err != nil {
+			s := Searchable{At: a.IndexedAt, Version: a.Version, Fetched: a.FetchedAt}
+			if err := tx.Set(a.Row, webtable.SearchableAt, s.encode()); err != nil {
 				return err
 			}
 		}
@@ -180,15 +197,39 @@ func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
 	return len(batch) + len(bad), nil
 }
 
-// ParseSearchable parses a webtable.SearchableAt cell.
-func ParseSearchable(v []byte) (at time.Time, version uint64, ok bool) {
-	ms, ver, found := strings.Cut(string(v), " ")
-	t, err1 := strconv.ParseInt(ms, 10, 64)
-	n, err2 := strconv.ParseUint(ver, 10, 64)
-	if !found || err1 != nil || err2 != nil {
-		return time.Time{}, 0, false
+// Searchable is what webtable.SearchableAt records of the export the index
+// applied last for a page.
+type Searchable struct {
+	At      time.Time // when it became searchable
+	Version uint64    // the export's version
+	Fetched time.Time // the fetch time of its document; zero for a delete
+}
+
+func (s Searchable) encode() []byte {
+	var fetched int64
+	if !s.Fetched.IsZero() {
+		fetched = s.Fetched.UnixMilli()
 	}
-	return time.UnixMilli(t).UTC(), n, true
+	return fmt.Appendf(nil, "%d %d %d", s.At.UnixMilli(), s.Version, fetched)
+}
+
+// ParseSearchable parses a webtable.SearchableAt cell.
+func ParseSearchable(v []byte) (Searchable, bool) {
+	f := strings.Fields(string(v))
+	if len(f) != 3 {
+		return Searchable{}, false
+	}
+	at, err1 := strconv.ParseInt(f[0], 10, 64)
+	ver, err2 := strconv.ParseUint(f[1], 10, 64)
+	fetched, err3 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return Searchable{}, false
+	}
+	s := Searchable{At: time.UnixMilli(at).UTC(), Version: ver}
+	if fetched > 0 {
+		s.Fetched = time.UnixMilli(fetched).UTC()
+	}
+	return s, true
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

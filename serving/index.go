@@ -2,7 +2,6 @@ package serving
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,11 +44,9 @@ type Applied struct {
 }
 
 // Index is the serving index: a Bleve (scorch) index of the canonical
-// documents, changed only by exports in version order. The version of every
-// document applied (or deleted) is kept in the index's internal store in
-// the same batch as the document, so an export older than what the index
-// has is ignored, also across restarts, and replaying the queue is
-// harmless.
+// documents. It applies what it is given; the Feeder decides what that is
+// (exports in version order, stale ones skipped), keeping the version
+// applied for every row in the table.
 type Index struct {
 	bi  bleve.Index
 	dir string
@@ -59,12 +56,13 @@ type Index struct {
 	latency *window
 }
 
-// Internal keys: version and fetch time (Unix ms) of the document applied
-// last for a row, also for deletes (a tombstone that stops an older upsert).
-const (
-	keyVersion = "v/"
-	keyFetched = "f/"
-)
+// Update is one export to apply, with the fetch time of the document the
+// index has for the row (zero if none), which tells a new page or content
+// from a change of rank, anchors or duplicates.
+type Update struct {
+	observers.Export
+	Prev time.Time
+}
 
 // OpenIndex opens the index in dir, creating it if dir does not exist.
 func OpenIndex(dir string, opt Options) (*Index, error) {
@@ -100,100 +98,58 @@ func (ix *Index) Count() (int, error) {
 // new-content documents.
 func (ix *Index) Latency() Latency { return ix.latency.summary() }
 
-// Version returns the version of the export applied last for row (0 when
-// none) and whether the index holds the row's document.
+// Version returns the export version of row's document, and whether the
+// index has one.
 func (ix *Index) Version(row string) (uint64, bool, error) {
-	v, err := ix.internalUint(keyVersion + row)
-	if err != nil {
-		return 0, false, err
-	}
-	d, err := ix.bi.Document(row)
-	if err != nil {
-		return 0, false, err
-	}
-	return v, d != nil, nil
-}
-
-// IndexedAt returns when the document of row was applied, or the zero time.
-func (ix *Index) IndexedAt(row string) (time.Time, error) {
 	d, err := ix.bi.Document(row)
 	if err != nil || d == nil {
-		return time.Time{}, err
+		return 0, false, err
 	}
-	var t time.Time
+	var v uint64
 	d.VisitFields(func(f index.Field) {
-		if f.Name() != fIndexedAt {
-			return
-		}
-		if df, ok := f.(index.DateTimeField); ok {
-			if v, _, err := df.DateTime(); err == nil {
-				t = v
+		if nf, ok := f.(index.NumericField); ok && f.Name() == fVersion {
+			if x, err := nf.Number(); err == nil {
+				v = uint64(x)
 			}
 		}
 	})
-	return t, nil
+	return v, true, nil
 }
 
-func (ix *Index) internalUint(key string) (uint64, error) {
-	b, err := ix.bi.GetInternal([]byte(key))
-	if err != nil || len(b) != 8 {
-		return 0, err
-	}
-	return binary.BigEndian.Uint64(b), nil
-}
-
-func putUint(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
-
-// Apply applies exports as one batch: for each row the newest export wins,
-// and one no newer than what the index has is skipped. It returns what
-// changed.
-func (ix *Index) Apply(exports []observers.Export) ([]Applied, error) {
+// Apply applies updates as one batch (for a row given twice, the newer
+// version) and returns what changed.
+func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 
-	newest := make(map[string]observers.Export, len(exports))
-	for _, e := range exports {
-		if e.Row == "" {
+	newest := make(map[string]Update, len(updates))
+	for _, u := range updates {
+		if u.Row == "" {
 			continue
 		}
-		if cur, ok := newest[e.Row]; !ok || e.Version > cur.Version {
-			newest[e.Row] = e
+		if cur, ok := newest[u.Row]; !ok || u.Version > cur.Version {
+			newest[u.Row] = u
 		}
 	}
 	now := ix.opt.Now().UTC()
 	b := ix.bi.NewBatch()
-	var applied []Applied
+	applied := make([]Applied, 0, len(newest))
 	for _, row := range sortedKeys(newest) {
-		e := newest[row]
-		have, err := ix.internalUint(keyVersion + row)
-		if err != nil {
-			return nil, err
-		}
-		if e.Version <= have && have != 0 {
-			continue // stale or replayed
-		}
-		a := Applied{URL: e.URL, Row: row, Op: e.Op, Version: e.Version, IndexedAt: now}
+		u := newest[row]
+		a := Applied{URL: u.URL, Row: row, Op: u.Op, Version: u.Version, IndexedAt: now}
 		switch {
-		case e.Op == "upsert" && e.Doc != nil:
-			prev, err := ix.internalUint(keyFetched + row)
-			if err != nil {
-				return nil, err
+		case u.Op == "upsert" && u.Doc != nil:
+			a.FetchedAt = u.Doc.FetchedAt
+			a.NewContent = u.Doc.FetchedAt.After(u.Prev)
+			if err := b.Index(row, fields(u.Doc, u.Version, now)); err != nil {
+				return nil, fmt.Errorf("serving: index %s: %w", u.URL, err)
 			}
-			a.FetchedAt = e.Doc.FetchedAt
-			fetched := uint64(max(e.Doc.FetchedAt.UnixMilli(), 0))
-			a.NewContent = fetched > prev
-			if err := b.Index(row, fields(e.Doc, e.Version, now)); err != nil {
-				return nil, fmt.Errorf("serving: index %s: %w", e.URL, err)
-			}
-			b.SetInternal([]byte(keyFetched+row), putUint(fetched))
-		case e.Op == "delete" || e.Op == "upsert":
-			a.Op = "delete"
+		case u.Op == "delete":
 			b.Delete(row)
 		default:
-			ix.opt.Logger.Warn("serving: unknown export op", "op", e.Op, "row", row)
+			ix.opt.Logger.Warn("serving: bad export; skipped", "op", u.Op, "row", row)
 			continue
 		}
-		b.SetInternal([]byte(keyVersion+row), putUint(e.Version))
 		applied = append(applied, a)
 	}
 	if b.Size() == 0 {
@@ -281,9 +237,9 @@ func BuildIndex(dir string, docs map[string]*observers.Doc, opt Options) (*Index
 		return nil, err
 	}
 	const batch = 1000
-	var es []observers.Export
+	var es []Update
 	for _, row := range sortedKeys(docs) {
-		es = append(es, observers.Export{Op: "upsert", Version: 1, Row: row, URL: docs[row].URL, Doc: docs[row]})
+		es = append(es, Update{Export: observers.Export{Op: "upsert", Version: 1, Row: row, URL: docs[row].URL, Doc: docs[row]}})
 		if len(es) == batch {
 			if _, err := ix.Apply(es); err != nil {
 				ix.Close()

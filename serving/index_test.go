@@ -21,6 +21,18 @@ func openIndex(t *testing.T) *Index {
 	return ix
 }
 
+// apply applies exports to ix as new documents.
+func apply(t *testing.T, ix *Index, es ...observers.Export) {
+	t.Helper()
+	us := make([]Update, len(es))
+	for i, e := range es {
+		us[i] = Update{Export: e}
+	}
+	if _, err := ix.Apply(us); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func upsert(version uint64, row, url, title, text string, pr float64, anchors ...string) observers.Export {
 	d := &observers.Doc{URL: url, Host: hostOf(url), Title: title, Text: text, PageRank: pr,
 		FetchedAt: time.UnixMilli(int64(version)).UTC(), ClusterSize: 1}
@@ -43,85 +55,14 @@ func find(t *testing.T, ix *Index, q string) []string {
 	return urls
 }
 
-func TestApplyOrdersByVersion(t *testing.T) {
-	ix := openIndex(t)
-	a := "com.example/a"
-	if _, err := ix.Apply([]observers.Export{
-		upsert(10, a, "http://example.com/a", "Old", "zebra", 1),
-		upsert(20, a, "http://example.com/a", "New", "giraffe", 1),
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if got := find(t, ix, "giraffe"); len(got) != 1 {
-		t.Fatalf("newest in one batch: got %v", got)
-	}
-	if got := find(t, ix, "zebra"); len(got) != 0 {
-		t.Fatalf("older in one batch applied: %v", got)
-	}
-	// A late, older export never overwrites the newer one.
-	applied, err := ix.Apply([]observers.Export{upsert(15, a, "http://example.com/a", "Late", "zebra", 1)})
-	if err != nil || len(applied) != 0 {
-		t.Fatalf("stale export applied: %v %v", applied, err)
-	}
-	if got := find(t, ix, "zebra"); len(got) != 0 {
-		t.Fatalf("stale export visible: %v", got)
-	}
-	// Delete, then a stale upsert: stays deleted (the tombstone).
-	if _, err := ix.Apply([]observers.Export{{Op: "delete", Version: 30, Row: a, URL: "http://example.com/a"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Apply([]observers.Export{upsert(25, a, "http://example.com/a", "Zombie", "giraffe", 1)}); err != nil {
-		t.Fatal(err)
-	}
-	if got := find(t, ix, "giraffe"); len(got) != 0 {
-		t.Fatalf("deleted document came back: %v", got)
-	}
-	if n, _ := ix.Count(); n != 0 {
-		t.Fatalf("count %d after delete", n)
-	}
-	// Replaying the whole history changes nothing.
-	if _, err := ix.Apply([]observers.Export{upsert(10, a, "u", "t", "x", 1), upsert(20, a, "u", "t", "x", 1)}); err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := ix.Count(); n != 0 {
-		t.Fatalf("count %d after replay", n)
-	}
-}
-
-func TestVersionsSurviveReopen(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "index")
-	ix, err := OpenIndex(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ix.Apply([]observers.Export{upsert(20, "r", "http://example.com/", "T", "okapi", 1)}); err != nil {
-		t.Fatal(err)
-	}
-	ix.Close()
-	ix, err = OpenIndex(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	if applied, _ := ix.Apply([]observers.Export{upsert(19, "r", "http://example.com/", "T", "llama", 1)}); len(applied) != 0 {
-		t.Fatal("stale export applied after reopen")
-	}
-	if v, in, err := ix.Version("r"); v != 20 || !in || err != nil {
-		t.Fatalf("Version = %d %v %v", v, in, err)
-	}
-}
-
 func TestRanking(t *testing.T) {
 	ix := openIndex(t)
-	_, err := ix.Apply([]observers.Export{
+	apply(t, ix,
 		upsert(1, "a", "http://a.example/", "Vacuum tuning", "how to tune autovacuum for large tables", 1),
 		upsert(1, "b", "http://b.example/", "Indexes", "vacuum is mentioned once in this long text about indexes and btrees and more", 1),
 		upsert(1, "c", "http://c.example/", "Other", "nothing relevant here at all", 1, "vacuum guide", "vacuum guide"),
 		upsert(1, "d", "http://d.example/", "Popular", "vacuum is mentioned once in this long text about indexes and btrees and more", 40),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	)
 	got := find(t, ix, "vacuum")
 	if len(got) != 4 || got[0] != "http://a.example/" {
 		t.Fatalf("title match should win: %v", got)
@@ -182,9 +123,7 @@ func TestBadQueries(t *testing.T) {
 func TestSnippet(t *testing.T) {
 	ix := openIndex(t)
 	text := strings.Repeat("filler words here. ", 40) + "The <b>vacuum</b> process reclaims storage; vacuuming often helps. " + strings.Repeat("more filler. ", 40)
-	if _, err := ix.Apply([]observers.Export{upsert(1, "a", "http://a.example/", "T", text, 1)}); err != nil {
-		t.Fatal(err)
-	}
+	apply(t, ix, upsert(1, "a", "http://a.example/", "T", text, 1))
 	res, err := ix.Search(context.Background(), Query{Q: "vacuum storage", N: 1})
 	if err != nil || len(res.Results) != 1 {
 		t.Fatal(res, err)
@@ -212,14 +151,11 @@ func TestSnippet(t *testing.T) {
 
 func TestTop(t *testing.T) {
 	ix := openIndex(t)
-	_, err := ix.Apply([]observers.Export{
+	apply(t, ix,
 		upsert(1, "a", "http://a.example/", "A", "x", 3),
 		upsert(1, "b", "http://a.example/b", "B", "x", 5),
 		upsert(1, "c", "http://c.example/", "C", "x", 4),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	)
 	top, err := ix.Top(context.Background(), "", 10)
 	if err != nil {
 		t.Fatal(err)

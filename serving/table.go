@@ -28,7 +28,7 @@ func Rebuild(ctx context.Context, db *percolator.DB, dir string, opt Options) (*
 	if err != nil {
 		return nil, err
 	}
-	var batch []observers.Export
+	var batch []Update
 	flush := func() error {
 		_, err := ix.Apply(batch)
 		batch = batch[:0]
@@ -49,7 +49,8 @@ func Rebuild(ctx context.Context, db *percolator.DB, dir string, opt Options) (*
 					return
 				}
 				v, _ := strconv.ParseUint(string(cells[webtable.ExportVer]), 10, 64)
-				batch = append(batch, observers.Export{Op: "upsert", Version: max(v, 1), Row: row, URL: d.URL, Doc: &d})
+				batch = append(batch, Update{Export: observers.Export{Op: "upsert", Version: max(v, 1), Row: row, URL: d.URL, Doc: &d},
+					Prev: d.FetchedAt}) // not new: its latency was counted when it was fed
 				if len(batch) >= 1000 {
 					cbErr = flush()
 				}
@@ -212,8 +213,8 @@ func fill(info *DocInfo, c map[string][]byte) {
 		Clustered: ms(webtable.ClusteredAt),
 		Exported:  info.ExportedAt,
 	}
-	if at, _, ok := ParseSearchable(c[webtable.SearchableAt]); ok {
-		info.Stages.Searchable = at
+	if sc, ok := ParseSearchable(c[webtable.SearchableAt]); ok {
+		info.Stages.Searchable = sc.At
 	}
 	// Stage times of older content say nothing about the current one.
 	for _, t := range []*time.Time{&info.Stages.Parsed, &info.Stages.Clustered, &info.Stages.Exported, &info.Stages.Searchable} {

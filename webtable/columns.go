@@ -83,8 +83,9 @@ const (
 	ExportVer    = "export:version" // version (start timestamp) of the last export, decimal
 
 	// Written by the serving feeder when it applied an export of the page:
-	// "UNIXMS VERSION", when the page's document (or its deletion) became
-	// searchable and the export's version.
+	// "UNIXMS VERSION FETCHEDMS": when the page's document (or its deletion)
+	// became searchable, the export's version (the feeder skips exports not
+	// newer), and the fetch time of the document (0 for a delete).
 	SearchableAt = "serve:time"
 
 	// Written by the cluster observer when it placed the page's current

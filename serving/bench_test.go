@@ -1,0 +1,138 @@
+package serving
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/internal/corpus"
+	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/observers/extract"
+)
+
+// benchCopies of the PostgreSQL manual (1,169 pages) make ≥ 10,000
+// documents, under as many URL prefixes.
+const benchCopies = 9
+
+var (
+	benchOnce sync.Once
+	benchDocs []Update
+	benchErr  error
+)
+
+// corpusExports returns the corpus's pages as export queue entries, as the
+// chain would export them: title, text, PageRank, a few anchors.
+func corpusExports(b *testing.B) []Update {
+	pages := corpus.Pages(b)
+	benchOnce.Do(func() {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for c := range benchCopies {
+			for i, p := range pages {
+				u := fmt.Sprintf("http://docs%d.example/%s", c, p.Path)
+				pg, err := extract.HTML(u, p.Body, "text/html", extract.Options{})
+				if err != nil {
+					benchErr = err
+					return
+				}
+				d := &observers.Doc{URL: u, Host: hostOf(u), Title: pg.Title, Text: pg.Text,
+					PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: time.Now().UTC(), ClusterSize: 1}
+				for _, l := range pg.Links[:min(len(pg.Links), 3)] {
+					d.Anchors = append(d.Anchors, observers.Anchor{From: l.URL, Text: l.Anchor})
+				}
+				benchDocs = append(benchDocs, Update{Export: observers.Export{Op: "upsert", Version: uint64(c*10_000 + i + 1),
+					Row: fmt.Sprintf("row%d/%s", c, p.Path), URL: u, Doc: d}})
+			}
+		}
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchDocs
+}
+
+// BenchmarkIndexBatches applies the corpus copies to a new index in batches
+// of 500, as the feeder does; docs/s is the indexing throughput.
+func BenchmarkIndexBatches(b *testing.B) {
+	es := corpusExports(b)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		ix, err := OpenIndex(filepath.Join(b.TempDir(), "index"), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		began := time.Now()
+		for chunk := range slices.Chunk(es, 500) {
+			if _, err := ix.Apply(chunk); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(es))/time.Since(began).Seconds(), "docs/s")
+		b.StopTimer()
+		ix.Close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkQuery runs 1-, 2- and 3-word queries of words from the corpus's
+// titles over ≥ 10,000 documents and reports latency percentiles and
+// queries per second (one client).
+func BenchmarkQuery(b *testing.B) {
+	es := corpusExports(b)
+	ix, err := OpenIndex(filepath.Join(b.TempDir(), "index"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	for chunk := range slices.Chunk(es, 500) {
+		if _, err := ix.Apply(chunk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var vocab []string
+	seen := make(map[string]bool)
+	for _, e := range es[:len(es)/benchCopies] {
+		for _, w := range strings.FieldsFunc(strings.ToLower(e.Doc.Title), func(r rune) bool { return r < 'a' || r > 'z' }) {
+			if len(w) > 3 && !seen[w] {
+				seen[w] = true
+				vocab = append(vocab, w)
+			}
+		}
+	}
+	slices.Sort(vocab)
+	for words := 1; words <= 3; words++ {
+		b.Run(fmt.Sprintf("words=%d", words), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(uint64(words), 7))
+			lat := make([]float64, 0, b.N)
+			hits := 0
+			b.ResetTimer()
+			for range b.N {
+				q := make([]string, words)
+				for i := range q {
+					q[i] = vocab[rng.IntN(len(vocab))]
+				}
+				t := time.Now()
+				res, err := ix.Search(context.Background(), Query{Q: strings.Join(q, " "), N: 10})
+				if err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t).Seconds())
+				if res.Total > 0 {
+					hits++
+				}
+			}
+			s := summarize(lat)
+			b.ReportMetric(s.P50*1e3, "p50_ms")
+			b.ReportMetric(s.P99*1e3, "p99_ms")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+			b.ReportMetric(float64(hits)/float64(b.N), "hit_rate")
+		})
+	}
+}

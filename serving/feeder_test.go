@@ -1,0 +1,169 @@
+package serving
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+var bg = context.Background()
+
+func openDB(t *testing.T) *percolator.DB {
+	t.Helper()
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		st.Close()
+	})
+	return db
+}
+
+// enqueue writes an export queue entry as the export observer does, with
+// the version the test wants (the observer uses its start timestamp), and
+// the page row's export bookkeeping that Rebuild reads.
+func enqueue(t *testing.T, db *percolator.DB, e observers.Export) {
+	t.Helper()
+	err := db.Update(bg, func(tx *percolator.Tx) error {
+		b, _ := json.Marshal(e)
+		tx.Set(fmt.Sprintf("%s%020d/%s", webtable.ExportPrefix, e.Version, e.Row), webtable.ExportDoc, b)
+		tx.Set(e.Row, webtable.ExportVer, []byte(strconv.FormatUint(e.Version, 10)))
+		if e.Op == "delete" {
+			tx.Delete(e.Row, webtable.ExportDigest)
+			return tx.Delete(e.Row, webtable.ExportLast)
+		}
+		d, _ := json.Marshal(e.Doc)
+		tx.Set(e.Row, webtable.ExportDigest, []byte("digest"))
+		return tx.Set(e.Row, webtable.ExportLast, d)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func drain(t *testing.T, f *Feeder) int {
+	t.Helper()
+	n, err := f.Drain(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFeederOrder: the newest export of a row wins, in one batch and
+// across batches; a late, older export (a straggler whose transaction
+// committed after a newer one was applied) never overwrites it, not even
+// after a delete; replays change nothing.
+func TestFeederOrder(t *testing.T) {
+	db := openDB(t)
+	dir := filepath.Join(t.TempDir(), "index")
+	ix, err := OpenIndex(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFeeder(db, ix, FeederOptions{})
+	a, u := "com.example/a", "http://example.com/a"
+
+	enqueue(t, db, upsert(10, a, u, "Old", "zebra", 1))
+	enqueue(t, db, upsert(20, a, u, "New", "giraffe", 1))
+	if n := drain(t, f); n != 2 {
+		t.Fatalf("drained %d", n)
+	}
+	if got := find(t, ix, "giraffe"); len(got) != 1 {
+		t.Fatalf("newest: %v", got)
+	}
+	if got := find(t, ix, "zebra"); len(got) != 0 {
+		t.Fatalf("older applied: %v", got)
+	}
+	enqueue(t, db, upsert(15, a, u, "Late", "zebra", 1))
+	drain(t, f)
+	if got := find(t, ix, "zebra"); len(got) != 0 {
+		t.Fatalf("straggler applied: %v", got)
+	}
+	enqueue(t, db, observers.Export{Op: "delete", Version: 30, Row: a, URL: u})
+	drain(t, f)
+	enqueue(t, db, upsert(25, a, u, "Zombie", "giraffe", 1))
+	drain(t, f)
+	if n, _ := ix.Count(); n != 0 {
+		t.Fatalf("deleted document came back: count %d", n)
+	}
+	// The queue is empty, and what the table says matches the index.
+	if n := drain(t, f); n != 0 {
+		t.Fatalf("queue not empty: %d", n)
+	}
+
+	// Reopen the index: the table still knows what it has.
+	ix.Close()
+	if ix, err = OpenIndex(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	f = NewFeeder(db, ix, FeederOptions{})
+	enqueue(t, db, upsert(28, a, u, "Zombie", "giraffe", 1))
+	drain(t, f)
+	if n, _ := ix.Count(); n != 0 {
+		t.Fatalf("straggler after reopen: count %d", n)
+	}
+	enqueue(t, db, upsert(40, a, u, "Back", "okapi", 1))
+	drain(t, f)
+	if got := find(t, ix, "okapi"); len(got) != 1 {
+		t.Fatalf("newer after delete: %v", got)
+	}
+	if v, in, err := ix.Version(a); v != 40 || !in || err != nil {
+		t.Fatalf("Version = %d %v %v", v, in, err)
+	}
+}
+
+// TestRebuild: an index rebuilt from the table holds what the feeder had
+// applied, and entries still queued are applied after it.
+func TestRebuild(t *testing.T) {
+	db := openDB(t)
+	dir := filepath.Join(t.TempDir(), "index")
+	ix, err := OpenIndex(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFeeder(db, ix, FeederOptions{})
+	for i := range 30 {
+		enqueue(t, db, upsert(uint64(10+i), fmt.Sprintf("com.example/%02d", i), fmt.Sprintf("http://example.com/%02d", i), "T", fmt.Sprintf("word%d common", i), 1))
+	}
+	enqueue(t, db, observers.Export{Op: "delete", Version: 100, Row: "com.example/03", URL: "http://example.com/03"})
+	drain(t, f)
+	enqueue(t, db, upsert(200, "com.example/04", "http://example.com/04", "T", "changed common", 1))
+	ix.Close()
+
+	ix, err = Rebuild(bg, db, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	f = NewFeeder(db, ix, FeederOptions{})
+	drain(t, f)
+	if n, _ := ix.Count(); n != 29 {
+		t.Fatalf("count %d, want 29", n)
+	}
+	if got := find(t, ix, "word3"); len(got) != 0 {
+		t.Fatalf("deleted page rebuilt: %v", got)
+	}
+	if got := find(t, ix, "changed"); len(got) != 1 {
+		t.Fatalf("queued change lost: %v", got)
+	}
+	if got := find(t, ix, "word4"); len(got) != 0 {
+		t.Fatalf("old version after queued change: %v", got)
+	}
+}
