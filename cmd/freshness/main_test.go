@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/freshness"
+	"github.com/caffeine-go/caffeine/freshness/changingweb"
+	"github.com/caffeine-go/caffeine/observers/extract"
+)
+
+// fakeAPI is cmd/search's JSON API over an index holding, for every page
+// of web, the version live at fetched (only the fields the probe reads).
+func fakeAPI(t *testing.T, web *changingweb.Web, base string, fetched time.Time) *httptest.Server {
+	t.Helper()
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		enc := json.NewEncoder(w)
+		switch r.URL.Path {
+		case "/api/search":
+			var res []map[string]any
+			for p := range web.Pages() {
+				res = append(res, map[string]any{"url": web.URL(base, p), "fetched_at": fetched, "indexed_at": fetched.Add(time.Second)})
+			}
+			enc.Encode(map[string]any{"total": len(res), "results": res})
+		case "/api/doc":
+			p, _ := web.Page(r.FormValue("url"))
+			pg, err := extract.HTML(r.FormValue("url"), web.Content(p, web.VersionAt(p, fetched)), "text/html", extract.Options{})
+			if err != nil {
+				t.Error(err)
+			}
+			enc.Encode(map[string]any{"url": r.FormValue("url"), "content_hash": pg.Hash, "fetched_at": fetched,
+				"stages": map[string]any{"fetched": fetched, "searchable": fetched.Add(time.Second)}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+}
+
+func TestMeasure(t *testing.T) {
+	now := time.Now()
+	web, err := changingweb.New(changingweb.Options{Pages: 6, HotFraction: 0.5, HotRate: 0.1, Seed: 2,
+		Start: now.Add(-100 * time.Second), Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := httptest.NewServer(web)
+	defer site.Close()
+	api := fakeAPI(t, web, site.URL, now.Add(-30*time.Second))
+	defer api.Close()
+	dir := t.TempDir()
+	queries := filepath.Join(dir, "queries")
+	os.WriteFile(queries, []byte("# one query\npage\n"), 0o644)
+	truth := filepath.Join(dir, "changes.jsonl")
+	f, _ := os.Create(truth)
+	web.WriteLog(f, site.URL, now)
+	f.Close()
+
+	ctx := context.Background()
+	var out, errb bytes.Buffer
+	svg := filepath.Join(dir, "out.svg")
+	if code := run(ctx, []string{"-server", api.URL, "-queries", queries, "-delay", "0", "-plot", svg}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"freshness", "fetched→searchable", "6 of 6 documents"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("plot: %v", err)
+	}
+
+	out.Reset()
+	png := filepath.Join(dir, "out.png")
+	if code := run(ctx, []string{"-server", api.URL, "-delay", "0", "-json", "-truth", truth, "-plot", png}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rep freshness.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("-json: %v\n%s", err, out.String())
+	}
+	if rep.Checked != 6 || rep.AgeEstimator != "exact" || rep.Latency["searchable"].P50 != 1 {
+		t.Errorf("report: checked %d estimator %s latency %+v", rep.Checked, rep.AgeEstimator, rep.Latency["searchable"])
+	}
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("png plot: %v", err)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	ctx := context.Background()
+	for _, args := range [][]string{
+		{"extra"},
+		{"-web", "127.0.0.1:0", "-experiment"},
+		{"-nope"},
+		{"-experiment", "-rates", "1,x"},
+		{"-queries", filepath.Join(t.TempDir(), "empty")},
+	} {
+		if len(args) == 2 && args[0] == "-queries" {
+			os.WriteFile(args[1], []byte("# nothing\n"), 0o644)
+		}
+		var out, errb bytes.Buffer
+		if code := run(ctx, args, &out, &errb); code != 2 {
+			t.Errorf("%q: exit %d, want 2 (%s)", args, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"-server", "http://127.0.0.1:1", "-timeout", "1s"}, &out, &errb); code != 1 {
+		t.Errorf("unreachable server: exit %d, want 1", code)
+	}
+}
+
+// TestServeWeb runs the fixture as a server and stops it: the change log
+// is written and reads back.
+func TestServeWeb(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	logPath := filepath.Join(t.TempDir(), "changes.jsonl")
+	done := make(chan int)
+	var out, errb bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"-web", "127.0.0.1:0", "-pages", "20", "-hot-rate", "50", "-log", logPath}, &out, &errb)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	f, err := os.Open(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := freshness.ReadHistory(f)
+	if err != nil || len(h) == 0 {
+		t.Errorf("change log: %d pages, %v (%s)", len(h), err, errb.String())
+	}
+}
