@@ -12,6 +12,7 @@ import (
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/web"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -240,3 +241,5 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descApplied, prometheus.CounterValue, float64(c.e.Feeder.Applied()))
 	}
 }
+
+var _ web.Backend = (*Engine)(nil)
