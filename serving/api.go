@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -170,4 +171,17 @@ type Sample struct {
 	LatencyP90 float64   `json:"latency_p90_s"`
 	LatencyP99 float64   `json:"latency_p99_s"`
 	Pending    int       `json:"pending_notifications"`
+}
+
+// MarshalJSON always writes fetched_at, as null for a page never fetched.
+func (d DocInfo) MarshalJSON() ([]byte, error) {
+	type plain DocInfo
+	var fetched *time.Time
+	if !d.FetchedAt.IsZero() {
+		fetched = &d.FetchedAt
+	}
+	return json.Marshal(struct {
+		plain
+		FetchedAt *time.Time `json:"fetched_at"`
+	}{plain(d), fetched})
 }

@@ -127,9 +127,11 @@ func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
 		batch   []queued
 		bad     []string
 		updates []Update
+		had     = make(map[string]Searchable) // what the table says the index has, by row
 	)
 	err := f.db.View(ctx, func(tx *percolator.Tx) error {
 		batch, bad, updates = batch[:0], bad[:0], updates[:0]
+		clear(had)
 		err := tx.Scan(ctx, start, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(row, _ string, v []byte) bool {
 			var e observers.Export
 			if err := json.Unmarshal(v, &e); err != nil || e.Row == "" {
@@ -151,6 +153,7 @@ func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
 				return err
 			}
 			have, _ := ParseSearchable(v)
+			had[q.e.Row] = have
 			if q.e.Version > have.Version {
 				updates = append(updates, Update{Export: q.e, Prev: have.Fetched})
 			}
@@ -183,7 +186,13 @@ func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
 			}
 		}
 		for _, a := range applied {
-			s := Searchable{At: a.IndexedAt, Version: a.Version, Fetched: a.FetchedAt}
+			s := Searchable{At: a.IndexedAt, Version: a.Version, Fetched: a.FetchedAt,
+				Exported: percolator.TimeFromTs(a.Version).UTC()}
+			if prev := had[a.Row]; !a.NewContent && a.Op == "upsert" && prev.Version > 0 {
+				// The same content again (new rank, anchors, duplicates):
+				// its stage times stay those of its first export.
+				s.At, s.Exported = prev.At, prev.Exported
+			}
 			if err := tx.Set(a.Row, webtable.SearchableAt, s.encode()); err != nil {
 				return err
 			}
@@ -200,36 +209,44 @@ func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
 // Searchable is what webtable.SearchableAt records of the export the index
 // applied last for a page.
 type Searchable struct {
-	At      time.Time // when it became searchable
 	Version uint64    // the export's version
 	Fetched time.Time // the fetch time of its document; zero for a delete
+	// When the document's content was first exported (the export
+	// transaction's start) and became searchable: later exports of the same
+	// content (rank, anchors, duplicates) keep them.
+	Exported, At time.Time
 }
 
 func (s Searchable) encode() []byte {
-	var fetched int64
-	if !s.Fetched.IsZero() {
-		fetched = s.Fetched.UnixMilli()
+	ms := func(t time.Time) int64 {
+		if t.IsZero() {
+			return 0
+		}
+		return t.UnixMilli()
 	}
-	return fmt.Appendf(nil, "%d %d %d", s.At.UnixMilli(), s.Version, fetched)
+	return fmt.Appendf(nil, "%d %d %d %d", ms(s.At), s.Version, ms(s.Fetched), ms(s.Exported))
 }
 
 // ParseSearchable parses a webtable.SearchableAt cell.
 func ParseSearchable(v []byte) (Searchable, bool) {
 	f := strings.Fields(string(v))
-	if len(f) != 3 {
+	if len(f) != 4 {
 		return Searchable{}, false
 	}
-	at, err1 := strconv.ParseInt(f[0], 10, 64)
-	ver, err2 := strconv.ParseUint(f[1], 10, 64)
-	fetched, err3 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return Searchable{}, false
+	var n [4]int64
+	for i, x := range f {
+		var err error
+		if n[i], err = strconv.ParseInt(x, 10, 64); err != nil {
+			return Searchable{}, false
+		}
 	}
-	s := Searchable{At: time.UnixMilli(at).UTC(), Version: ver}
-	if fetched > 0 {
-		s.Fetched = time.UnixMilli(fetched).UTC()
+	t := func(ms int64) time.Time {
+		if ms <= 0 {
+			return time.Time{}
+		}
+		return time.UnixMilli(ms).UTC()
 	}
-	return s, true
+	return Searchable{At: t(n[0]), Version: uint64(n[1]), Fetched: t(n[2]), Exported: t(n[3])}, true
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -213,13 +213,19 @@ func fill(info *DocInfo, c map[string][]byte) {
 		Clustered: ms(webtable.ClusteredAt),
 		Exported:  info.ExportedAt,
 	}
-	if sc, ok := ParseSearchable(c[webtable.SearchableAt]); ok {
-		info.Stages.Searchable = sc.At
-	}
 	// Stage times of older content say nothing about the current one.
-	for _, t := range []*time.Time{&info.Stages.Parsed, &info.Stages.Clustered, &info.Stages.Exported, &info.Stages.Searchable} {
+	for _, t := range []*time.Time{&info.Stages.Parsed, &info.Stages.Clustered} {
 		if t.Before(info.Stages.Fetched) {
 			*t = time.Time{}
 		}
+	}
+	if sc, ok := ParseSearchable(c[webtable.SearchableAt]); ok && !sc.Fetched.IsZero() && !sc.Fetched.Before(fetched) {
+		// The document the index has, of the current content: its first
+		// export (the export transaction's start timestamp, whose clock
+		// part may be a few ms off the wall clock) and when it became
+		// searchable.
+		info.Stages.Exported, info.Stages.Searchable = sc.Exported, sc.At
+	} else {
+		info.Stages.Exported = time.Time{}
 	}
 }

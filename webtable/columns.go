@@ -83,9 +83,10 @@ const (
 	ExportVer    = "export:version" // version (start timestamp) of the last export, decimal
 
 	// Written by the serving feeder when it applied an export of the page:
-	// "UNIXMS VERSION FETCHEDMS": when the page's document (or its deletion)
-	// became searchable, the export's version (the feeder skips exports not
-	// newer), and the fetch time of the document (0 for a delete).
+	// "SEARCHABLEMS VERSION FETCHEDMS EXPORTEDMS": the export's version (the
+	// feeder skips exports not newer), the fetch time of its document (0 for
+	// a delete), and when that content was first exported and became
+	// searchable (later exports of the same content keep those).
 	SearchableAt = "serve:time"
 
 	// Written by the cluster observer when it placed the page's current
