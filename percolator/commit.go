@@ -213,12 +213,10 @@ func (tx *Tx) prewrite(ctx context.Context, r rowWrites, lk lock) error {
 	muts := make([]Mutation, 0, 2*len(r.cols))
 	for i, col := range r.cols {
 		p := r.ps[i]
-		l := lk
-		l.kind = p.kind
-		if p.kind == kindPut {
+		if p.kind == kindPut && !tx.inline(p) {
 			muts = append(muts, Mutation{Op: SetCell, Family: famData, Column: col, Ts: tx.startTs, Value: p.value})
 		}
-		muts = append(muts, Mutation{Op: SetCell, Family: famLock, Column: col, Ts: tx.startTs, Value: l.encode()})
+		muts = append(muts, Mutation{Op: SetCell, Family: famLock, Column: col, Ts: tx.startTs, Value: tx.lockOf(lk, p).encode()})
 	}
 	muts = tx.db.notifyMutations(r, tx.startTs, muts)
 	matched, err := tx.db.st.CheckAndMutateRow(ctx, r.row, tx.conflictPredicate(r), nil, muts)
@@ -263,10 +261,10 @@ func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, lk lock
 
 func (tx *Tx) refreshPrimary(ctx context.Context, lk lock) error {
 	lk.wallMs = time.Now().UnixMilli()
-	lk.kind = tx.writes[cellKey{lk.primaryRow, lk.primaryCol}].kind
+	l := tx.lockOf(lk, tx.writes[cellKey{lk.primaryRow, lk.primaryCol}])
 	matched, err := tx.db.st.CheckAndMutateRow(ctx, lk.primaryRow,
 		[]Filter{{Family: famLock, Column: lk.primaryCol, MinTs: tx.startTs, MaxTs: tx.startTs, KeysOnly: true}},
-		[]Mutation{{Op: SetCell, Family: famLock, Column: lk.primaryCol, Ts: tx.startTs, Value: lk.encode()}}, nil)
+		[]Mutation{{Op: SetCell, Family: famLock, Column: lk.primaryCol, Ts: tx.startTs, Value: l.encode()}}, nil)
 	if err != nil {
 		return fmt.Errorf("percolator: refresh primary lock: %w", err)
 	}
@@ -274,6 +272,17 @@ func (tx *Tx) refreshPrimary(ctx context.Context, lk lock) error {
 		return fmt.Errorf("%w: primary lock was cleaned up during commit", ErrConflict)
 	}
 	return nil
+}
+
+// lockOf returns the lock lk of a cell whose pending write is p. A short
+// value travels in the lock instead of a d:C cell: the write record will
+// inline it anyway, and a cleaner rolling the write forward finds it there.
+func (tx *Tx) lockOf(lk lock, p pending) lock {
+	lk.kind = p.kind
+	if tx.inline(p) {
+		lk.inline, lk.value = true, p.value
+	}
+	return lk
 }
 
 func (tx *Tx) commitMutations(r rowWrites, commitTs uint64) []Mutation {

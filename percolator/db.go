@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -95,12 +94,13 @@ func (o *Options) ensureDefaults() {
 type DB struct {
 	st  Store
 	ex  ExclusiveStore // non-nil when single-row transactions commit in one step
+	app rowAppender    // non-nil when point reads can pass the store their own slice
 	orc *Oracle
 	opt Options
 	id  string // this instance's writer id, recorded in its locks
 
-	mu     sync.Mutex         // guards active
-	active map[uint64]*Tx     // running transactions by start timestamp
+	mu     sync.Mutex         // held by GC while it moves the safe point, and by ViewAt to register
+	active registry           // start timestamps of running transactions
 	safe   atomic.Uint64      // GC safe point: reads below it fail with ErrTooOld
 	gate   sync.RWMutex       // one-phase commits hold R; scans take W once to wait for them
 	closed atomic.Bool        //
@@ -127,8 +127,9 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	db := &DB{st: st, orc: orc, opt: opt, id: hex.EncodeToString(id[:]), active: make(map[uint64]*Tx)}
+	db := &DB{st: st, orc: orc, opt: opt, id: hex.EncodeToString(id[:])}
 	db.ex, _ = st.(ExclusiveStore)
+	db.app, _ = st.(rowAppender)
 	db.observed, db.weak = make(map[string]bool), make(map[string]bool)
 	db.wake = make(chan struct{}, 1)
 	for _, c := range opt.Observed {
@@ -189,47 +190,63 @@ func (db *DB) begin(ctx context.Context, at uint64, readOnly bool) (*Tx, error) 
 	if db.closed.Load() {
 		return nil, ErrClosed
 	}
-	tx := &Tx{db: db, readOnly: readOnly}
-	// Register before taking the timestamp, so GC never computes a safe
-	// point above a transaction that is about to read.
-	db.mu.Lock()
-	ts := at
-	if ts == 0 {
+	if at != 0 {
+		tx := &Tx{db: db, readOnly: readOnly}
+		// A given timestamp may be below the safe point GC is computing:
+		// register under db.mu, which GC holds from before it reads the
+		// registry until the new safe point is published.
+		db.mu.Lock()
+		defer db.mu.Unlock()
+		if safe := db.safe.Load(); at < safe {
+			return nil, fmt.Errorf("%w: start %d < safe point %d", ErrTooOld, at, safe)
+		}
+		tx.startTs = at
+		tx.register(at)
+		return tx, nil
+	}
+	// Register a lower bound of the start timestamp before taking it. GC
+	// takes a timestamp before it reads the registry, so it either sees the
+	// registration or took its timestamp first, and then its safe point is
+	// at or below ours. A read-only transaction leaves the bound registered
+	// and reads at the newest timestamp handed out, which it loads after
+	// registering: it needs no timestamp of its own, as it writes nothing.
+	// (The atomic operations come before tx is allocated, so that they
+	// need not wait for the stores that initialize it.)
+	reg := max(db.orc.last(), 1)
+	k := db.active.add(reg)
+	var ts uint64
+	if readOnly {
+		ts = max(db.orc.last(), reg)
+	} else {
 		var err error
 		if ts, err = db.orc.Next(ctx); err != nil {
-			db.mu.Unlock()
+			db.active.remove(k, reg)
 			return nil, err
 		}
+		db.active.set(k, reg, ts|writer)
+		reg = ts | writer
 	}
-	tx.startTs = ts
-	if ts < db.safe.Load() {
-		db.mu.Unlock()
-		return nil, fmt.Errorf("%w: start %d < safe point %d", ErrTooOld, ts, db.safe.Load())
+	if safe := db.safe.Load(); ts < safe { // a clock far behind an earlier run's
+		db.active.remove(k, reg)
+		return nil, fmt.Errorf("%w: start %d < safe point %d", ErrTooOld, ts, safe)
 	}
-	db.active[ts] = tx
-	db.mu.Unlock()
-	return tx, nil
+	return &Tx{db: db, readOnly: readOnly, startTs: ts, reg: reg, slot: k, registered: true}, nil
+}
+
+func (tx *Tx) register(ts uint64) {
+	tx.reg, tx.slot, tx.registered = ts, tx.db.active.add(ts), true
 }
 
 func (db *DB) forget(tx *Tx) {
-	db.mu.Lock()
-	if db.active[tx.startTs] == tx {
-		delete(db.active, tx.startTs)
+	if tx.registered {
+		tx.registered = false
+		db.active.remove(tx.slot, tx.reg)
 	}
-	db.mu.Unlock()
 }
 
 // oldestActive returns the smallest start timestamp of a running
 // transaction, or math.MaxUint64.
-func (db *DB) oldestActive() uint64 {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	oldest := uint64(math.MaxUint64)
-	for ts := range db.active {
-		oldest = min(oldest, ts)
-	}
-	return oldest
-}
+func (db *DB) oldestActive() uint64 { return db.active.oldest() }
 
 // Update runs fn in a read-write transaction and commits it. A conflict
 // (ErrConflict, ErrLocked) reruns fn in a new transaction after a jittered
@@ -290,7 +307,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// View runs fn in a read-only transaction at a fresh timestamp.
+// View runs fn in a read-only transaction that sees every transaction
+// committed before it began. It reads at the newest timestamp the oracle
+// has handed out, without taking one of its own.
 func (db *DB) View(ctx context.Context, fn func(tx *Tx) error) error {
 	return db.ViewAt(ctx, 0, fn)
 }
@@ -343,10 +362,7 @@ func (db *DB) heartbeat() {
 // still be running.
 func (db *DB) writerAlive(ctx context.Context, l lock, startTs uint64) (bool, error) {
 	if l.writer == db.id {
-		db.mu.Lock()
-		_, ok := db.active[startTs]
-		db.mu.Unlock()
-		return ok, nil
+		return db.active.has(startTs | writer), nil
 	}
 	if db.ex != nil {
 		// Nobody else can be writing an exclusive store: the lock is left

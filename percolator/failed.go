@@ -90,7 +90,7 @@ func (db *DB) Retry(ctx context.Context, f Failure) error {
 		// Forget the observer's acknowledgement, and notify at the start of
 		// the newest write, so the run that follows deletes the notification.
 		err := db.Update(ctx, func(tx *Tx) error {
-			wc, ok, err := db.readWrite(ctx, tx.startTs, f.Row, f.Column)
+			wc, ok, err := tx.readWrite(ctx, f.Row, f.Column)
 			if err != nil {
 				return err
 			}

@@ -130,16 +130,16 @@ func (db *DB) advanceSafePoint(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("percolator: gc: scan locks: %w", err)
 	}
 
-	db.mu.Lock() // no transaction may begin while the safe point moves
+	// No transaction may begin below the new safe point: one that
+	// registers after the registry is read takes its start timestamp after
+	// now (see begin), and ViewAt waits for db.mu.
+	db.mu.Lock()
 	now, err := db.orc.Next(ctx)
 	if err != nil {
 		db.mu.Unlock()
 		return 0, err
 	}
-	safe := min(now, TsFromTime(time.Now().Add(-db.opt.GCGrace)), oldestLock)
-	for ts := range db.active {
-		safe = min(safe, ts)
-	}
+	safe := min(now, TsFromTime(time.Now().Add(-db.opt.GCGrace)), oldestLock, db.oldestActive())
 	safe = max(safe, db.safe.Load())
 	db.safe.Store(safe)
 	db.mu.Unlock()

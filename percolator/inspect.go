@@ -58,7 +58,11 @@ func describe(c Cell) string {
 		if err != nil {
 			return err.Error()
 		}
-		return fmt.Sprintf("%s primary=%s %s writer=%s wall=%d", kindName(l.kind), quote(l.primaryRow), quote(l.primaryCol), l.writer, l.wallMs)
+		s := fmt.Sprintf("%s primary=%s %s writer=%s wall=%d", kindName(l.kind), quote(l.primaryRow), quote(l.primaryCol), l.writer, l.wallMs)
+		if l.inline {
+			s += " value=" + preview(l.value)
+		}
+		return s
 	case famWrite:
 		wr, err := decodeWrite(c.Value)
 		if err != nil {

@@ -30,7 +30,7 @@ func (db *DB) resolve(ctx context.Context, row, col string, ts uint64, l lock) (
 		}
 		switch status {
 		case statusCommitted:
-			return true, db.rollForward(ctx, row, col, ts, commitTs, l.kind)
+			return true, db.rollForward(ctx, row, col, ts, commitTs, l)
 		case statusRolledBack:
 			return true, db.rollbackCell(ctx, row, col, ts)
 		}
@@ -94,10 +94,10 @@ func (db *DB) primaryStatus(ctx context.Context, row, col string, ts uint64) (tx
 	return statusRolledBack, 0, lock{}, nil
 }
 
-// rollForward replaces the lock of a committed transaction by its write
+// rollForward replaces the lock l of a committed transaction by its write
 // record, as the writer would have.
-func (db *DB) rollForward(ctx context.Context, row, col string, startTs, commitTs uint64, kind byte) error {
-	rec := write{kind: kind, startTs: startTs}.encode()
+func (db *DB) rollForward(ctx context.Context, row, col string, startTs, commitTs uint64, l lock) error {
+	rec := write{kind: l.kind, startTs: startTs, inline: l.inline, value: l.value}.encode()
 	muts := []Mutation{
 		{Op: SetCell, Family: famWrite, Column: col, Ts: commitTs, Value: rec},
 		{Op: DeleteCell, Family: famLock, Column: col, Ts: startTs},

@@ -85,6 +85,9 @@ func (o *Oracle) Next(ctx context.Context) (uint64, error) {
 	}
 }
 
+// last returns a timestamp below every timestamp Next will return.
+func (o *Oracle) last() uint64 { return o.next.Load() }
+
 // refill allocates a new range unless another caller already did.
 func (o *Oracle) refill(ctx context.Context) error {
 	o.mu.Lock()

@@ -10,7 +10,7 @@ import (
 // paper). A user column C of row R is stored as cells (R, d:C), (R, l:C),
 // (R, w:C) and (R, n:C).
 const (
-	famData   = "d" // d:C@start_ts holds the value written by the transaction that started at start_ts
+	famData   = "d" // d:C@start_ts holds the value, too long to inline, written by the transaction that started at start_ts
 	famLock   = "l" // l:C@start_ts holds an uncommitted transaction's lock
 	famWrite  = "w" // w:C@commit_ts holds a write record pointing at d:C@start_ts
 	famNotify = "n" // n:C@ts marks C dirty for its observer (own locality group)
@@ -44,18 +44,27 @@ type lock struct {
 	writer     string // DB instance that took the lock
 	wallMs     int64  // wall time of the lock, refreshed during long commits
 	ttlMs      int64  // the writer's LockTTL, so any reader judges staleness alike
+	// inline marks a put whose short value is in the lock rather than in a
+	// d:C cell, so that a commit or roll-forward can inline it in the write
+	// record and the cell never has a d:C version.
+	inline bool
+	value  []byte
 }
 
 const lockVersion = 1
 
 func (l lock) encode() []byte {
-	b := make([]byte, 0, 32+len(l.primaryRow)+len(l.primaryCol)+len(l.writer))
+	b := make([]byte, 0, 33+len(l.primaryRow)+len(l.primaryCol)+len(l.writer)+len(l.value))
 	b = append(b, lockVersion, l.kind)
 	b = appendString(b, l.primaryRow)
 	b = appendString(b, l.primaryCol)
 	b = appendString(b, l.writer)
 	b = binary.AppendVarint(b, l.wallMs)
 	b = binary.AppendVarint(b, l.ttlMs)
+	if l.inline {
+		b = append(b, 1)
+		b = append(b, l.value...)
+	}
 	return b
 }
 
@@ -74,12 +83,19 @@ func decodeLock(b []byte) (lock, error) {
 	if d.err != nil {
 		return l, errCorrupt("lock", b)
 	}
+	if len(d.b) > 0 {
+		if d.b[0] != 1 {
+			return l, errCorrupt("lock", b)
+		}
+		l.inline, l.value = true, d.b[1:]
+	}
 	return l, nil
 }
 
 // write is the content of a w:C cell: the commit of the transaction that
 // started at startTs. Short values are stored in the record itself (as TiKV
 // does), so a read is a single lookup; longer ones stay in d:C@startTs.
+// Until the commit, a short value waits in the lock (see lock.inline).
 type write struct {
 	kind    byte
 	startTs uint64

@@ -55,9 +55,17 @@ func (w *Worker) pass(ctx context.Context, start string) (found int, teleport bo
 	from, end, wrapped := start, "", false
 	seen := make(map[string]int64) // notifications per observed column, for the queue gauge
 	defer func() {
-		if !teleport && err == nil {
-			for col, o := range w.obs {
+		if err != nil {
+			return
+		}
+		for col, o := range w.obs {
+			if !teleport {
 				o.s.pending.Store(seen[col])
+			} else if n := seen[col]; n > o.s.pending.Load() {
+				// A partial pass saw at least this many: a lower bound,
+				// so a worker whose passes keep meeting busy rows still
+				// shows its queue.
+				o.s.pending.Store(n)
 			}
 		}
 	}()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -23,6 +24,10 @@ type Tx struct {
 	done     bool
 	writes   map[cellKey]pending
 
+	slot       int    // the registry slot of reg
+	reg        uint64 // what the transaction registered (see registry)
+	registered bool
+
 	crash func(CrashPoint) bool // test hook: abandon the commit at a point
 }
 
@@ -34,6 +39,7 @@ type pending struct {
 }
 
 // StartTs returns the transaction's start timestamp: the snapshot it reads.
+// A read-write transaction's is its own; a View's may be another's.
 func (tx *Tx) StartTs() uint64 { return tx.startTs }
 
 // CommitTs returns the commit timestamp after a successful Commit that
@@ -71,28 +77,30 @@ func (tx *Tx) Get(ctx context.Context, row, col string) ([]byte, error) {
 		}
 		return slices.Clone(p.value), nil
 	}
-	return tx.db.get(ctx, tx.startTs, row, col)
+	return tx.get(ctx, row, col)
 }
 
-func (db *DB) get(ctx context.Context, ts uint64, row, col string) ([]byte, error) {
-	c, ok, err := db.readWrite(ctx, ts, row, col)
+func (tx *Tx) get(ctx context.Context, row, col string) ([]byte, error) {
+	c, ok, err := tx.readWrite(ctx, row, col)
 	if err != nil || !ok {
 		return nil, err
 	}
-	return db.value(ctx, row, col, c)
+	return tx.db.value(ctx, row, col, c)
 }
 
-// readWrite returns the newest write record of (row, col) at or below ts,
-// after waiting for or cleaning up every lock at or below ts.
-func (db *DB) readWrite(ctx context.Context, ts uint64, row, col string) (Cell, bool, error) {
-	if ts < db.safe.Load() {
-		return Cell{}, false, fmt.Errorf("%w: reading at %d < safe point %d", ErrTooOld, ts, db.safe.Load())
+// readWrite returns the newest write record of (row, col) at or below the
+// start timestamp, after waiting for or cleaning up every lock at or below
+// it.
+func (tx *Tx) readWrite(ctx context.Context, row, col string) (Cell, bool, error) {
+	db, ts := tx.db, tx.startTs
+	if safe := db.safe.Load(); ts < safe {
+		return Cell{}, false, fmt.Errorf("%w: reading at %d < safe point %d", ErrTooOld, ts, safe)
 	}
+	pr := pointReads.Get().(*pointRead)
+	defer pr.release()
 	var waited time.Duration
 	for {
-		cells, err := db.st.ReadRow(ctx, row,
-			Filter{Family: famLock, Column: col, MaxTs: ts},
-			Filter{Family: famWrite, Column: col, MaxTs: ts, Latest: true})
+		cells, err := pr.read(ctx, db, row, col, ts)
 		if err != nil {
 			return Cell{}, false, fmt.Errorf("percolator: read %q %q: %w", row, col, err)
 		}
@@ -118,6 +126,36 @@ func (db *DB) readWrite(ctx context.Context, ts uint64, row, col string) (Cell, 
 		}
 		return *wcell, true, nil
 	}
+}
+
+// pointRead is the scratch space of a point read: the filters it passes
+// to the store and, for stores that take it (rowAppender), the slice the
+// cells come back in. It is pooled, so that a read allocates neither.
+type pointRead struct {
+	fs    [2]Filter
+	cells [2]Cell
+}
+
+var pointReads = sync.Pool{New: func() any { return new(pointRead) }}
+
+// read returns the locks of (row, col) at or below ts and its newest write
+// record at or below ts. The cells are valid until pr is released; their
+// values are the caller's.
+func (pr *pointRead) read(ctx context.Context, db *DB, row, col string, ts uint64) ([]Cell, error) {
+	pr.fs = [2]Filter{
+		{Family: famLock, Column: col, MaxTs: ts},
+		{Family: famWrite, Column: col, MaxTs: ts, Latest: true},
+	}
+	if db.app != nil {
+		return db.app.AppendRow(ctx, pr.cells[:0], row, pr.fs[:])
+	}
+	return db.st.ReadRow(ctx, row, pr.fs[:]...)
+}
+
+func (pr *pointRead) release() {
+	pr.fs = [2]Filter{}
+	pr.cells = [2]Cell{}
+	pointReads.Put(pr)
 }
 
 // value resolves a write record to the value it committed.
@@ -287,7 +325,7 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 			var v []byte
 			var err error
 			if _, isLocked := locked[col]; isLocked || cols[col] == nil {
-				v, err = tx.db.get(ctx, tx.startTs, row, col) // waits on or cleans the lock
+				v, err = tx.get(ctx, row, col) // waits on or cleans the lock
 			} else {
 				v, err = tx.db.value(ctx, row, col, *cols[col])
 			}

@@ -296,6 +296,15 @@ func TestLockCleanup(t *testing.T) {
 			if n, _ := percolator.CountLocks(db); n != 0 {
 				t.Fatalf("%d locks left", n)
 			}
+			// Short values travel in the lock and the write record, never
+			// in a data cell, even when a cleaner rolls the write forward.
+			var dump strings.Builder
+			if err := db.Dump(bg, &dump, "", ""); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(dump.String(), "\tdata@") {
+				t.Fatalf("data cells for short values:\n%s", dump.String())
+			}
 		})
 	}
 }

@@ -278,7 +278,7 @@ func (w *Worker) attempt(ctx context.Context, o *observerState, row string, n no
 	run := true
 	var seen uint64 // start ts of the newest write this run sees
 	if !o.weak {
-		wc, ok, err := w.db.readWrite(ctx, tx.startTs, row, n.col)
+		wc, ok, err := tx.readWrite(ctx, row, n.col)
 		if err != nil {
 			return 0, err
 		}

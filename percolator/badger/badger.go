@@ -8,7 +8,9 @@
 // write batch takes for "unset", out of reach, so every timestamp including
 // 0 is representable. "The newest version at or below t" is then one point
 // Get in a transaction reading at t+1, which is what Percolator's hot path
-// asks.
+// asks. Usually the newest version of all is at or below t: point reads
+// first Get in one read-only transaction at the top version that they all
+// share, and only open one at t+1 when that finds a newer version.
 //
 // # Deletions
 //
@@ -149,8 +151,9 @@ type stripeState struct {
 	tomb uint64
 	// top bounds the version of every entry in the stripe's rows from
 	// above, so no cell has a timestamp at or above it: a predicate asking
-	// for one needs no read. Guarded by mu held for writing.
-	top uint64
+	// for one needs no read, and a point read bounded at or above it can
+	// read at the top version. Written with mu held for writing.
+	top atomic.Uint64
 	// sparse holds the live cells of sparse families, by row; nil when
 	// there are none, so that a read of a row without any looks at no other
 	// memory. Guarded by mu.
@@ -197,10 +200,14 @@ type Store struct {
 	maxMem  int64 // in memory, the bound on values
 	seed    maphash.Seed
 	stripes *[nStripes]stripe
+	// latest is a read-only transaction at the newest version, shared by
+	// all point reads: a Badger transaction that only reads is safe for
+	// concurrent use, and reading at the top saves one per read.
+	latest *bdb.Txn
 
 	// fams maps family names to their declaration. It is replaced, never
 	// modified, so reads need no lock.
-	fams  atomic.Pointer[map[string]*family]
+	fams  atomic.Pointer[famSet]
 	famMu sync.Mutex // serializes EnsureFamilies
 
 	// wseq counts writes; see stripe.last and cursor.
@@ -252,13 +259,14 @@ func Open(dir string, opt Options) (*Store, error) {
 		maxMem:  bo.ValueThreshold,
 		seed:    maphash.MakeSeed(),
 		stripes: new([nStripes]stripe),
+		latest:  db.NewTransactionAt(math.MaxUint64, false),
 	}
 	// Tombstones written before this open are unknown, so assume one may
 	// sit at any existing version.
 	top := db.MaxVersion()
 	for i := range s.stripes {
 		s.stripes[i].tomb = top
-		s.stripes[i].top = top
+		s.stripes[i].top.Store(top)
 	}
 	fams, err := s.loadFamilies()
 	if err == nil {
@@ -277,7 +285,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	for i := range s.stripes {
 		s.stripes[i].seq.Store(s.stripes[i].nextSeq())
 	}
-	s.fams.Store(&fams)
+	s.fams.Store(newFamSet(fams))
 	return s, nil
 }
 
@@ -286,6 +294,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.latest.Discard()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("badger: close: %w", err)
 	}
@@ -344,7 +353,34 @@ func (s *Store) stripe(row string) *stripe {
 	return &s.stripes[maphash.String(s.seed, row)&(nStripes-1)]
 }
 
-func (s *Store) families() map[string]*family { return *s.fams.Load() }
+func (s *Store) families() *famSet { return s.fams.Load() }
+
+// famSet is the declared families. It is replaced, never modified.
+type famSet struct {
+	byName map[string]*family
+	// byByte holds the families with one-byte names, Percolator's, so
+	// that the hot paths find them without hashing.
+	byByte [256]*family
+}
+
+func newFamSet(byName map[string]*family) *famSet {
+	fs := &famSet{byName: byName}
+	for name, f := range byName {
+		if len(name) == 1 {
+			fs.byByte[name[0]] = f
+		}
+	}
+	return fs
+}
+
+func (fs *famSet) get(name string) (*family, bool) {
+	if len(name) == 1 {
+		f := fs.byByte[name[0]]
+		return f, f != nil
+	}
+	f, ok := fs.byName[name]
+	return f, ok
+}
 
 // EnsureFamilies declares the families that do not exist yet and persists
 // the declarations. Redeclaring a family in another locality group fails
@@ -359,7 +395,7 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 	}
 	s.famMu.Lock()
 	defer s.famMu.Unlock()
-	next := maps.Clone(s.families())
+	next := maps.Clone(s.families().byName)
 	var save, toggled []*family
 	for _, pf := range fams {
 		if pf.Name == "" {
@@ -387,7 +423,7 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 	}
 	if len(toggled) == 0 {
 		// New families have no cells yet: nothing to load.
-		s.fams.Store(&next)
+		s.fams.Store(newFamSet(next))
 		return nil
 	}
 	// Switching a family's sparseness changes where its reads go, so no
@@ -410,7 +446,7 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 			return err
 		}
 	}
-	s.fams.Store(&next)
+	s.fams.Store(newFamSet(next))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	bdb "github.com/dgraph-io/badger/v4"
 
@@ -247,6 +248,34 @@ func TestDeleteEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(t, "ReadRows", scanned, "d:e@30=e30")
+}
+
+// AppendRow reads what ReadRow reads, into the caller's slice when it has
+// room.
+func TestAppendRow(t *testing.T) {
+	s := open(t, t.TempDir(), badger.Options{})
+	ctx := context.Background()
+	mutate(t, s, "r", set("w", "c", 10, "w10"), set("w", "c", 20, "w20"), set("l", "c", 15, "lock"), set("d", "c", 10, "d10"))
+	mutate(t, s, "r", del("w", "c", 20))
+	for _, fs := range [][]percolator.Filter{
+		{latest("w", "c")},
+		{latestAt("w", "c", 19), {Family: "l", Column: "c", MaxTs: 19}},
+		{latestAt("w", "c", 9), {Family: "l", Column: "c", MaxTs: 9}},
+		{{Family: "d", Column: "c", MinTs: 10, MaxTs: 10}},
+		{all("w"), all("l")},
+	} {
+		want := read(t, s, "r", fs...)
+		buf := make([]percolator.Cell, 1, 4)
+		buf[0].Column = "stale"
+		got, err := s.AppendRow(ctx, buf, "r", fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, fmt.Sprintf("AppendRow(%v)", fs), got, show(want))
+		if len(got) > 0 && &got[0] != &buf[:1][0] {
+			t.Errorf("AppendRow(%v) did not reuse dst", fs)
+		}
+	}
 }
 
 // TestWriteBelowTombstone writes a cell below a tombstone of the same column
@@ -638,7 +667,12 @@ func TestCompactBounded(t *testing.T) {
 		}
 		mutate(t, s, "hot", muts...)
 		if i%10000 == 0 {
+			// Memtables are flushed in the background: wait for them.
 			before, _ := s.Size()
+			for deadline := time.Now().Add(5 * time.Second); before < 64<<10 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+				before, _ = s.Size()
+			}
 			compact(t, s, uint64(i))
 			after, vlog := s.Size()
 			t.Logf("after %d writes: compaction took the LSM from %d to %d bytes (value log %d)", i, before, after, vlog)

@@ -24,7 +24,7 @@ const (
 // CheckSparse compares the in-memory copy of every sparse family with what
 // Badger holds.
 func (s *Store) CheckSparse() error {
-	for _, f := range s.families() {
+	for _, f := range s.families().byName {
 		if !f.sparse {
 			continue
 		}

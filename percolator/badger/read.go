@@ -40,10 +40,10 @@ type famPlan struct {
 
 // plan groups filters by family, sorted by family name. Filters that can
 // match nothing (MinTs above MaxTs) are dropped.
-func plan(fams map[string]*family, filters []percolator.Filter) ([]famPlan, error) {
+func plan(fams *famSet, filters []percolator.Filter) ([]famPlan, error) {
 	var ps []famPlan
 	for _, fl := range filters {
-		f, ok := fams[fl.Family]
+		f, ok := fams.get(fl.Family)
 		if !ok {
 			return nil, fmt.Errorf("%w: %q", ErrUnknownFamily, fl.Family)
 		}
@@ -265,12 +265,20 @@ func skipKey(it *bdb.Iterator, key []byte) {
 
 // ReadRow implements percolator.Store.
 func (s *Store) ReadRow(ctx context.Context, row string, filters ...percolator.Filter) ([]percolator.Cell, error) {
+	return s.AppendRow(ctx, nil, row, filters)
+}
+
+// AppendRow is ReadRow appending the cells to dst, which it may overwrite
+// up to its capacity, and taking the filters as a slice; it keeps neither
+// dst nor filters. Reusing dst saves an allocation per read.
+func (s *Store) AppendRow(ctx context.Context, dst []percolator.Cell, row string, filters []percolator.Filter) ([]percolator.Cell, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	dst = dst[:0]
 	st := s.stripe(row)
 	var c colFilters
 	if seq := st.seq.Load(); seq&seqWriting == 0 {
@@ -282,7 +290,7 @@ func (s *Store) ReadRow(ctx context.Context, row string, filters ...percolator.F
 			return nil, err
 		}
 		if ok && !(c.sparse && seq&seqSparse != 0) {
-			out, err := s.readCols(st, row, &c, false, nil)
+			out, err := s.readCols(st, row, &c, false, dst)
 			if st.seq.Load() == seq {
 				return out, err
 			}
@@ -294,13 +302,13 @@ func (s *Store) ReadRow(ctx context.Context, row string, filters ...percolator.F
 	if ok, err := c.load(fams, filters, false); err != nil {
 		return nil, err
 	} else if ok {
-		return s.readCols(st, row, &c, true, nil)
+		return s.readCols(st, row, &c, true, dst)
 	}
 	ps, err := plan(fams, filters)
 	if err != nil {
 		return nil, err
 	}
-	return s.readRow(st, row, ps, nil)
+	return s.readRow(st, row, ps, dst)
 }
 
 // maxCols is the most filters that colFilters holds.
@@ -308,27 +316,32 @@ const maxCols = 8
 
 // colFilters is the plan of a read whose filters each name one column, the
 // shape of Percolator's point reads and predicates. Unlike plan, it needs no
-// allocation: it lives on the caller's stack.
+// allocation: it lives on the caller's stack, and refers to the caller's
+// filters rather than copying them.
 type colFilters struct {
 	n      int
 	sparse bool // some filter is of a sparse family
-	// fs are the filters, sorted by family and column so that the filters
-	// of one column are adjacent; fams[i] is the family of fs[i].
-	fs   [maxCols]percolator.Filter
+	exists bool // read every filter as Latest and KeysOnly
+	src    []percolator.Filter
+	// ord holds the indexes in src of the filters that can match, sorted
+	// by family and column so that the filters of one column are adjacent;
+	// fams[i] is the family of src[ord[i]].
+	ord  [maxCols]uint8
 	fams [maxCols]*family
 }
 
 // load fills c from filters and reports whether they fit: false when there
 // are too many or one selects every column, and plan must do. Filters that
-// can match nothing are dropped. With exists, every filter is made Latest and
-// KeysOnly, which keeps whether a column has a selected cell.
-func (c *colFilters) load(fams map[string]*family, filters []percolator.Filter, exists bool) (bool, error) {
+// can match nothing are dropped. With exists, every filter is read as
+// Latest and KeysOnly, which keeps whether a column has a selected cell.
+func (c *colFilters) load(fams *famSet, filters []percolator.Filter, exists bool) (bool, error) {
 	if len(filters) > maxCols {
 		return false, nil
 	}
-	c.n, c.sparse = 0, false
-	for _, fl := range filters {
-		f, ok := fams[fl.Family]
+	c.n, c.sparse, c.exists, c.src = 0, false, exists, filters
+	for k := range filters {
+		fl := &filters[k]
+		f, ok := fams.get(fl.Family)
 		if !ok {
 			return false, fmt.Errorf("%w: %q", ErrUnknownFamily, fl.Family)
 		}
@@ -338,27 +351,54 @@ func (c *colFilters) load(fams map[string]*family, filters []percolator.Filter, 
 		if fl.MinTs > fl.Max() {
 			continue
 		}
-		if exists {
-			fl.KeysOnly, fl.Latest = true, true
-		}
 		i := c.n
-		for ; i > 0 && (fl.Family < c.fs[i-1].Family || fl.Family == c.fs[i-1].Family && fl.Column < c.fs[i-1].Column); i-- {
-			c.fs[i], c.fams[i] = c.fs[i-1], c.fams[i-1]
+		for ; i > 0; i-- {
+			prev := &filters[c.ord[i-1]]
+			if fl.Family > prev.Family || fl.Family == prev.Family && fl.Column >= prev.Column {
+				break
+			}
+			c.ord[i], c.fams[i] = c.ord[i-1], c.fams[i-1]
 		}
-		c.fs[i], c.fams[i] = fl, f
+		c.ord[i], c.fams[i] = uint8(k), f
 		c.n++
 		c.sparse = c.sparse || f.sparse
 	}
 	return true, nil
 }
 
-// next returns the end of the run of filters of the column of fs[i].
+// column returns the column of the i-th filter in order.
+func (c *colFilters) column(i int) string { return c.src[c.ord[i]].Column }
+
+// next returns the end of the run of filters of the column of filter i.
 func (c *colFilters) next(i int) int {
 	j := i + 1
-	for j < c.n && c.fams[j] == c.fams[i] && c.fs[j].Column == c.fs[i].Column {
+	for j < c.n && c.fams[j] == c.fams[i] && c.column(j) == c.column(i) {
 		j++
 	}
 	return j
+}
+
+// run returns the filters i to j-1, one column's, as a slice: of the
+// caller's filters where it can, else in one (a single filter) or a new
+// slice.
+func (c *colFilters) run(i, j int, one *[1]percolator.Filter) []percolator.Filter {
+	if j == i+1 {
+		k := int(c.ord[i])
+		if !c.exists {
+			return c.src[k : k+1]
+		}
+		one[0] = c.src[k]
+		one[0].KeysOnly, one[0].Latest = true, true
+		return one[:]
+	}
+	fs := make([]percolator.Filter, j-i)
+	for x := range fs {
+		fs[x] = c.src[c.ord[i+x]]
+		if c.exists {
+			fs[x].KeysOnly, fs[x].Latest = true, true
+		}
+	}
+	return fs
 }
 
 // readCols appends the cells of row that c selects to out. If held, the
@@ -367,19 +407,21 @@ func (c *colFilters) next(i int) int {
 func (s *Store) readCols(st *stripe, row string, c *colFilters, held bool, out []percolator.Cell) ([]percolator.Cell, error) {
 	var err error
 	var rt readTxn
-	defer rt.done()
+	var one [1]percolator.Filter
 	for i := 0; i < c.n; {
 		j := c.next(i)
-		f, col, fs := c.fams[i], c.fs[i].Column, c.fs[i:j]
+		f, fs := c.fams[i], c.run(i, j, &one)
 		if f.sparse {
 			if held {
-				out = st.readSparseCol(row, f, col, fs, out)
+				out = st.readSparseCol(row, f, fs[0].Column, fs, out)
 			}
-		} else if out, err = s.readColumn(&rt, row, f, col, fs, out); err != nil {
+		} else if out, err = s.readColumn(&rt, st, row, f, fs[0].Column, fs, out); err != nil {
+			rt.done()
 			return nil, err
 		}
 		i = j
 	}
+	rt.done()
 	return out, nil
 }
 
@@ -389,10 +431,14 @@ func (s *Store) readCols(st *stripe, row string, c *colFilters, held bool, out [
 // has (see stripe.top). The caller holds st for writing.
 func (s *Store) anyCol(st *stripe, row string, c *colFilters) (bool, error) {
 	var buf [1]percolator.Cell
+	var one [1]percolator.Filter
 	for i := 0; i < c.n; {
 		j := c.next(i)
-		if f := c.fams[i]; f.sparse && len(st.readSparseCol(row, f, c.fs[i].Column, c.fs[i:j], buf[:0])) > 0 {
-			return true, nil
+		if f := c.fams[i]; f.sparse {
+			fs := c.run(i, j, &one)
+			if len(st.readSparseCol(row, f, fs[0].Column, fs, buf[:0])) > 0 {
+				return true, nil
+			}
 		}
 		i = j
 	}
@@ -400,10 +446,12 @@ func (s *Store) anyCol(st *stripe, row string, c *colFilters) (bool, error) {
 	defer rt.done()
 	for i := 0; i < c.n; {
 		j := c.next(i)
-		if f := c.fams[i]; !f.sparse && minOf(c.fs[i:j]) < st.top {
-			cells, err := s.readColumn(&rt, row, f, c.fs[i].Column, c.fs[i:j], buf[:0])
-			if err != nil || len(cells) > 0 {
-				return len(cells) > 0, err
+		if f := c.fams[i]; !f.sparse {
+			if fs := c.run(i, j, &one); minOf(fs) < st.top.Load() {
+				cells, err := s.readColumn(&rt, st, row, f, fs[0].Column, fs, buf[:0])
+				if err != nil || len(cells) > 0 {
+					return len(cells) > 0, err
+				}
 			}
 		}
 		i = j
@@ -423,7 +471,7 @@ func (s *Store) readRow(st *stripe, row string, ps []famPlan, out []percolator.C
 		case p.cols != nil:
 			var rt readTxn
 			for _, col := range p.cols {
-				if out, err = s.readColumn(&rt, row, p.f, col, forColumn(p.fs, col), out); err != nil {
+				if out, err = s.readColumn(&rt, st, row, p.f, col, forColumn(p.fs, col), out); err != nil {
 					rt.done()
 					return nil, err
 				}
@@ -462,10 +510,9 @@ func (r *readTxn) done() {
 }
 
 // readColumn appends the cells of one column selected by fs, reading with
-// a transaction from rt.
-func (s *Store) readColumn(rt *readTxn, row string, f *family, col string, fs []percolator.Filter, out []percolator.Cell) ([]percolator.Cell, error) {
+// a transaction from rt. st is the stripe of row.
+func (s *Store) readColumn(rt *readTxn, st *stripe, row string, f *family, col string, fs []percolator.Filter, out []percolator.Cell) ([]percolator.Cell, error) {
 	key := cellKey(f.gp, row, f.name, col)
-	txn := rt.at(s.db, maxOf(fs)+1)
 	if len(fs) == 1 && (fs[0].Latest || fs[0].MinTs == fs[0].Max()) {
 		// The fast path: the newest version at or below the bound is the
 		// answer unless it is a metaDeleted marker. A tombstone (Get's
@@ -473,8 +520,25 @@ func (s *Store) readColumn(rt *readTxn, row string, f *family, col string, fs []
 		// bound do not matter: DeleteOlder tombstones every version it
 		// deletes. For a filter of one timestamp, a marker at or below it
 		// means that there is no cell at it either.
+		//
+		// When no version in the stripe is above the bound, the newest
+		// version of all is the one at or below it, and the store's shared
+		// transaction at the top version reads it without opening one. If
+		// it finds a newer version after all (a write since top was read,
+		// which the seqlock or the stripe lock then deals with), the read
+		// falls back to a transaction at the bound. A tombstone as the
+		// newest version answers for every bound.
 		fl := fs[0]
-		item, err := txn.Get(key)
+		var item *bdb.Item
+		var err error
+		if st.top.Load() <= fl.Max()+1 {
+			item, err = s.latest.Get(key)
+			if err == nil && item.Version()-1 > fl.Max() {
+				item, err = rt.at(s.db, fl.Max()+1).Get(key)
+			}
+		} else {
+			item, err = rt.at(s.db, fl.Max()+1).Get(key)
+		}
 		if errors.Is(err, bdb.ErrKeyNotFound) {
 			return out, nil
 		}
@@ -500,7 +564,7 @@ func (s *Store) readColumn(rt *readTxn, row string, f *family, col string, fs []
 			return append(out, c), nil
 		}
 	}
-	it := txn.NewKeyIterator(key, bdb.IteratorOptions{})
+	it := rt.at(s.db, maxOf(fs)+1).NewKeyIterator(key, bdb.IteratorOptions{})
 	defer it.Close()
 	p := newPicker(fs)
 	it.Seek(key)

@@ -131,8 +131,8 @@ func (b *batch) add(e entry) {
 }
 
 // checkMutation returns the family of m, or why m is invalid.
-func checkMutation(fams map[string]*family, m percolator.Mutation) (*family, error) {
-	f, ok := fams[m.Family]
+func checkMutation(fams *famSet, m percolator.Mutation) (*family, error) {
+	f, ok := fams.get(m.Family)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q in %v", ErrUnknownFamily, m.Family, m)
 	}
@@ -148,7 +148,7 @@ func checkMutation(fams map[string]*family, m percolator.Mutation) (*family, err
 	return f, nil
 }
 
-func checkMutations(fams map[string]*family, muts []percolator.Mutation) error {
+func checkMutations(fams *famSet, muts []percolator.Mutation) error {
 	for _, m := range muts {
 		if _, err := checkMutation(fams, m); err != nil {
 			return err
@@ -159,7 +159,7 @@ func checkMutations(fams map[string]*family, muts []percolator.Mutation) error {
 
 // write applies ops atomically. The caller holds the stripes of all rows
 // for writing. Nothing is written if a mutation is invalid.
-func (s *Store) write(fams map[string]*family, ops []rowOp) error {
+func (s *Store) write(fams *famSet, ops []rowOp) error {
 	// Pass 1: validate, and find the columns whose state the write needs:
 	// those of sparse families (to update the in-memory copy), those with a
 	// deletion (which versions, tombstone or marker?), and those written at
@@ -219,7 +219,9 @@ func (s *Store) write(fams map[string]*family, ops []rowOp) error {
 			switch m.Op {
 			case percolator.SetCell:
 				ver := m.Ts + 1
-				op.st.top = max(op.st.top, ver)
+				if ver > op.st.top.Load() {
+					op.st.top.Store(ver)
+				}
 				if cs != nil {
 					cs.set(&b, key, m.Ts, m.Value)
 				}
@@ -565,7 +567,7 @@ func (s *Store) CheckAndMutateRowAt(ctx context.Context, row string, predicate [
 
 // matches reports whether a cell of row matches one of the filters. The
 // caller holds st.
-func (s *Store) matches(st *stripe, fams map[string]*family, row string, filters []percolator.Filter) (bool, error) {
+func (s *Store) matches(st *stripe, fams *famSet, row string, filters []percolator.Filter) (bool, error) {
 	// Whether any version is in range is whether the newest one in range
 	// is, which the point read answers.
 	var c colFilters
@@ -606,7 +608,7 @@ func (s *Store) Increment(ctx context.Context, row, family, column string, delta
 	st.lock()
 	defer st.unlock()
 	fams := s.families()
-	f, ok := fams[family]
+	f, ok := fams.get(family)
 	if !ok {
 		return 0, fmt.Errorf("%w: %q", ErrUnknownFamily, family)
 	}
