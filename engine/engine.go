@@ -34,7 +34,7 @@ func Chain() []percolator.Observer {
 		observers.Links(),             // page:links → in:SRC on targets
 		observers.Cluster(),           // page:hash → !dup/HASH members
 		observers.Elect(),             // dup:dirty → cluster:canon
-		rank.Observer(rank.Options{}), // rank:dirty → rank:value (residual push)
+		rank.Observer(rank.Options{}), // rank:dirty → !rank/HOST block solve → rank:value
 		observers.ExportObserver(observers.ExportOptions{}), // doc:dirty → !export/ queue
 	}
 }

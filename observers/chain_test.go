@@ -197,12 +197,20 @@ func TestChainFixtureWeb(t *testing.T) {
 		t.Errorf("home doc %+v", d)
 	}
 
+	// A new link to the duplicate that is not canonical reaches the
+	// canonical's document.
+	e.fetch(h+"/fan", 200, page("Fan", "a fan of the copy", "/dup-longer", "to the copy"))
+	e.idle()
+	if got := fmt.Sprint(anchors(e.index()[h+"/dup1"])); !strings.Contains(got, "to the copy<"+h+"/fan") {
+		t.Errorf("anchors of /dup1 after a link to its duplicate: %s", got)
+	}
+
 	// Content changes: the shorter duplicate leaves the cluster, the longer
 	// one becomes canonical of the old cluster, both indexed.
 	e.fetch(h+"/dup1", 200, page("Now different", "brand new words"))
 	e.idle()
 	idx = e.index()
-	if got := fmt.Sprint(keys(idx)); got != "["+h+"/ "+h+"/a "+h+"/dup-longer "+h+"/dup1]" {
+	if got := fmt.Sprint(keys(idx)); got != "["+h+"/ "+h+"/a "+h+"/dup-longer "+h+"/dup1 "+h+"/fan]" {
 		t.Fatalf("after change indexed %s", got)
 	}
 	if d := idx[h+"/dup-longer"]; d.ClusterSize != 1 || len(d.Duplicates) != 0 {
@@ -225,6 +233,15 @@ func TestChainFixtureWeb(t *testing.T) {
 	}
 	if got := e.get(h+"/a", webtable.InPrefix+mustRow(h+"/")); got != "" {
 		t.Errorf("stale inverted link %q", got)
+	}
+
+	// A new redirect to a page exported before (so known to have no
+	// aliases) brings the anchors of links to it.
+	e.fetch(h+"/new", 301, "", webtable.Redirect, h+"/dup-longer")
+	e.fetch(h+"/linker", 200, page("Linker", "links through a redirect", "/new", "Via new"))
+	e.idle()
+	if got := fmt.Sprint(anchors(e.index()[h+"/dup-longer"])); !strings.Contains(got, "Via new<"+h+"/linker") {
+		t.Errorf("anchors of /dup-longer after a new redirect: %s", got)
 	}
 }
 

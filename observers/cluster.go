@@ -2,8 +2,11 @@ package observers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -66,22 +69,27 @@ func cluster(ctx context.Context, tx *percolator.Tx, row, col string) error {
 
 // Elect returns the observer that elects a cluster's canonical page: the
 // member with the highest PageRank, ties broken by the shorter URL, then
-// the lexicographically smaller. It records the canonical and the size in
-// every member and notifies the documents that change.
+// the lexicographically smaller (see Canonical). It records the canonical
+// and the size in every member and notifies the documents that change.
 func Elect() percolator.Observer {
 	return percolator.Observer{Name: "elect", Column: webtable.DupDirty, Run: elect}
 }
+
+// TieBand is how close (relative) two PageRanks must be to count as a tie
+// in an election. PageRank is kept to within about 1% of its exact value,
+// so members whose ranks are closer than that (duplicates linked alike
+// have equal exact ranks) are told apart by their URLs, not by which of
+// them the rank observer last rounded up.
+const TieBand = 0.005
 
 type candidate struct {
 	row, url string
 	rank     float64
 }
 
-// better reports whether a should be canonical rather than b.
+// better reports whether a should be canonical rather than b, among
+// members whose ranks tie.
 func better(a, b candidate) bool {
-	if a.rank != b.rank {
-		return a.rank > b.rank
-	}
 	if len(a.url) != len(b.url) {
 		return len(a.url) < len(b.url)
 	}
@@ -89,22 +97,36 @@ func better(a, b candidate) bool {
 }
 
 // Canonical returns the row that wins the election among members, given
-// their PageRank; it is the rule Elect applies, exported for the batch
+// their PageRank: among the members whose rank is within TieBand of the
+// highest, the one with the shortest URL, then the lexicographically
+// smallest. It is the rule Elect applies, exported for the batch
 // recomputation.
 func Canonical(members []string, rankOf func(row string) float64) string {
-	var best candidate
+	top := math.Inf(-1)
+	cs := make([]candidate, len(members))
 	for i, m := range members {
 		u, err := webtable.URL(m)
 		if err != nil {
 			u = m
 		}
-		c := candidate{row: m, url: u, rank: rankOf(m)}
-		if i == 0 || better(c, best) {
+		cs[i] = candidate{row: m, url: u, rank: rankOf(m)}
+		top = max(top, cs[i].rank)
+	}
+	var best *candidate
+	for i := range cs {
+		if c := &cs[i]; c.rank >= top-TieBand*math.Abs(top) && (best == nil || better(*c, *best)) {
 			best = c
 		}
 	}
+	if best == nil {
+		return ""
+	}
 	return best.row
 }
+
+// colMembers, in a cluster row: a digest of the members at the last
+// election, so the canonical's document is rebuilt only when they change.
+const colMembers = "dup:members"
 
 func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
 	var members []string
@@ -119,9 +141,18 @@ func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
 	if err != nil {
 		return err
 	}
+	oldDigest, err := tx.Get(ctx, k, colMembers)
+	if err != nil {
+		return err
+	}
 	if len(members) == 0 {
 		if old != nil {
-			return tx.Delete(k, webtable.ClusterCanon)
+			if err := tx.Delete(k, webtable.ClusterCanon); err != nil {
+				return err
+			}
+		}
+		if oldDigest != nil {
+			return tx.Delete(k, colMembers)
 		}
 		return nil
 	}
@@ -131,11 +162,18 @@ func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
 		if err != nil {
 			return err
 		}
+		if v == nil {
+			// Not ranked yet: the rank observer tells this election when
+			// it writes the member's value, so wait for that instead of
+			// electing (and exporting) twice.
+			return nil
+		}
 		ranks[m], _ = strconv.ParseFloat(string(v), 64)
 	}
 	canon := Canonical(members, func(r string) float64 { return ranks[r] })
 	size := strconv.Itoa(len(members))
-	if string(old) != canon {
+	rebuild := string(old) != canon
+	if rebuild {
 		if err := tx.Set(k, webtable.ClusterCanon, []byte(canon)); err != nil {
 			return err
 		}
@@ -145,37 +183,60 @@ func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
 			}
 		}
 	}
+	if d := membersDigest(members); d != string(oldDigest) {
+		rebuild = true
+		if err := tx.Set(k, colMembers, []byte(d)); err != nil {
+			return err
+		}
+	}
 	for _, m := range members {
 		before, err := tx.Get(ctx, m, webtable.ClusterOf)
 		if err != nil {
 			return err
 		}
 		w := writer{ctx: ctx, tx: tx, row: m}
-		w.put(webtable.ClusterOf, canon)
 		w.put(webtable.ClusterSize, size)
 		if w.err != nil {
 			return w.err
 		}
-		// Anchors from m are credited to its canonical: the pages m links
-		// to must rebuild their documents when that changes (not when a
-		// page is first elected canonical of itself).
-		if string(before) != canon {
-			// m's own document changes standing (it may have to leave the
-			// index or enter it).
+		if string(before) == canon {
+			continue
+		}
+		if err := tx.Set(m, webtable.ClusterOf, []byte(canon)); err != nil {
+			return err
+		}
+		// m's own document changes standing (it may have to leave the
+		// index or enter it). A duplicate elected for the first time has
+		// no document, and the canonical's is rebuilt below.
+		if before != nil || canon == m {
 			if err := tx.Notify(m, webtable.DocDirty); err != nil {
 				return err
 			}
-			if !(before == nil && canon == m) {
-				if err := notifyTargets(ctx, tx, m); err != nil {
-					return err
-				}
+		}
+		// Anchors from m are credited to its canonical: the pages m links
+		// to must rebuild their documents when that changes (not when a
+		// page is first elected canonical of itself).
+		if !(before == nil && canon == m) {
+			if err := notifyTargets(ctx, tx, m); err != nil {
+				return err
 			}
 		}
 	}
-	// Membership may have changed even if the size did not: the canonical's
-	// document (its duplicates, its anchors) is rebuilt; export drops it if
-	// nothing changed.
+	if !rebuild {
+		return nil
+	}
+	// The canonical's document lists the members and gathers their anchors.
 	return tx.Notify(canon, webtable.DocDirty)
+}
+
+// membersDigest identifies a cluster's membership.
+func membersDigest(members []string) string {
+	h := sha256.New()
+	for _, m := range members {
+		h.Write([]byte(m))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // notifyTargets notifies the documents of the pages row links to.

@@ -87,9 +87,15 @@ func export(ctx context.Context, tx *percolator.Tx, row string, opt ExportOption
 		return err
 	}
 	if state != webtable.StateOK || canon != row {
-		if state == webtable.StateOK && canon != "" && canon != row {
+		switch {
+		case state == webtable.StateOK && canon != "":
 			// A duplicate's anchors belong to its canonical's document.
-			if err := tx.Notify(canon, webtable.DocDirty); err != nil {
+			if err := forward(ctx, tx, row, canon); err != nil {
+				return err
+			}
+		case state == webtable.StateRedirect:
+			// So do a redirect's, through its target.
+			if err := forwardRedirect(ctx, tx, row); err != nil {
 				return err
 			}
 		}
@@ -99,9 +105,40 @@ func export(ctx context.Context, tx *percolator.Tx, row string, opt ExportOption
 		return unexport(tx, row)
 	}
 
-	doc, err := BuildDoc(ctx, tx, row)
+	if r, err := tx.Get(ctx, row, webtable.Rank); err != nil {
+		return err
+	} else if r == nil {
+		// Not ranked yet: the rank observer notifies this document when it
+		// writes the value, so build it once, then.
+		return nil
+	}
+	notes := buildNotes{inbound: make(map[string]string)}
+	doc, err := buildDoc(ctx, tx, row, &notes)
 	if err != nil {
 		return err
+	}
+	// Remember the rows without aliases, so the next build need not scan
+	// them for any (parse deletes the mark when it adds one).
+	for _, r := range notes.unaliased {
+		if err := tx.Set(r, colUnaliased, nil); err != nil {
+			return err
+		}
+	}
+	// Tell the duplicates which of their inbound links the document has,
+	// so they forward only what changes after (see forward).
+	for m, d := range notes.inbound {
+		if m == row {
+			continue
+		}
+		old, err := tx.Get(ctx, m, colForwarded)
+		if err != nil {
+			return err
+		}
+		if string(old) != d {
+			if err := tx.Set(m, colForwarded, []byte(d)); err != nil {
+				return err
+			}
+		}
 	}
 	d := docDigest(doc)
 	if d == digest {
@@ -110,9 +147,52 @@ func export(ctx context.Context, tx *percolator.Tx, row string, opt ExportOption
 	return enqueue(tx, row, doc, d)
 }
 
+// colUnaliased, in a page row: present when no row redirected to it when
+// an export last looked (webtable.AliasPrefix cells); parse deletes it
+// with every alias it adds. A Get is much cheaper than a scan that finds
+// nothing.
+const colUnaliased = "export:unaliased"
+
+// forwardRedirect notifies the document of the page a redirect row leads
+// to (through at most a few more redirects), which carries the anchors of
+// links to the redirect.
+func forwardRedirect(ctx context.Context, tx *percolator.Tx, row string) error {
+	seen := []string{row}
+	for range 6 {
+		t, err := tx.Get(ctx, row, webtable.AliasOf)
+		if err != nil || len(t) == 0 || slices.Contains(seen, string(t)) {
+			return err
+		}
+		row = string(t)
+		seen = append(seen, row)
+		state, err := tx.Get(ctx, row, webtable.State)
+		if err != nil {
+			return err
+		}
+		if string(state) != webtable.StateRedirect {
+			if string(state) != webtable.StateOK {
+				return nil
+			}
+			return tx.Notify(row, webtable.DocDirty)
+		}
+	}
+	return nil
+}
+
 // BuildDoc builds the document of the cluster whose canonical is row, as
 // seen by tx.
 func BuildDoc(ctx context.Context, tx *percolator.Tx, row string) (*Doc, error) {
+	return buildDoc(ctx, tx, row, nil)
+}
+
+// buildNotes is what a build learns besides the document.
+type buildNotes struct {
+	unaliased []string          // rows found without aliases, not marked so (colUnaliased)
+	inbound   map[string]string // member → inboundDigest of its inbound links
+}
+
+// buildDoc is BuildDoc, taking notes if notes is not nil.
+func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNotes) (*Doc, error) {
 	cols := make(map[string]string)
 	for _, c := range []string{webtable.Title, webtable.Text, webtable.Description, webtable.Lang, webtable.Rank, webtable.FetchedAt, webtable.ClusterHash} {
 		v, err := tx.Get(ctx, row, c)
@@ -156,7 +236,7 @@ func BuildDoc(ctx context.Context, tx *percolator.Tx, row string) (*Doc, error) 
 		}
 	}
 	slices.Sort(doc.Duplicates)
-	if doc.Anchors, err = anchorsOf(ctx, tx, members); err != nil {
+	if doc.Anchors, err = anchorsOf(ctx, tx, members, notes); err != nil {
 		return nil, err
 	}
 	return doc, nil
@@ -166,53 +246,34 @@ func BuildDoc(ctx context.Context, tx *percolator.Tx, row string) (*Doc, error) 
 // and to any row redirecting to a member. Links from pages of the cluster
 // itself are left out, and duplicates linking alike count once (anchors
 // are keyed by the linking page's canonical).
-func anchorsOf(ctx context.Context, tx *percolator.Tx, members []string) ([]Anchor, error) {
+func anchorsOf(ctx context.Context, tx *percolator.Tx, members []string, notes *buildNotes) ([]Anchor, error) {
 	inCluster := make(map[string]bool, len(members))
 	for _, m := range members {
 		inCluster[m] = true
 	}
-	targets := slices.Clone(members)
-	for i := 0; i < len(targets) && i < 10_000; i++ {
-		t := targets[i]
-		err := tx.Scan(ctx, t, t+"\x00", webtable.AliasPrefix, func(_, col string, _ []byte) bool {
-			targets = append(targets, strings.TrimPrefix(col, webtable.AliasPrefix))
-			return true
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
 	seen := make(map[Anchor]bool)
 	var out []Anchor
-	for _, t := range targets {
-		var srcs []Anchor
-		err := tx.Scan(ctx, t, t+"\x00", webtable.InPrefix, func(_, col string, v []byte) bool {
-			srcs = append(srcs, Anchor{From: strings.TrimPrefix(col, webtable.InPrefix), Text: string(v)})
-			return true
-		})
+	for _, m := range members {
+		in, err := inbound(ctx, tx, m, notes)
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range srcs {
-			if inCluster[a.From] {
+		if notes != nil {
+			notes.inbound[m] = inboundDigest(in)
+		}
+		for _, l := range in {
+			if inCluster[l.src] || inCluster[l.canon] {
 				continue
 			}
-			from := a.From
-			c, err := tx.Get(ctx, from, webtable.ClusterOf)
-			if err != nil {
-				return nil, err
-			}
-			if len(c) > 0 {
-				if inCluster[string(c)] {
-					continue
-				}
-				from = string(c)
+			from := l.src
+			if l.canon != "" {
+				from = l.canon
 			}
 			u, err := webtable.URL(from)
 			if err != nil {
 				continue
 			}
-			a := Anchor{From: u, Text: a.Text}
+			a := Anchor{From: u, Text: l.text}
 			if !seen[a] {
 				seen[a] = true
 				out = append(out, a)
@@ -226,6 +287,95 @@ func anchorsOf(ctx context.Context, tx *percolator.Tx, members []string) ([]Anch
 		return strings.Compare(a.Text, b.Text)
 	})
 	return out, nil
+}
+
+// inLink is a link to a page, directly or through redirects: the linking
+// row, its canonical ("" when it has none) and the anchor text.
+type inLink struct{ src, canon, text string }
+
+// inbound returns the links to row and to the rows redirecting to it
+// (transitively), in scan order. It notes (if notes is not nil) the rows
+// it found without aliases and not marked so (colUnaliased).
+func inbound(ctx context.Context, tx *percolator.Tx, row string, notes *buildNotes) ([]inLink, error) {
+	targets := []string{row}
+	for i := 0; i < len(targets) && i < 10_000; i++ {
+		t := targets[i]
+		if m, err := tx.Get(ctx, t, colUnaliased); err != nil {
+			return nil, err
+		} else if m != nil {
+			continue
+		}
+		n := len(targets)
+		err := tx.Scan(ctx, t, t+"\x00", webtable.AliasPrefix, func(_, col string, _ []byte) bool {
+			targets = append(targets, strings.TrimPrefix(col, webtable.AliasPrefix))
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(targets) == n && notes != nil {
+			notes.unaliased = append(notes.unaliased, t)
+		}
+	}
+	var out []inLink
+	for _, t := range targets {
+		n := len(out)
+		err := tx.Scan(ctx, t, t+"\x00", webtable.InPrefix, func(_, col string, v []byte) bool {
+			out = append(out, inLink{src: strings.TrimPrefix(col, webtable.InPrefix), text: string(v)})
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i := n; i < len(out); i++ {
+			c, err := tx.Get(ctx, out[i].src, webtable.ClusterOf)
+			if err != nil {
+				return nil, err
+			}
+			out[i].canon = string(c)
+		}
+	}
+	return out, nil
+}
+
+// inboundDigest identifies a row's inbound links, with the canonicals of
+// their sources.
+func inboundDigest(in []inLink) string {
+	h := sha256.New()
+	for _, l := range in {
+		h.Write([]byte(l.src))
+		h.Write([]byte{0})
+		h.Write([]byte(l.canon))
+		h.Write([]byte{0})
+		h.Write([]byte(l.text))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// colForwarded, in a duplicate's row: the inboundDigest of its links as
+// its canonical's document last saw them (written by that build) or as it
+// last forwarded them.
+const colForwarded = "export:forwarded"
+
+// forward notifies canon's document, of which row is a duplicate, when the
+// links to row changed since that document (or row's last forward) saw
+// them. A duplicate's export runs for many reasons (its linkers' links or
+// elections, its PageRank) that leave its canonical's document as it is.
+func forward(ctx context.Context, tx *percolator.Tx, row, canon string) error {
+	in, err := inbound(ctx, tx, row, nil)
+	if err != nil {
+		return err
+	}
+	d := inboundDigest(in)
+	old, err := tx.Get(ctx, row, colForwarded)
+	if err != nil || string(old) == d {
+		return err
+	}
+	if err := tx.Set(row, colForwarded, []byte(d)); err != nil {
+		return err
+	}
+	return tx.Notify(canon, webtable.DocDirty)
 }
 
 // docDigest identifies a document's exported content: PageRank as

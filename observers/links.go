@@ -13,8 +13,8 @@ import (
 // (webtable.Links): for each link S→T with anchor A it keeps the cell
 // in:S = A in T's row, and removes the cells of links S no longer has. Each
 // source writes only its own cells, so sources never conflict, however
-// popular the target. The target's document and the source's rank are
-// notified.
+// popular the target. The target's document is notified. (PageRank
+// follows page:links through the parse observer, rank.Refresh.)
 func Links() percolator.Observer {
 	return percolator.Observer{Name: "links", Column: webtable.Links, Run: invertLinks}
 }
@@ -105,5 +105,5 @@ func invertLinks(ctx context.Context, tx *percolator.Tx, row, col string) error 
 			return err
 		}
 	}
-	return touchRank(tx, row)
+	return nil
 }

@@ -3,12 +3,12 @@ package observers
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/caffeine-go/caffeine/observers/extract"
+	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -16,9 +16,8 @@ import (
 // Parse returns the observer that parses a fetched page (webtable.Body)
 // into the page:* columns. It writes only what changed, so an unchanged
 // recrawl triggers nothing downstream. It keeps the alias index of
-// redirects, and when the page's standing in the link graph changes (it
-// becomes or stops being a crawled page, or redirects elsewhere) it tells
-// the PageRank of everyone linking to it.
+// redirects, and PageRank's graph (rank.Refresh: the page's cell in its
+// host's block, and the blocks linking to it when its standing changes).
 func Parse() percolator.Observer {
 	return percolator.Observer{Name: "parse", Column: webtable.Body, Run: parse}
 }
@@ -118,11 +117,11 @@ func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 		return err
 	}
 	ok := p.state == webtable.StateOK
-	oldState, err := get(webtable.State)
+	oldAlias, err := get(webtable.AliasOf)
 	if err != nil {
 		return err
 	}
-	oldAlias, err := get(webtable.AliasOf)
+	oldHash, err := get(webtable.Hash)
 	if err != nil {
 		return err
 	}
@@ -171,72 +170,61 @@ func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 			if err := tx.Set(p.aliasOf, webtable.AliasPrefix+row, nil); err != nil {
 				return err
 			}
+			if err := tx.Delete(p.aliasOf, colUnaliased); err != nil {
+				return err
+			}
 			if err := tx.Notify(p.aliasOf, webtable.DocDirty); err != nil {
 				return err
 			}
 		}
 	}
-	if err := tx.Notify(row, webtable.DocDirty); err != nil {
-		return err
-	}
-	// A change of standing in the link graph changes the out-degree of
-	// every page linking here (directly or through a redirect), and this
-	// page's own rank.
-	if string(oldState) != p.state || string(oldAlias) != p.aliasOf {
-		if err := touchRank(tx, row); err != nil {
+	// The page's own document, when something it shows changed and the page
+	// may have one: a page that had no content hash before this run has no
+	// cluster and no document yet (its first election notifies it, and that
+	// runs after the cluster observer, after us).
+	if w.changed {
+		had := oldHash != nil
+		if !had {
+			had, err = hasDoc(ctx, tx, row)
+		}
+		if err != nil {
 			return err
 		}
-		if err := touchLinkers(ctx, tx, row, 0); err != nil {
+		if err != nil {
 			return err
 		}
+		if had {
+			if err := tx.Notify(row, webtable.DocDirty); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
+	// PageRank's graph: the page's links and standing (its block, and the
+	// blocks linking here when it becomes or stops being a page).
+	_, err = rank.Refresh(ctx, tx, row)
+	return err
 }
 
-// touchRank tells the PageRank observer that row's rank inputs changed.
-func touchRank(tx *percolator.Tx, row string) error {
-	return tx.Notify(row, webtable.RankDirty)
-}
-
-// touchLinkers notifies the rank of every page linking to row, directly or
-// through rows redirecting to it (up to a few hops).
-func touchLinkers(ctx context.Context, tx *percolator.Tx, row string, depth int) error {
-	if depth > 5 {
-		return nil
-	}
-	var srcs, aliases []string
-	err := tx.Scan(ctx, row, row+"\x00", "", func(_, col string, _ []byte) bool {
-		switch {
-		case strings.HasPrefix(col, webtable.InPrefix):
-			srcs = append(srcs, col[len(webtable.InPrefix):])
-		case strings.HasPrefix(col, webtable.AliasPrefix):
-			aliases = append(aliases, col[len(webtable.AliasPrefix):])
-		}
-		return true
-	})
-	if err != nil {
-		return fmt.Errorf("scan linkers of %q: %w", row, err)
-	}
-	for _, s := range srcs {
-		if err := touchRank(tx, s); err != nil {
-			return err
+// hasDoc reports whether row is or was in a duplicate cluster, or is
+// exported.
+func hasDoc(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
+	for _, c := range []string{webtable.ClusterHash, webtable.ExportDigest} {
+		v, err := tx.Get(ctx, row, c)
+		if err != nil || v != nil {
+			return v != nil, err
 		}
 	}
-	for _, a := range aliases {
-		if err := touchLinkers(ctx, tx, a, depth+1); err != nil {
-			return err
-		}
-	}
-	return nil
+	return false, nil
 }
 
 // writer sets page columns only when their value changes, so unchanged
 // pages trigger no downstream observers.
 type writer struct {
-	ctx context.Context
-	tx  *percolator.Tx
-	row string
-	err error
+	ctx     context.Context
+	tx      *percolator.Tx
+	row     string
+	err     error
+	changed bool // some column was written
 }
 
 func (w *writer) put(col, val string) { w.opt(col, val, true) }
@@ -254,7 +242,9 @@ func (w *writer) opt(col, val string, present bool) {
 	switch {
 	case present && (old == nil || string(old) != val):
 		w.err = w.tx.Set(w.row, col, []byte(val))
+		w.changed = true
 	case !present && old != nil:
 		w.err = w.tx.Delete(w.row, col)
+		w.changed = true
 	}
 }

@@ -15,6 +15,9 @@
 //	    re-run parked failures (all, or those matching)
 //	indexer gc -data DIR [-grace DURATION]
 //	    collect old versions and print what it did
+//	indexer rank-init -data DIR
+//	    once, on a table indexed before PageRank was kept per host block:
+//	    build the blocks from the pages (rank.Init)
 package main
 
 import (
@@ -34,6 +37,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/caffeine-go/caffeine/engine"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
@@ -41,18 +45,11 @@ import (
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
-// chain returns the observers this binary runs, constructed explicitly so
-// it is clear what runs (section 2.4 of the paper).
-func chain() []percolator.Observer {
-	return []percolator.Observer{
-		observers.Parse(),             // fetch:body → page:*
-		observers.Links(),             // page:links → in:SRC on targets
-		observers.Cluster(),           // page:hash → !dup/HASH members
-		observers.Elect(),             // dup:dirty → cluster:canon
-		rank.Observer(rank.Options{}), // rank:dirty → rank:value (residual push)
-		observers.ExportObserver(observers.ExportOptions{}), // doc:dirty → !export/ queue
-	}
-}
+// chain returns the observers this binary runs. They are constructed
+// explicitly, in engine.Chain, which lists them in the order data flows
+// (section 2.4 of the paper: observers are linked into the binary, not
+// discovered); cmd/search runs the same list.
+func chain() []percolator.Observer { return engine.Chain() }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -124,6 +121,13 @@ func run(ctx context.Context, args []string) error {
 		return printFailed(ctx, db)
 	case "retry":
 		return retry(ctx, db, *observer, *row)
+	case "rank-init":
+		n, err := rank.Init(ctx, db)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("rank: %d pages brought into their blocks\n", n)
+		return nil
 	case "gc":
 		s, err := db.GC(ctx)
 		if err != nil {
@@ -134,7 +138,7 @@ func run(ctx context.Context, args []string) error {
 			s.SafePoint, percolator.TimeFromTs(s.SafePoint).Format(time.RFC3339), s.Cells, s.Duration.Round(time.Millisecond), lsm>>10, vlog>>10)
 		return nil
 	}
-	return fmt.Errorf("unknown command %q (run, scan, pending, failed, retry, gc)", cmd)
+	return fmt.Errorf("unknown command %q (run, scan, pending, failed, retry, gc, rank-init)", cmd)
 }
 
 func runWorker(ctx context.Context, db *percolator.DB, obs []percolator.Observer, scanners, workers int, untilIdle bool, metricsAddr string) error {

@@ -56,7 +56,7 @@ func TestIndexUntilIdleThenVerify(t *testing.T) {
 	if err := run(ctx, []string{"-data", dir, "-verify"}); err != nil {
 		t.Fatalf("-verify after indexing: %v", err)
 	}
-	for _, cmd := range [][]string{{"pending"}, {"failed"}, {"-batch"}, {"gc"}, {"scan", "-start", "com.", "-end", "com.~"}} {
+	for _, cmd := range [][]string{{"pending"}, {"failed"}, {"-batch"}, {"gc"}, {"rank-init"}, {"scan", "-start", "com.", "-end", "com.~"}} {
 		if err := run(ctx, append(cmd, "-data", dir)); err != nil {
 			t.Errorf("%v: %v", cmd, err)
 		}

@@ -76,7 +76,11 @@ func Batch(ctx context.Context, db *percolator.DB) (map[string]float64, error) {
 	}
 	out := make([][]int, len(rows))
 	for i, row := range rows {
-		ts, err := outSet(row, []byte(pages[row].links), look)
+		targets, err := linkRows(row, []byte(pages[row].links))
+		if err != nil {
+			return nil, err
+		}
+		ts, err := outSet(row, targets, look)
 		if err != nil {
 			return nil, err
 		}

@@ -1,24 +1,25 @@
 package rank
 
-// Columns of a page row owned by the rank observer, besides webtable.Rank
-// (its value x). Values are decimal floats unless said otherwise.
+// Block rows and their columns. A block is the set of pages of one host
+// (webtable.HostOfRow); its row, BlockPrefix + host, holds everything the
+// rank observer needs to solve the block, so one run reads one row.
 const (
-	colResidual  = "rank:residual"  // absorbed change not yet pushed (|r| < ε)
-	colPushed    = "rank:pushed"    // JSON pushed: the value and out-set last pushed along, and what waits unannounced
-	colSeeded    = "rank:seeded"    // "1" while the teleport (1 − d) is in the value
-	colAnnounced = "rank:announced" // the value last announced to export and election
+	// BlockPrefix + host is a block row. '!' keeps it apart from pages.
+	BlockPrefix = "!rank/"
 
-	// rinPrefix + source row + ":" + hex(start ts of the pushing run), in
-	// the target row: one delta pushed by the source. Written once, deleted
-	// when absorbed.
-	rinPrefix = "rin:"
+	// colGraph + page row: the page as rank sees it (its standing and its
+	// link targets, see graphCell), written when that changes by whoever
+	// changed the page's State, AliasOf or Links ([Refresh]). Absent for a
+	// page that is neither ok nor a redirect.
+	colGraph = "rg:"
+	// colInflow + source block: what the ok pages of the source block give
+	// the pages of this block along their links (target row → d·x/outdeg
+	// summed over the source's pages), as last sent by the source block's
+	// run. A total, not a delta: rewritten in place, never accumulated.
+	colInflow = "rx:"
+	// colValues: every node's value and the value last written to its row
+	// (webtable.Rank), see values.
+	colValues = "rank:values"
+	// colSent: the blocks this block has an inflow cell in, one per line.
+	colSent = "rank:sent"
 )
-
-// pushed is the content of colPushed.
-type pushed struct {
-	X   float64  `json:"x"`
-	Out []string `json:"out"` // sorted rows
-	// Quiet is, per target, the sum of |delta| pushed to it since u last
-	// notified it: those deltas may still wait unabsorbed in its row.
-	Quiet map[string]float64 `json:"quiet,omitempty"`
-}

@@ -1,6 +1,6 @@
 // Package rank keeps PageRank current incrementally: one Percolator
-// observer ("rank", on the weak column webtable.RankDirty) that moves rank
-// along the link graph as small deltas, never recomputing the whole graph.
+// observer ("rank", on the weak column webtable.RankDirty) that solves the
+// link graph host by host, never recomputing the whole graph.
 //
 // # Model
 //
@@ -15,22 +15,39 @@
 //
 // # Algorithm
 //
-// Residual push with corrections. Each page row keeps its value x
-// (webtable.Rank), a sub-ε residual, and what it last pushed: the value X
-// and the out-set O, with the invariant that every v in O has received
-// d·X/|O| from u in total. A push to v is a cell "rin:"+u+":"+hex(start ts)
-// in v's row, written once and deleted by v's run when it absorbs it, so
-// pushers never write a cell anyone else writes. One run on u absorbs its
-// incoming cells, adds or removes its teleport (1 − d) when it becomes or
-// stops being a node, recomputes its out-set, and, when the accumulated
-// change reaches ε or the out-set changed, pushes to each old and new
-// target the difference between what it owes now and what it gave before.
-// When the chain is idle every residual is below ε, and a page's value is
-// within about ε·indegree/(1 − d) of the fixed point.
+// Block Gauss-Seidel with the host as the block (BlockRank: most links stay
+// within their host). Every host has a block row, BlockPrefix + host,
+// holding:
 //
-// A run announces a change of its value beyond Options.AnnounceThreshold
-// (relative) to export (webtable.DocDirty) and to its duplicate cluster's
-// election (webtable.DupDirty).
+//   - one cell per page that is ok or a redirect: its standing, its content
+//     hash and its link targets (or redirect target), written by [Refresh]
+//     in the transaction that changed the page (the parse observer's);
+//   - one cell per other block that links into this one: what its pages
+//     give this block's pages (target → Σ d·x/outdeg), a total rewritten by
+//     that block's runs, never a delta, so nothing accumulates;
+//   - the values of its nodes and what was last written to their rows.
+//
+// A run on a block reads its row (and the cells of pages of other blocks
+// its links lead to), solves the block in memory by Gauss-Seidel from the
+// last values until no value moves by 1e-9, sends each other block what
+// this one now gives it when that moved by more than Options.Epsilon
+// (relative), and writes webtable.Rank of the pages whose value moved by
+// more than Options.PublishThreshold since it was last written. Many
+// notifications of a block collapse into one run, so a bulk load costs a
+// few runs per host instead of tens of runs per page, and a change costs a
+// run of its block (and of the blocks its effect reaches beyond the
+// thresholds). When the chain is idle every block solves its equations
+// exactly given what it receives, what it receives is within Epsilon of
+// what is sent, and what is written is within PublishThreshold of the
+// solution: a page's value is within about PublishThreshold +
+// Epsilon/(1 − d) of the fixed point.
+//
+// Writing a page's value tells export (webtable.DocDirty) when the value as
+// the index shows it (webtable.RoundRank) changes, and the election of the
+// page's duplicate cluster (webtable.DupDirty, the cluster named by the
+// hash in the page's cell, also when that changed). Both are told in the
+// transaction that writes the value, so a run of theirs that read an older
+// value is always followed by another.
 //
 // [Batch] recomputes the same model by power iteration over one snapshot,
 // [Values] reads the incremental values, and [Compare] lists where they
@@ -38,18 +55,16 @@
 //
 // # Caveats
 //
-//   - The out-set of u depends on the State and AliasOf of every row its
-//     links pass through, not just on u's row. Whoever changes those (the
-//     parse observer) must [Touch] every page linking to the changed row,
-//     directly or through a redirect chain; the rank observer cannot see
-//     that a target changed.
-//   - A push notifies its target only when what the source pushed to it
-//     since it last notified it reaches min(ε, share/1000); smaller pushes
-//     wait in the target's row for its next run. What waits at a page is
-//     thus under 0.1% of its rank. Many notifications collapse into one run.
-//   - Every push leaves a dead column in the target's row (and so does the
-//     notification), and a row scan walks them until percolator GC drops
-//     them: run GC regularly, or the runs of much-linked pages slow down.
-//   - Rows that stop being pages keep their rank columns (their value
-//     drains to about zero); nothing deletes them.
+//   - A block is a whole host, read by every run of the block: hosts of
+//     tens of thousands of pages want splitting (by path prefix, say).
+//     Writes are bounded (maxWrites page rows a run; the next run goes on).
+//   - The out-set of u depends on the standing of every row its links pass
+//     through. Within u's host that is in the block row; when a page's
+//     standing changes, [Refresh] notifies the blocks of the pages linking
+//     to it from other hosts, found by its webtable.InPrefix cells (written
+//     by the links observer) and, through redirects, webtable.AliasPrefix
+//     cells. Whoever changes State, AliasOf, Links or Hash calls [Refresh]
+//     in the same transaction, or [Touch] to have the observer do it.
+//   - [Init] builds the blocks of a table indexed by an earlier release,
+//     whose rank observer kept per-page residuals (and drops their columns).
 package rank

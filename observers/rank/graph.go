@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -20,11 +21,9 @@ type link struct {
 // lookup returns the State and AliasOf of a row ("" when absent).
 type lookup func(row string) (state, alias string, err error)
 
-// outSet returns the edges of page u, whose webtable.Links value is links:
-// the rows its links lead to once redirects are followed, kept when ok and
-// not u itself, sorted and deduplicated. The batch and the observer share
-// it, so both build the same graph.
-func outSet(u string, links []byte, look lookup) ([]string, error) {
+// linkRows returns the rows page u's links (a webtable.Links value) point
+// at: not-http(s) URLs and self-links dropped, sorted and deduplicated.
+func linkRows(u string, links []byte) ([]string, error) {
 	if len(links) == 0 {
 		return nil, nil
 	}
@@ -35,9 +34,22 @@ func outSet(u string, links []byte, look lookup) ([]string, error) {
 	out := make([]string, 0, len(ls))
 	for _, l := range ls {
 		t, err := webtable.Row(l.URL)
-		if err != nil {
+		if err != nil || t == u {
 			continue // not an http(s) URL: never crawled, never an edge
 		}
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// outSet returns the edges of page u whose links lead to the rows targets:
+// the rows they end at once redirects are followed, kept when ok and not u
+// itself, sorted and deduplicated. The batch and the observer share it, so
+// both build the same graph.
+func outSet(u string, targets []string, look lookup) ([]string, error) {
+	out := make([]string, 0, len(targets))
+	for _, t := range targets {
 		t, state, err := follow(t, look)
 		if err != nil {
 			return nil, err
@@ -54,7 +66,8 @@ func outSet(u string, links []byte, look lookup) ([]string, error) {
 // that row's State. A chain longer than maxHops or a loop ends at a
 // redirect, which is not a node.
 func follow(t string, look lookup) (string, string, error) {
-	var seen []string
+	var buf [maxHops + 1]string
+	seen := buf[:0]
 	for hops := 0; ; hops++ {
 		state, alias, err := look(t)
 		if err != nil {
@@ -67,3 +80,71 @@ func follow(t string, look lookup) (string, string, error) {
 		t = alias
 	}
 }
+
+// graphCell is a page as rank sees it: ok with the rows its links point at
+// and its content hash (which names its duplicate cluster), or a redirect
+// to a row. Other pages have no cell.
+type graphCell struct {
+	state   string   // webtable.StateOK or webtable.StateRedirect
+	alias   string   // the redirect's target row
+	hash    string   // an ok page's webtable.Hash
+	targets []string // an ok page's link rows (linkRows)
+}
+
+// encode writes the cell as lines: the state (and an ok page's hash after a
+// tab), then the alias or the targets. Rows of the page's own host are
+// written from their path on (they begin with '/'), which halves a typical
+// cell. Rows and hashes never hold a newline or a tab (URLs are escaped).
+func (g graphCell) encode(host string) []byte {
+	var b []byte
+	b = append(b, g.state...)
+	if g.hash != "" {
+		b = append(b, '\t')
+		b = append(b, g.hash...)
+	}
+	if g.state == webtable.StateRedirect {
+		b = append(b, '\n')
+		return append(b, short(host, g.alias)...)
+	}
+	for _, t := range g.targets {
+		b = append(b, '\n')
+		b = append(b, short(host, t)...)
+	}
+	return b
+}
+
+func decodeGraph(host string, b []byte) graphCell {
+	lines := strings.Split(string(b), "\n")
+	var g graphCell
+	g.state, g.hash, _ = strings.Cut(lines[0], "\t")
+	if g.state == webtable.StateRedirect {
+		if len(lines) > 1 {
+			g.alias = long(host, lines[1])
+		}
+		return g
+	}
+	g.targets = make([]string, 0, len(lines)-1)
+	for _, l := range lines[1:] {
+		g.targets = append(g.targets, long(host, l))
+	}
+	return g
+}
+
+// short drops host from a row of that host, keeping the path.
+func short(host, row string) string {
+	if len(row) > len(host) && row[len(host)] == '/' && strings.HasPrefix(row, host) {
+		return row[len(host):]
+	}
+	return row
+}
+
+// long undoes short.
+func long(host, s string) string {
+	if strings.HasPrefix(s, "/") {
+		return host + s
+	}
+	return s
+}
+
+// blockOf returns the block row of a page row.
+func blockOf(row string) string { return BlockPrefix + webtable.HostOfRow(row) }

@@ -109,3 +109,16 @@ func TestRandomGraphEdits(t *testing.T) {
 	s := stats(w)
 	t.Logf("conflicts %d of %d runs", s.Conflicts, s.Runs)
 }
+
+// Blocks whose runs may write only a few page rows each finish over several
+// runs and still agree with the batch.
+func TestFewWritesPerRun(t *testing.T) {
+	t.Cleanup(rank.SetMaxWrites(7)) // after the worker stops
+	db := openDB(t)
+	w := startWorker(t, db)
+	web{}.write(t, db, randomWeb(rand.New(rand.NewPCG(7, 8)), 150, 6))
+	waitIdle(t, w)
+	if d := rank.Compare(values(t, db), batch(t, db), 0.01); len(d) > 0 {
+		t.Fatalf("incremental and batch disagree: %v", d)
+	}
+}

@@ -1,0 +1,385 @@
+package rank
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// The block solve stops when no value moves by more than solveTol
+// (relative) in a sweep, or after maxSweeps.
+const (
+	solveTol  = 1e-9
+	maxSweeps = 1000
+)
+
+// maxWrites bounds the page rows one run writes, so a transaction stays
+// small however big the host; a run that leaves some notifies its block
+// again and the next one goes on.
+var maxWrites = 2000
+
+// runBlock is one run on block row b: solve the block's pages given what
+// other blocks give them, send what they give other blocks, write the
+// values that moved (see the package doc).
+func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) error {
+	host := b[len(BlockPrefix):]
+	d := o.opt.Damping
+	pages := make(map[string]graphCell)
+	err := tx.Scan(ctx, b, b+"\x00", colGraph, func(_, col string, v []byte) bool {
+		pages[col[len(colGraph):]] = decodeGraph(host, v)
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	ext := make(map[string]float64)
+	var bad error
+	err = tx.Scan(ctx, b, b+"\x00", colInflow, func(_, col string, v []byte) bool {
+		var f map[string]float64
+		if f, bad = decodeFlows(host, v); bad != nil {
+			bad = fmt.Errorf("rank: %q %q: %w", b, col, bad)
+			return false
+		}
+		for t, a := range f {
+			ext[t] += a
+		}
+		return true
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return err
+	}
+	oldValues, err := tx.Get(ctx, b, colValues)
+	if err != nil {
+		return err
+	}
+	old, err := decodeValues(host, oldValues)
+	if err != nil {
+		return fmt.Errorf("rank: %q %q: %w", b, colValues, err)
+	}
+	oldSent, err := tx.Get(ctx, b, colSent)
+	if err != nil {
+		return err
+	}
+
+	// The nodes and their edges; rows of other blocks are looked up in
+	// their block rows.
+	var nodes []string
+	for r, g := range pages {
+		if g.state == webtable.StateOK {
+			nodes = append(nodes, r)
+		}
+	}
+	slices.Sort(nodes)
+	index := make(map[string]int32, len(nodes))
+	for i, r := range nodes {
+		index[r] = int32(i)
+	}
+	foreign := make(map[string]graphCell)
+	look := func(r string) (string, string, error) {
+		if len(r) > len(host) && r[len(host)] == '/' && r[:len(host)] == host {
+			g := pages[r]
+			return g.state, g.alias, nil
+		}
+		h := webtable.HostOfRow(r)
+		g, ok := foreign[r]
+		if !ok {
+			v, err := tx.Get(ctx, BlockPrefix+h, colGraph+r)
+			if err != nil {
+				return "", "", err
+			}
+			if v != nil {
+				g = decodeGraph(h, v)
+			}
+			foreign[r] = g
+		}
+		return g.state, g.alias, nil
+	}
+	n := len(nodes)
+	in := make([][]int32, n)     // intra-block in-links
+	cross := make([][]string, n) // edges to other blocks' pages
+	share := make([]float64, n)  // d / outdeg
+	for i, u := range nodes {
+		out, err := outSet(u, pages[u].targets, look)
+		if err != nil {
+			return err
+		}
+		if len(out) > 0 {
+			share[i] = d / float64(len(out))
+		}
+		for _, t := range out {
+			if j, ok := index[t]; ok {
+				in[j] = append(in[j], int32(i))
+			} else {
+				cross[i] = append(cross[i], t)
+			}
+		}
+	}
+
+	// Solve x = (1 − d) + ext + d·Σ x/outdeg within the block by
+	// Gauss-Seidel, from the last values.
+	x := make([]float64, n)
+	e := make([]float64, n)
+	for i, u := range nodes {
+		x[i] = 1 - d
+		if v, ok := old[u]; ok {
+			x[i] = v.x
+		}
+		e[i] = ext[u]
+	}
+	for range maxSweeps {
+		worst := 0.0
+		for j := range x {
+			s := 1 - d + e[j]
+			for _, i := range in[j] {
+				s += share[i] * x[i]
+			}
+			worst = max(worst, math.Abs(s-x[j])/s)
+			x[j] = s
+		}
+		if worst < solveTol {
+			break
+		}
+	}
+
+	// What the block gives other blocks: send it where it moved.
+	flows := make(map[string]map[string]float64)
+	for i := range nodes {
+		for _, t := range cross[i] {
+			ob := blockOf(t)
+			if flows[ob] == nil {
+				flows[ob] = make(map[string]float64)
+			}
+			flows[ob][t] += share[i] * x[i]
+		}
+	}
+	targets := slices.Sorted(maps.Keys(flows))
+	for _, ob := range union(lines(oldSent), targets) {
+		if err := o.send(ctx, tx, host, ob, flows[ob]); err != nil {
+			return err
+		}
+	}
+	if sent := []byte(strings.Join(targets, "\n")); !bytes.Equal(sent, oldSent) {
+		if len(sent) == 0 {
+			err = tx.Delete(b, colSent)
+		} else {
+			err = tx.Set(b, colSent, sent)
+		}
+		if err != nil {
+			return err
+		}
+	}
+
+	// Write the values that moved beyond the threshold to the page rows,
+	// and tell export (when the value as the index shows it changes) and
+	// the page's cluster election. They are told in the transaction that
+	// writes the value, so a run of theirs that read an older value is
+	// always followed by another. The election is also told when the page
+	// moved to another cluster since: the new cluster's election may have
+	// read an older value.
+	values := make(map[string]value, n)
+	elections := make(map[string]bool)
+	more := false // pages left to write by the next run
+	writes := 0
+	for i, u := range nodes {
+		v := old[u]
+		v.x = x[i]
+		publish := !v.published || math.Abs(v.x-v.pub) > o.opt.PublishThreshold*v.pub
+		if publish && writes == maxWrites {
+			publish, more = false, true
+		}
+		if publish {
+			writes++
+			if err := setFloat(tx, u, webtable.Rank, v.x); err != nil {
+				return err
+			}
+			if !v.published || webtable.RoundRank(v.pub) != webtable.RoundRank(v.x) {
+				if err := tx.Notify(u, webtable.DocDirty); err != nil {
+					return err
+				}
+			}
+			v.pub, v.published = v.x, true
+		}
+		if h := pages[u].hash; h != "" && (publish || h != v.hash) && !elections[h] {
+			elections[h] = true
+			if err := tx.Notify(webtable.ClusterPrefix+h, webtable.DupDirty); err != nil {
+				return err
+			}
+		}
+		v.hash = pages[u].hash
+		values[u] = v
+	}
+	for u, v := range old {
+		if _, ok := values[u]; !ok && v.published {
+			// Not a page any more: whatever made it so told export and the
+			// election.
+			if err := tx.Delete(u, webtable.Rank); err != nil {
+				return err
+			}
+		}
+	}
+	if more {
+		if err := tx.Notify(b, webtable.RankDirty); err != nil {
+			return err
+		}
+	}
+	if nv := encodeValues(host, nodes, values); !bytes.Equal(nv, oldValues) {
+		if len(nv) == 0 {
+			return tx.Delete(b, colValues)
+		}
+		return tx.Set(b, colValues, nv)
+	}
+	return nil
+}
+
+// send writes what block host gives block ob's pages into ob's row, when
+// it moved by more than Epsilon (relative) for some page, or the pages
+// changed.
+func (o *observer) send(ctx context.Context, tx *percolator.Tx, host, ob string, flow map[string]float64) error {
+	col := colInflow + host
+	oh := ob[len(BlockPrefix):]
+	cur, err := tx.Get(ctx, ob, col)
+	if err != nil {
+		return err
+	}
+	before, err := decodeFlows(oh, cur)
+	if err != nil {
+		return fmt.Errorf("rank: %q %q: %w", ob, col, err)
+	}
+	changed := len(before) != len(flow)
+	for t, a := range flow {
+		if changed {
+			break
+		}
+		was, ok := before[t]
+		changed = !ok || math.Abs(a-was) > o.opt.Epsilon*math.Abs(was)+minDelta
+	}
+	if !changed {
+		return nil
+	}
+	if len(flow) == 0 {
+		err = tx.Delete(ob, col)
+	} else {
+		err = tx.Set(ob, col, encodeFlows(oh, flow))
+	}
+	if err != nil {
+		return err
+	}
+	return tx.Notify(ob, webtable.RankDirty)
+}
+
+// minDelta is a change of a flow too small to send whatever its size.
+const minDelta = 1e-12
+
+// value is a node's entry in colValues.
+type value struct {
+	x         float64 // the block's solution
+	pub       float64 // the value in the page's row
+	published bool
+	hash      string // the cluster whose election was last told
+}
+
+// encodeValues writes one line per node: row (short), x, the published
+// value, the cluster told.
+func encodeValues(host string, nodes []string, values map[string]value) []byte {
+	var b []byte
+	for _, u := range nodes {
+		v := values[u]
+		b = append(b, short(host, u)...)
+		b = append(b, '\t')
+		b = strconv.AppendFloat(b, v.x, 'g', -1, 64)
+		b = append(b, '\t')
+		if v.published {
+			b = strconv.AppendFloat(b, v.pub, 'g', -1, 64)
+		}
+		b = append(b, '\t')
+		b = append(b, v.hash...)
+		b = append(b, '\n')
+	}
+	return b
+}
+
+func decodeValues(host string, b []byte) (map[string]value, error) {
+	out := make(map[string]value)
+	for _, l := range lines(b) {
+		f := strings.Split(l, "\t")
+		if len(f) != 4 {
+			return nil, fmt.Errorf("bad line %q", l)
+		}
+		var v value
+		var err error
+		if v.x, err = strconv.ParseFloat(f[1], 64); err != nil {
+			return nil, err
+		}
+		if f[2] != "" {
+			if v.pub, err = strconv.ParseFloat(f[2], 64); err != nil {
+				return nil, err
+			}
+			v.published = true
+		}
+		v.hash = f[3]
+		out[long(host, f[0])] = v
+	}
+	return out, nil
+}
+
+// encodeFlows writes one line per target row (short for host): row, amount.
+func encodeFlows(host string, flow map[string]float64) []byte {
+	var b []byte
+	for _, t := range slices.Sorted(maps.Keys(flow)) {
+		b = append(b, short(host, t)...)
+		b = append(b, '\t')
+		b = strconv.AppendFloat(b, flow[t], 'g', -1, 64)
+		b = append(b, '\n')
+	}
+	return b
+}
+
+func decodeFlows(host string, b []byte) (map[string]float64, error) {
+	out := make(map[string]float64)
+	for _, l := range lines(b) {
+		r, a, ok := strings.Cut(l, "\t")
+		if !ok {
+			return nil, fmt.Errorf("bad line %q", l)
+		}
+		f, err := strconv.ParseFloat(a, 64)
+		if err != nil {
+			return nil, err
+		}
+		out[long(host, r)] = f
+	}
+	return out, nil
+}
+
+// lines splits b into its non-empty lines.
+func lines(b []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// union returns the sorted union of two sorted lists.
+func union(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	out = append(append(out, a...), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func setFloat(tx *percolator.Tx, row, col string, f float64) error {
+	return tx.Set(row, col, strconv.AppendFloat(nil, f, 'g', -1, 64))
+}
