@@ -40,6 +40,16 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 	if err != nil {
 		return err
 	}
+	err = tx.Scan(ctx, b, b+"\x00", colHash, func(_, col string, v []byte) bool {
+		if g, ok := pages[col[len(colHash):]]; ok {
+			g.hash = string(v)
+			pages[col[len(colHash):]] = g
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
 	ext := make(map[string]float64)
 	var bad error
 	err = tx.Scan(ctx, b, b+"\x00", colInflow, func(_, col string, v []byte) bool {
@@ -202,6 +212,13 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 			writes++
 			if err := setFloat(tx, u, webtable.Rank, v.x); err != nil {
 				return err
+			}
+			if h := pages[u].hash; h != "" {
+				// Conflict with a concurrent change of the page's cluster
+				// (see colHash).
+				if err := tx.Set(b, colHash+u, []byte(h)); err != nil {
+					return err
+				}
 			}
 			if !v.published || webtable.RoundRank(v.pub) != webtable.RoundRank(v.x) {
 				if err := tx.Notify(u, webtable.DocDirty); err != nil {

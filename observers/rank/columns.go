@@ -12,6 +12,14 @@ const (
 	// changed the page's State, AliasOf or Links ([Refresh]). Absent for a
 	// page that is neither ok nor a redirect.
 	colGraph = "rg:"
+	// colHash + page row: an ok page's content hash (webtable.Hash, which
+	// names its duplicate cluster), written by [Refresh] when it changes.
+	// Apart from colGraph so that a page whose text changed but not its
+	// links does not make its block solve again; a run that writes the
+	// page's value writes it back unchanged, so that run and a concurrent
+	// change of the hash conflict (the run that wins then tells the right
+	// cluster's election).
+	colHash = "rh:"
 	// colInflow + source block: what the ok pages of the source block give
 	// the pages of this block along their links (target row → d·x/outdeg
 	// summed over the source's pages), as last sent by the source block's

@@ -82,26 +82,22 @@ func follow(t string, look lookup) (string, string, error) {
 }
 
 // graphCell is a page as rank sees it: ok with the rows its links point at
-// and its content hash (which names its duplicate cluster), or a redirect
-// to a row. Other pages have no cell.
+// and its content hash (which names its duplicate cluster; kept in its own
+// cell, colHash), or a redirect to a row. Other pages have no cell.
 type graphCell struct {
 	state   string   // webtable.StateOK or webtable.StateRedirect
 	alias   string   // the redirect's target row
-	hash    string   // an ok page's webtable.Hash
+	hash    string   // an ok page's webtable.Hash (not encoded: colHash)
 	targets []string // an ok page's link rows (linkRows)
 }
 
-// encode writes the cell as lines: the state (and an ok page's hash after a
-// tab), then the alias or the targets. Rows of the page's own host are
+// encode writes the cell as lines: the state, then the alias or the
+// targets. Rows of the page's own host are
 // written from their path on (they begin with '/'), which halves a typical
 // cell. Rows and hashes never hold a newline or a tab (URLs are escaped).
 func (g graphCell) encode(host string) []byte {
 	var b []byte
 	b = append(b, g.state...)
-	if g.hash != "" {
-		b = append(b, '\t')
-		b = append(b, g.hash...)
-	}
 	if g.state == webtable.StateRedirect {
 		b = append(b, '\n')
 		return append(b, short(host, g.alias)...)
@@ -116,7 +112,7 @@ func (g graphCell) encode(host string) []byte {
 func decodeGraph(host string, b []byte) graphCell {
 	lines := strings.Split(string(b), "\n")
 	var g graphCell
-	g.state, g.hash, _ = strings.Cut(lines[0], "\t")
+	g.state, _, _ = strings.Cut(lines[0], "\t") // a hash after a tab: an older cell
 	if g.state == webtable.StateRedirect {
 		if len(lines) > 1 {
 			g.alias = long(host, lines[1])

@@ -114,12 +114,16 @@ func Refresh(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
 		cell = g.encode(host)
 	}
 	b := BlockPrefix + host
+	hashChanged, err := refreshHash(ctx, tx, b, row, g.hash)
+	if err != nil {
+		return false, err
+	}
 	old, err := tx.Get(ctx, b, colGraph+row)
 	if err != nil {
 		return false, err
 	}
 	if bytes.Equal(old, cell) && (old == nil) == (cell == nil) {
-		return false, nil
+		return hashChanged, nil
 	}
 	if cell == nil {
 		err = tx.Delete(b, colGraph+row)
@@ -143,6 +147,23 @@ func Refresh(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// refreshHash keeps the page's colHash cell equal to hash. The block is
+// not told: its values do not depend on the hash, and the page's new
+// cluster learns its value from the cluster observer's notification.
+func refreshHash(ctx context.Context, tx *percolator.Tx, b, row, hash string) (bool, error) {
+	old, err := tx.Get(ctx, b, colHash+row)
+	if err != nil {
+		return false, err
+	}
+	if string(old) == hash {
+		return false, nil
+	}
+	if hash == "" {
+		return true, tx.Delete(b, colHash+row)
+	}
+	return true, tx.Set(b, colHash+row, []byte(hash))
 }
 
 // touchLinkers notifies the blocks of the pages linking to row, directly
