@@ -19,9 +19,11 @@
 // within their host). Every host has a block row, BlockPrefix + host,
 // holding:
 //
-//   - one cell per page that is ok or a redirect: its standing, its content
-//     hash and its link targets (or redirect target), written by [Refresh]
-//     in the transaction that changed the page (the parse observer's);
+//   - one cell per page that is ok or a redirect: its standing and its link
+//     targets (or redirect target), written by [Refresh] in the
+//     transaction that changed the page (the parse observer's); and one
+//     with an ok page's content hash, apart, so that a change of text alone
+//     does not make the block solve again;
 //   - one cell per other block that links into this one: what its pages
 //     give this block's pages (target → Σ d·x/outdeg), a total rewritten by
 //     that block's runs, never a delta, so nothing accumulates;
@@ -45,9 +47,11 @@
 // Writing a page's value tells export (webtable.DocDirty) when the value as
 // the index shows it (webtable.RoundRank) changes, and the election of the
 // page's duplicate cluster (webtable.DupDirty, the cluster named by the
-// hash in the page's cell, also when that changed). Both are told in the
-// transaction that writes the value, so a run of theirs that read an older
-// value is always followed by another.
+// page's hash cell, also when that changed since it was last told). Both
+// are told in the transaction that writes the value, so a run of theirs
+// that read an older value is always followed by another; and that
+// transaction rewrites the page's hash cell, so it conflicts with a
+// concurrent change of the page's cluster instead of telling the old one.
 //
 // [Batch] recomputes the same model by power iteration over one snapshot,
 // [Values] reads the incremental values, and [Compare] lists where they
