@@ -57,6 +57,9 @@ type Config struct {
 	// GCInterval is the interval of old-version collection; default 1
 	// minute, negative for none.
 	GCInterval time.Duration
+	// GCGrace is how long old versions are kept (percolator.Options.GCGrace);
+	// default 1 minute.
+	GCGrace time.Duration
 	// SampleInterval is the interval of the status page's time series.
 	// Default 5s.
 	SampleInterval time.Duration
@@ -121,7 +124,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if e.store, err = badger.Open(cfg.Dir, badger.Options{}); err != nil {
 		return nil, err
 	}
-	if e.DB, err = percolator.Open(ctx, e.store, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, Logger: cfg.Logger}); err != nil {
+	if e.DB, err = percolator.Open(ctx, e.store, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: cfg.GCGrace, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
 	iopt := serving.Options{OnApply: cfg.OnApply, Logger: cfg.Logger}
