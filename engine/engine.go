@@ -229,6 +229,8 @@ func (e *Engine) gc(ctx context.Context) {
 
 // WaitIdle returns when the engine is idle (Stats.Idle) or ctx is done.
 func (e *Engine) WaitIdle(ctx context.Context) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
 	for {
 		s, err := e.Stats(ctx)
 		if err != nil {
@@ -237,8 +239,10 @@ func (e *Engine) WaitIdle(ctx context.Context) error {
 		if s.Idle {
 			return nil
 		}
-		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
-			return err
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
 		}
 	}
 }
@@ -256,15 +260,4 @@ func (e *Engine) Close() error {
 		errs = append(errs, e.store.Close())
 	}
 	return errors.Join(errs...)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -179,7 +179,7 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 		if err != nil {
 			continue
 		}
-		doc := &Doc{URL: u, Host: hostOf(u), Title: p.page.Title, Text: p.page.Text, Description: p.page.Description,
+		doc := &Doc{URL: u, Host: HostOf(u), Title: p.page.Title, Text: p.page.Text, Description: p.page.Description,
 			Lang: p.page.Lang, PageRank: b.Rank[c], FetchedAt: p.fetchedAt, ClusterSize: len(ms)}
 		inCluster := make(map[string]bool)
 		for _, m := range ms {

@@ -205,7 +205,7 @@ func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNo
 	if err != nil {
 		return nil, err
 	}
-	doc := &Doc{URL: u, Host: hostOf(u), Title: cols[webtable.Title], Text: cols[webtable.Text],
+	doc := &Doc{URL: u, Host: HostOf(u), Title: cols[webtable.Title], Text: cols[webtable.Text],
 		Description: cols[webtable.Description], Lang: cols[webtable.Lang], ClusterSize: 1}
 	doc.PageRank, _ = strconv.ParseFloat(cols[webtable.Rank], 64)
 	if ms, err := strconv.ParseInt(cols[webtable.FetchedAt], 10, 64); err == nil {
@@ -413,7 +413,7 @@ func enqueue(tx *percolator.Tx, row string, doc *Doc, digest string) error {
 		{row, webtable.ExportRank, []byte(webtable.RoundRank(doc.PageRank))},
 		{row, webtable.ExportedAt, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))},
 		{row, webtable.ExportVer, []byte(strconv.FormatUint(tx.StartTs(), 10))},
-		{hostRow(row), "p:" + row, []byte(strconv.Itoa(crossHostAnchors(doc)))},
+		{hostRow(row), "p:" + row, []byte(strconv.Itoa(doc.CrossHostAnchors()))},
 	} {
 		if err := tx.Set(w.row, w.col, w.val); err != nil {
 			return err
@@ -448,7 +448,8 @@ func unexport(tx *percolator.Tx, row string) error {
 // holding its number of inbound anchors from other hosts.
 func hostRow(row string) string { return webtable.HostPrefix + webtable.HostOfRow(row) }
 
-func hostOf(u string) string {
+// HostOf returns the host (with its port) of an http(s) URL.
+func HostOf(u string) string {
 	rest := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
 	if i := strings.IndexByte(rest, '/'); i >= 0 {
 		rest = rest[:i]
@@ -456,10 +457,11 @@ func hostOf(u string) string {
 	return rest
 }
 
-func crossHostAnchors(d *Doc) int {
+// CrossHostAnchors counts the document's inbound anchors from other hosts.
+func (d *Doc) CrossHostAnchors() int {
 	n := 0
 	for _, a := range d.Anchors {
-		if hostOf(a.From) != d.Host {
+		if HostOf(a.From) != d.Host {
 			n++
 		}
 	}

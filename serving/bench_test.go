@@ -40,7 +40,7 @@ func corpusExports(b *testing.B) []Update {
 					benchErr = err
 					return
 				}
-				d := &observers.Doc{URL: u, Host: hostOf(u), Title: pg.Title, Text: pg.Text,
+				d := &observers.Doc{URL: u, Host: observers.HostOf(u), Title: pg.Title, Text: pg.Text,
 					PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: time.Now().UTC(), ClusterSize: 1}
 				for _, l := range pg.Links[:min(len(pg.Links), 3)] {
 					d.Anchors = append(d.Anchors, observers.Anchor{From: l.URL, Text: l.Anchor})

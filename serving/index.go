@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -204,11 +203,7 @@ func fields(d *observers.Doc, version uint64, now time.Time) document {
 		doc.Anchors = append(doc.Anchors, a.Text)
 		count[a.Text]++
 	}
-	for _, a := range d.Anchors {
-		if hostOf(a.From) != d.Host {
-			doc.Inbound++
-		}
-	}
+	doc.Inbound = float64(d.CrossHostAnchors())
 	texts := sortedKeys(count)
 	slices.SortStableFunc(texts, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
 	doc.TopAnchors = texts[:min(len(texts), topAnchors)]
@@ -253,10 +248,4 @@ func BuildIndex(dir string, docs map[string]*observers.Doc, opt Options) (*Index
 		return nil, err
 	}
 	return ix, nil
-}
-
-func hostOf(u string) string {
-	rest := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
-	host, _, _ := strings.Cut(rest, "/")
-	return host
 }

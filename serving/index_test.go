@@ -34,7 +34,7 @@ func apply(t *testing.T, ix *Index, es ...observers.Export) {
 }
 
 func upsert(version uint64, row, url, title, text string, pr float64, anchors ...string) observers.Export {
-	d := &observers.Doc{URL: url, Host: hostOf(url), Title: title, Text: text, PageRank: pr,
+	d := &observers.Doc{URL: url, Host: observers.HostOf(url), Title: title, Text: text, PageRank: pr,
 		FetchedAt: time.UnixMilli(int64(version)).UTC(), ClusterSize: 1}
 	for _, a := range anchors {
 		d.Anchors = append(d.Anchors, observers.Anchor{From: "http://other.example/", Text: a})

@@ -211,7 +211,6 @@ func fill(info *DocInfo, c map[string][]byte) {
 		Fetched:   fetched,
 		Parsed:    ms(webtable.ParsedAt),
 		Clustered: ms(webtable.ClusteredAt),
-		Exported:  info.ExportedAt,
 	}
 	// Stage times of older content say nothing about the current one.
 	for _, t := range []*time.Time{&info.Stages.Parsed, &info.Stages.Clustered} {
@@ -225,7 +224,5 @@ func fill(info *DocInfo, c map[string][]byte) {
 		// part may be a few ms off the wall clock) and when it became
 		// searchable.
 		info.Stages.Exported, info.Stages.Searchable = sc.Exported, sc.At
-	} else {
-		info.Stages.Exported = time.Time{}
 	}
 }
