@@ -98,7 +98,7 @@ func (p *politeWeb) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.ua[r.UserAgent()] = true
 	p.mu.Unlock()
 	if r.URL.Path == "/robots.txt" {
-		w.Write([]byte("User-agent: caffeine-freshness\nDisallow: /p/3.html\n\nUser-agent: *\nAllow: /\n"))
+		w.Write([]byte("User-agent: caffeine-freshness\nDisallow: /s0/3.html\n\nUser-agent: *\nAllow: /\n"))
 		return
 	}
 	p.web.ServeHTTP(w, r)

@@ -5,7 +5,7 @@
 //
 //	fetch:body ─parse─▶ page:* ─┬─ page:links ─links─▶ in:SRC on targets ─┐
 //	                            ├─ page:hash ─cluster─▶ !dup/HASH ─elect─▶ cluster:canon
-//	                            └─ !rank/HOST rg:ROW ─rank─▶ rank:value ─┤
+//	                            └─ !rank/BLOCK rg:ROW ─rank─▶ rank:value ┤
 //	                                                  doc:dirty ─export─▶ !export/ queue
 //
 // The weak columns (rank:dirty, dup:dirty, doc:dirty) carry work to hot rows

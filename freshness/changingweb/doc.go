@@ -15,12 +15,13 @@
 // The site, for a Web served at BASE:
 //
 //	BASE/             the index page: a link to every page (a good seed)
-//	BASE/p/N.html     page N, 0 ≤ N < Options.Pages
+//	BASE/sS/N.html    page N, 0 ≤ N < Options.Pages, in section S = N / SectionSize
 //	BASE/robots.txt   allows everything; names the sitemap if there is one
 //	BASE/sitemap.xml  every page with its last change (Options.Sitemap)
 //
 // Every page links to the next one (a ring, so page 0 reaches all of them)
-// and to Options.LinksPerPage others chosen by the seed; the link structure
+// and to Options.LinksPerPage others chosen by the seed, most in its own
+// section (a site's sections are what its links cluster in); the link structure
 // never changes. The last Options.Duplicates pages are exact copies of other
 // pages: they serve the other page's bytes and so change when it does.
 //

@@ -24,6 +24,15 @@ const (
 	DefaultColdRate     = 0.002 // a change every 500 s
 	DefaultLinksPerPage = 5
 	DefaultWords        = 40
+
+	// SectionSize is how many pages share a directory: page N is in
+	// section N / SectionSize, at /sSECTION/N.html, as a big site's pages
+	// sit in sections.
+	SectionSize = 1000
+	// localLinks is the share of a page's chosen links that go to its own
+	// section (when that has room), as most of a real site's links stay
+	// close to home.
+	localLinks = 0.8
 )
 
 // Options configure a Web. The zero value of every field selects the
@@ -42,8 +51,9 @@ type Options struct {
 	// another page's content. It must be less than Pages.
 	Duplicates int
 	// LinksPerPage is the number of links from a page to pages chosen by
-	// the seed, besides the link to the next page. Default
-	// DefaultLinksPerPage; negative means none.
+	// the seed, besides the link to the next page: four in five, on
+	// average, to its own section. Default DefaultLinksPerPage; negative
+	// means none.
 	LinksPerPage int
 	// Words is the length of a page version's body text in words. Default
 	// DefaultWords.
@@ -158,12 +168,18 @@ func New(opt Options) (*Web, error) {
 	}
 	// Links are decided per original page (a duplicate serves its
 	// original's bytes, links included), each to the next page and to
-	// LinksPerPage others, without repeats or self-links.
+	// LinksPerPage others, most in its own section, without repeats or
+	// self-links.
 	for p := range originals {
 		out := []int{(p + 1) % n}
 		seen := map[int]bool{p: true, out[0]: true}
+		lo := p / SectionSize * SectionSize
+		size := min(lo+SectionSize, n) - lo
 		for k := 0; k < opt.LinksPerPage && len(seen) < n; {
 			t := rng.IntN(n)
+			if size > 2*opt.LinksPerPage && rng.Float64() < localLinks {
+				t = lo + rng.IntN(size)
+			}
 			if seen[t] {
 				continue
 			}
@@ -188,8 +204,10 @@ func (w *Web) Start() time.Time { return w.start }
 // Now returns the Web's clock.
 func (w *Web) Now() time.Time { return w.opt.Clock() }
 
-// Path returns page's path, "/p/N.html".
-func (w *Web) Path(page int) string { return "/p/" + strconv.Itoa(page) + ".html" }
+// Path returns page's path, "/sS/N.html" where S = N / SectionSize.
+func (w *Web) Path(page int) string {
+	return "/s" + strconv.Itoa(page/SectionSize) + "/" + strconv.Itoa(page) + ".html"
+}
 
 // URL returns page's absolute URL under base (the server's URL, like
 // "http://127.0.0.1:8000").
@@ -208,19 +226,33 @@ func (w *Web) Page(u string) (int, bool) {
 		}
 		path = pu.Path
 	}
-	s, ok := strings.CutPrefix(path, "/p/")
-	if !ok {
+	sec, s, ok := strings.Cut(strings.TrimPrefix(path, "/s"), "/")
+	if !ok || !strings.HasPrefix(path, "/s") {
 		return 0, false
 	}
 	s, ok = strings.CutSuffix(s, ".html")
-	if !ok || s == "" || (len(s) > 1 && s[0] == '0') {
+	if !ok || !canonical(s) || !canonical(sec) {
 		return 0, false
 	}
 	p, err := strconv.Atoi(s)
-	if err != nil || p < 0 || p >= w.opt.Pages {
+	if err != nil || p < 0 || p >= w.opt.Pages || strconv.Itoa(p/SectionSize) != sec {
 		return 0, false
 	}
 	return p, true
+}
+
+// canonical reports whether s is a decimal number as strconv.Itoa writes
+// it (no sign, no leading zero).
+func canonical(s string) bool {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Original returns the page whose content page serves: itself, or the

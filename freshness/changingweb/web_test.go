@@ -186,10 +186,10 @@ func TestGroundTruthAPI(t *testing.T) {
 			}
 		}
 	}
-	if p, ok := w.Page("http://h/p/7.html"); !ok || p != 7 {
+	if p, ok := w.Page("http://h/s0/7.html"); !ok || p != 7 {
 		t.Errorf("Page(URL) = %d, %v", p, ok)
 	}
-	for _, bad := range []string{"/p/10.html", "/p/07.html", "/p/-1.html", "/p/.html", "/", "/p/3"} {
+	for _, bad := range []string{"/s0/10.html", "/s0/07.html", "/s0/-1.html", "/s0/+1.html", "/s0/.html", "/", "/s0/3", "/s1/7.html", "/s00/7.html", "/s/7.html", "/p/7.html", "/s0/7.html/x"} {
 		if _, ok := w.Page(bad); ok {
 			t.Errorf("Page(%q) names a page", bad)
 		}
@@ -235,7 +235,7 @@ func TestServe(t *testing.T) {
 	if n := bytes.Count(sm, []byte("<loc>")); n != 20 {
 		t.Errorf("sitemap lists %d pages", n)
 	}
-	if resp, _ := get(t, srv.URL+"/p/20.html"); resp.StatusCode != 404 {
+	if resp, _ := get(t, srv.URL+"/s0/20.html"); resp.StatusCode != 404 {
 		t.Errorf("page 20 of 20: %d", resp.StatusCode)
 	}
 

@@ -30,7 +30,7 @@ var maxWrites = 2000
 // other blocks give them, send what they give other blocks, write the
 // values that moved (see the package doc).
 func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) error {
-	host := b[len(BlockPrefix):]
+	host := b[len(BlockPrefix):] // the block key
 	d := o.opt.Damping
 	pages := make(map[string]graphCell)
 	err := tx.Scan(ctx, b, b+"\x00", colGraph, func(_, col string, v []byte) bool {
@@ -97,11 +97,11 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 	}
 	foreign := make(map[string]graphCell)
 	look := func(r string) (string, string, error) {
-		if len(r) > len(host) && r[len(host)] == '/' && r[:len(host)] == host {
+		h := blockKey(r)
+		if h == host {
 			g := pages[r]
 			return g.state, g.alias, nil
 		}
-		h := webtable.HostOfRow(r)
 		g, ok := foreign[r]
 		if !ok {
 			v, err := tx.Get(ctx, BlockPrefix+h, colGraph+r)
@@ -237,9 +237,10 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 		values[u] = v
 	}
 	for u, v := range old {
-		if _, ok := values[u]; !ok && v.published {
+		if _, ok := values[u]; !ok && v.published && blockOf(u) == b {
 			// Not a page any more: whatever made it so told export and the
-			// election.
+			// election. (A page of another block moved there when blocks
+			// were split, see Init; that block writes its value.)
 			if err := tx.Delete(u, webtable.Rank); err != nil {
 				return err
 			}

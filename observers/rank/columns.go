@@ -1,10 +1,11 @@
 package rank
 
 // Block rows and their columns. A block is the set of pages of one host
-// (webtable.HostOfRow); its row, BlockPrefix + host, holds everything the
-// rank observer needs to solve the block, so one run reads one row.
+// section (blockKey: the host and the first directory of the path); its
+// row, BlockPrefix + block key, holds everything the rank observer needs
+// to solve the block, so one run reads one row.
 const (
-	// BlockPrefix + host is a block row. '!' keeps it apart from pages.
+	// BlockPrefix + block key is a block row. '!' keeps it apart from pages.
 	BlockPrefix = "!rank/"
 
 	// colGraph + page row: the page as rank sees it (its standing and its

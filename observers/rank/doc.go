@@ -1,6 +1,7 @@
 // Package rank keeps PageRank current incrementally: one Percolator
 // observer ("rank", on the weak column webtable.RankDirty) that solves the
-// link graph host by host, never recomputing the whole graph.
+// link graph block by block (a block is a host, or a section of one),
+// never recomputing the whole graph.
 //
 // # Model
 //
@@ -15,9 +16,12 @@
 //
 // # Algorithm
 //
-// Block Gauss-Seidel with the host as the block (BlockRank: most links stay
-// within their host). Every host has a block row, BlockPrefix + host,
-// holding:
+// Block Gauss-Seidel with a site's section as the block (BlockRank: most
+// links stay within their host, and within a big host mostly within their
+// section). A page's block is its host and the first directory of its path
+// (com.example:http/docs for http://example.com/docs/a.html), or the host
+// alone for a page at the top of its site. Every block has a row,
+// BlockPrefix + block key, holding:
 //
 //   - one cell per page that is ok or a redirect: its standing and its link
 //     targets (or redirect target), written by [Refresh] in the
@@ -36,7 +40,7 @@
 // (relative), and writes webtable.Rank of the pages whose value moved by
 // more than Options.PublishThreshold since it was last written. Many
 // notifications of a block collapse into one run, so a bulk load costs a
-// few runs per host instead of tens of runs per page, and a change costs a
+// few runs per block instead of tens of runs per page, and a change costs a
 // run of its block (and of the blocks its effect reaches beyond the
 // thresholds). When the chain is idle every block solves its equations
 // exactly given what it receives, what it receives is within Epsilon of
@@ -59,16 +63,17 @@
 //
 // # Caveats
 //
-//   - A block is a whole host, read by every run of the block: hosts of
-//     tens of thousands of pages want splitting (by path prefix, say).
+//   - A block is read in full by every run of the block. A section of
+//     tens of thousands of pages (a flat site) wants splitting further.
 //     Writes are bounded (maxWrites page rows a run; the next run goes on).
 //   - The out-set of u depends on the standing of every row its links pass
-//     through. Within u's host that is in the block row; when a page's
+//     through. Within u's block that is in the block row; when a page's
 //     standing changes, [Refresh] notifies the blocks of the pages linking
-//     to it from other hosts, found by its webtable.InPrefix cells (written
+//     to it from other blocks, found by its webtable.InPrefix cells (written
 //     by the links observer) and, through redirects, webtable.AliasPrefix
 //     cells. Whoever changes State, AliasOf, Links or Hash calls [Refresh]
 //     in the same transaction, or [Touch] to have the observer do it.
 //   - [Init] builds the blocks of a table indexed by an earlier release,
-//     whose rank observer kept per-page residuals (and drops their columns).
+//     whose rank observer kept per-page residuals (and drops their
+//     columns), or whose blocks were whole hosts (and moves their pages).
 package rank

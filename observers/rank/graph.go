@@ -126,7 +126,8 @@ func decodeGraph(host string, b []byte) graphCell {
 	return g
 }
 
-// short drops host from a row of that host, keeping the path.
+// short drops host (a block key) from a row it prefixes, keeping the rest
+// of the path.
 func short(host, row string) string {
 	if len(row) > len(host) && row[len(host)] == '/' && strings.HasPrefix(row, host) {
 		return row[len(host):]
@@ -143,4 +144,27 @@ func long(host, s string) string {
 }
 
 // blockOf returns the block row of a page row.
-func blockOf(row string) string { return BlockPrefix + webtable.HostOfRow(row) }
+func blockOf(row string) string { return BlockPrefix + blockKey(row) }
+
+// blockKey returns the key of a page row's block: the row's host and the
+// first directory of its path, when the path has one ("com.example:http/docs"
+// for com.example:http/docs/a.html), or the host alone for a page at the top
+// of its site. So the sections of a big site are blocks of their own, and a
+// run reads one section rather than the whole host, while most links (those
+// within a section) stay within a block. The query string is not looked at.
+// (A variable so that tests can make the blocks of earlier releases.)
+var blockKey = dirBlockKey
+
+func dirBlockKey(row string) string {
+	h := webtable.HostOfRow(row)
+	path := row[len(h):]
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	if len(path) > 1 {
+		if i := strings.IndexByte(path[1:], '/'); i >= 0 {
+			return row[:len(h)+1+i]
+		}
+	}
+	return h
+}

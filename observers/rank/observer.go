@@ -84,7 +84,7 @@ func Refresh(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	host := webtable.HostOfRow(row)
+	host := blockKey(row)
 	var g graphCell
 	switch string(state) {
 	case webtable.StateOK:

@@ -20,7 +20,11 @@ func randomWeb(rng *rand.Rand, n, deg int) web {
 	return m
 }
 
-func pageURL(i int) string { return fmt.Sprintf("http://h%d.test/p%d", i%7, i) }
+// pageURL names page i: on one of 7 hosts, at the top of the site or in
+// one of two directories (so in one of three blocks of its host).
+func pageURL(i int) string {
+	return fmt.Sprintf("http://h%d.test/%sp%d", i%7, [...]string{"", "a/", "b/c/"}[i/7%3], i)
+}
 
 func randomPage(rng *rand.Rand, n, deg int) page {
 	switch rng.IntN(20) {
