@@ -21,7 +21,9 @@
 // private, loopback or link-local addresses unless AllowPrivate.
 //
 // Revisits follow NextInterval: ×0.8 when the visible text changed, ×1.4
-// when not, clamped to [MinInterval, MaxInterval].
+// when not, clamped to [MinInterval, MaxInterval]. The first interval is
+// the time since the page's Last-Modified when it sends one
+// (FirstInterval), else InitialInterval.
 //
 // # Caveats
 //

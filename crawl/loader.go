@@ -175,7 +175,11 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 			tx.Delete(row, ColFails)
 		}
 		if interval <= 0 {
-			interval = c.opt.InitialInterval
+			var lastMod string
+			if r.header != nil && r.status/100 == 2 {
+				lastMod = r.header.Get("Last-Modified")
+			}
+			interval = FirstInterval(lastMod, now, c.opt.InitialInterval, c.opt.MinInterval, c.opt.MaxInterval)
 		} else {
 			interval = NextInterval(interval, out.changed, c.opt.MinInterval, c.opt.MaxInterval)
 		}

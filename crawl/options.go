@@ -77,7 +77,9 @@ type Options struct {
 
 	// MinInterval, MaxInterval and InitialInterval bound and start the
 	// adaptive revisit interval (see NextInterval). Defaults are Nutch's:
-	// 1 minute, 365 days, 30 days.
+	// 1 minute, 365 days, 30 days. A first fetch whose response has a
+	// Last-Modified starts from the time since then instead (see
+	// FirstInterval).
 	MinInterval, MaxInterval, InitialInterval time.Duration
 
 	// RobotsTTL is how long a host's robots.txt is cached. Default 24h.

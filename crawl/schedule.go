@@ -1,6 +1,9 @@
 package crawl
 
-import "time"
+import (
+	"net/http"
+	"time"
+)
 
 // Adaptive revisit rates, as Nutch's AdaptiveFetchSchedule: a page that
 // changed is revisited sooner, one that did not later.
@@ -29,4 +32,20 @@ func NextInterval(cur time.Duration, changed bool, lo, hi time.Duration) time.Du
 		next = hi
 	}
 	return next
+}
+
+// FirstInterval returns a page's revisit interval after its first fetch:
+// the time since its Last-Modified (an HTTP date) when that is in the past,
+// else initial, clamped to [lo, hi]. For a page changing as a Poisson
+// process the time since its last change is, on average, its mean time
+// between changes (Cho and Garcia-Molina estimate change frequency from
+// last-modified dates the same way), so a page that stood still for a
+// month is not revisited in a minute, and one changed seconds ago is soon;
+// NextInterval then adapts it.
+func FirstInterval(lastMod string, now time.Time, initial, lo, hi time.Duration) time.Duration {
+	d := initial
+	if t, err := http.ParseTime(lastMod); err == nil && !t.After(now) {
+		d = now.Sub(t)
+	}
+	return min(max(d, lo), hi)
 }

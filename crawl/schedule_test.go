@@ -88,6 +88,66 @@ func TestTextSum(t *testing.T) {
 	}
 }
 
+func TestFirstInterval(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	const lo, hi, initial = time.Minute, 30 * 24 * time.Hour, 7 * 24 * time.Hour
+	tests := []struct {
+		lastMod string
+		want    time.Duration
+	}{
+		{"", initial},
+		{"garbage", initial},
+		{"Sun, 22 Nov 2026 11:00:00 GMT", time.Hour},
+		{"Sun, 22 Nov 2026 11:59:50 GMT", lo},             // seconds ago: clamped up
+		{"Mon, 01 Jan 2024 00:00:00 GMT", hi},             // years ago: clamped down
+		{"Sun, 22 Nov 2026 13:00:00 GMT", initial},        // in the future: not believed
+		{"Sunday, 22-Nov-26 10:00:00 GMT", 2 * time.Hour}, // RFC 850, as HTTP allows
+		{"Sun Nov 22 09:00:00 2026", 3 * time.Hour},       // asctime
+	}
+	for _, tc := range tests {
+		if got := FirstInterval(tc.lastMod, now, initial, lo, hi); got != tc.want {
+			t.Errorf("FirstInterval(%q) = %v, want %v", tc.lastMod, got, tc.want)
+		}
+	}
+}
+
+// A first fetch starts the revisit interval from the page's Last-Modified:
+// a page that changed a few seconds ago is revisited soon, one unchanged
+// for a month after the longest interval.
+func TestFirstIntervalFromLastModified(t *testing.T) {
+	s := newSite(t)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte(`<a href="/old">old</a> <a href="/new">new</a>`))
+	})
+	s.mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Last-Modified", time.Now().Add(-30*24*time.Hour).UTC().Format(http.TimeFormat))
+		w.Write([]byte("<p>old</p>"))
+	})
+	s.mux.HandleFunc("/new", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Last-Modified", time.Now().Add(-20*time.Second).UTC().Format(http.TimeFormat))
+		w.Write([]byte("<p>new</p>"))
+	})
+	tb := openTable(t, "")
+	opt := testOptions(s.URL + "/")
+	opt.NoSitemaps = true
+	opt.MinInterval, opt.InitialInterval, opt.MaxInterval = time.Second, time.Hour, 24*time.Hour
+	opt.MaxPages = 3
+	tb.crawl(opt)
+	iv := func(path string) time.Duration {
+		return time.Duration(atoi(tb.get(s.URL+path, webtable.Interval))) * time.Millisecond
+	}
+	if got := iv("/"); got != time.Hour {
+		t.Errorf("no Last-Modified: first interval %v, want the initial 1h", got)
+	}
+	if got := iv("/old"); got != 24*time.Hour {
+		t.Errorf("unchanged for a month: first interval %v, want the longest, 24h", got)
+	}
+	if got := iv("/new"); got < 19*time.Second || got > 23*time.Second {
+		t.Errorf("changed 20 s ago: first interval %v, want about 20 s", got)
+	}
+}
+
 // Recrawls send validators; a 304 leaves the body alone and grows the
 // interval; a markup-only change is "unchanged"; a text change shrinks it.
 func TestConditionalGETAndAdaptiveInterval(t *testing.T) {
@@ -110,7 +170,9 @@ func TestConditionalGETAndAdaptiveInterval(t *testing.T) {
 			etag = `"v0"`
 		}
 		w.Header().Set("ETag", etag)
-		w.Header().Set("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")
+		// In the future, so not believed: the first interval is the
+		// initial one (TestFirstIntervalFromLastModified has the rest).
+		w.Header().Set("Last-Modified", "Mon, 01 Jan 2120 00:00:00 GMT")
 		w.Header().Set("Content-Type", "text/html")
 		w.Write([]byte(bodies[v]))
 	})

@@ -21,13 +21,14 @@ func experimentFlags(fs *flag.FlagSet) func() (experimentConfig, error) {
 		rate    = fs.Float64("crawl-rate", 50, "with -experiment: crawl budget, pages fetched per second")
 		rates   = fs.String("rates", "", "with -experiment: comma-separated crawl budgets to sweep (pages/s); overrides -crawl-rate")
 		settle  = fs.Duration("settle", 0, "with -experiment: measured crawl before the window (default: one pass over the pages, at most 1m)")
-		minI    = fs.Duration("min-interval", 5*time.Second, "with -experiment: crawler's shortest revisit interval (also the first)")
+		minI    = fs.Duration("min-interval", 5*time.Second, "with -experiment: crawler's shortest revisit interval (also the first of a page without Last-Modified)")
+		lead    = fs.Duration("lead", 5*time.Minute, "with -experiment: how long the fixture's pages have been changing when the initial crawl begins")
 		maxI    = fs.Duration("max-interval", 10*time.Minute, "with -experiment: crawler's longest revisit interval")
 		jsonOut = fs.Bool("experiment-json", false, "with -experiment: print every result as JSON before the summary line")
 	)
 	return func() (experimentConfig, error) {
 		c := experimentConfig{
-			opt:   experiment.Options{CrawlRate: *rate, Settle: *settle, MinInterval: *minI, MaxInterval: *maxI, InitialInterval: *minI},
+			opt:   experiment.Options{CrawlRate: *rate, Settle: *settle, MinInterval: *minI, MaxInterval: *maxI, InitialInterval: *minI, Lead: *lead},
 			rates: []float64{*rate},
 			json:  *jsonOut,
 		}

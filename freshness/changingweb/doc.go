@@ -10,7 +10,8 @@
 // page at time t is a pure function of (Options, page, t). The version of a
 // page at t is the number of its changes in (Start, t]; each version has its
 // own body text (so its visible-text content hash differs from every other
-// version's) and its own ETag.
+// version's), its own ETag, and a Last-Modified of when it appeared (its
+// change, or Options.Born for version 0).
 //
 // The site, for a Web served at BASE:
 //

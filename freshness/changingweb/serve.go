@@ -90,12 +90,14 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 }
 
 func (w *Web) servePage(rw http.ResponseWriter, r *http.Request, p int) {
-	v := w.VersionAt(p, w.Now())
+	now := w.Now()
+	v := w.VersionAt(p, now)
 	w.requests.Add(1)
 	w.fetches[p].Add(1)
 	tag := w.ETag(p, v)
 	h := rw.Header()
 	h.Set("ETag", tag)
+	h.Set("Last-Modified", w.LastModified(p, now).UTC().Format(http.TimeFormat))
 	h.Set("Cache-Control", "no-cache")
 	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatch(inm, tag) {
 		rw.WriteHeader(http.StatusNotModified)

@@ -67,6 +67,11 @@ type Options struct {
 	// is served until the first change after Start. Default Clock() when
 	// New is called.
 	Start time.Time
+	// Born is when version 0 of every page appeared: its Last-Modified.
+	// Default Start. A Born long before Start makes a web whose pages
+	// existed, unchanged, long before they began to change (a crawler
+	// meeting one then sees how long it has stood still).
+	Born time.Time
 	// Sitemap serves /sitemap.xml (every page and its last change) and names
 	// it in robots.txt.
 	Sitemap bool
@@ -119,6 +124,9 @@ func New(opt Options) (*Web, error) {
 	}
 	if opt.Start.IsZero() {
 		opt.Start = opt.Clock()
+	}
+	if opt.Born.IsZero() || opt.Born.After(opt.Start) {
+		opt.Born = opt.Start
 	}
 	switch {
 	case opt.Pages < 0:
@@ -305,6 +313,23 @@ func (w *Web) VersionAt(page int, t time.Time) int {
 	defer w.mu.Unlock()
 	pr := w.extend(page, off)
 	return sort.Search(len(pr.times), func(i int) bool { return pr.times[i] > off })
+}
+
+// LastModified returns when page's version at t appeared: its last change
+// at or before t, or Options.Born for version 0.
+func (w *Web) LastModified(page int, t time.Time) time.Time {
+	off := t.Sub(w.start)
+	if off <= 0 {
+		return w.opt.Born
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pr := w.extend(page, off)
+	i := sort.Search(len(pr.times), func(i int) bool { return pr.times[i] > off })
+	if i == 0 {
+		return w.opt.Born
+	}
+	return w.start.Add(pr.times[i-1])
 }
 
 // FirstChangeAfter returns page's first change strictly after t, and false

@@ -217,7 +217,8 @@ func get(t *testing.T, url string, hdr ...string) (*http.Response, []byte) {
 // every page.
 func TestServe(t *testing.T) {
 	clk := newClock(t0)
-	w := newWeb(t, changingweb.Options{Pages: 20, Duplicates: 3, HotFraction: 1, HotRate: 1, Seed: 5, Clock: clk.now, Sitemap: true})
+	born := t0.Add(-30 * 24 * time.Hour)
+	w := newWeb(t, changingweb.Options{Pages: 20, Duplicates: 3, HotFraction: 1, HotRate: 1, Seed: 5, Clock: clk.now, Born: born, Sitemap: true})
 	srv := httptest.NewServer(w)
 	defer srv.Close()
 
@@ -255,6 +256,13 @@ func TestServe(t *testing.T) {
 			t.Fatal(err)
 		}
 		hashes[p.Hash] = v
+		want := at
+		if v == 0 {
+			want = born
+		}
+		if lm, err := http.ParseTime(resp.Header.Get("Last-Modified")); err != nil || !lm.Equal(want.Truncate(time.Second)) {
+			t.Errorf("version %d: Last-Modified %q, want %v", v, resp.Header.Get("Last-Modified"), want)
+		}
 		if v == 0 {
 			etag = resp.Header.Get("ETag")
 			if len(p.Links) != len(w.Links(page)) {

@@ -57,8 +57,16 @@ const (
 // Options configure an experiment. The zero value of every field selects
 // the default named in its comment.
 type Options struct {
-	// Web is the fixture. Its Clock and Start are set by the experiment.
+	// Web is the fixture. Its Clock, Start and Born are set by the
+	// experiment: its pages were created (Born, version 0's Last-Modified)
+	// 30 days before they began to change (Start), Lead before each mode's
+	// initial crawl.
 	Web changingweb.Options
+	// Lead is how long the fixture's pages have been changing when a
+	// mode's initial crawl begins, so that the crawler meets hot pages
+	// recently modified and cold ones long unchanged (see
+	// crawl.FirstInterval). Default 5m.
+	Lead time.Duration
 	// Duration is the measured window of each mode. Default 60s.
 	Duration time.Duration
 	// Settle is how long the measured crawl runs before the window opens.
@@ -70,10 +78,10 @@ type Options struct {
 	// MinInterval, MaxInterval and InitialInterval are the crawler's
 	// adaptive revisit bounds. Defaults 5s, 10m and MinInterval.
 	MinInterval, MaxInterval, InitialInterval time.Duration
-	// Warmup is the least time from the fixture's start to the measured
-	// crawl: a mode whose initial crawl and indexing took less waits, so
-	// that both modes begin the measured crawl with copies equally old (the
-	// fixture changes from its start). Run sets it to the longest warm-up
+	// Warmup is the least time from the initial crawl's start to the
+	// measured crawl: a mode whose initial crawl and indexing took less
+	// waits, so that both modes begin the measured crawl with copies
+	// equally old (the fixture keeps changing). Run sets it to the longest warm-up
 	// of the modes run so far.
 	Warmup time.Duration
 	// Step is the sampling step of the time series (Result.Series).
@@ -96,6 +104,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.Web.Pages <= 0 {
 		o.Web.Pages = changingweb.DefaultPages
+	}
+	if o.Lead <= 0 {
+		o.Lead = 5 * time.Minute
 	}
 	if o.Settle <= 0 {
 		o.Settle = min(time.Duration(float64(o.Web.Pages)/o.CrawlRate*float64(time.Second)), time.Minute)
@@ -189,9 +200,10 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 		return nil, err
 	}
 
-	// The fixture, fresh for each mode: its changes start now.
+	// The fixture, fresh for each mode: its changes started Lead ago.
 	wopt := opt.Web
-	wopt.Clock, wopt.Start = time.Now, time.Now()
+	wopt.Clock, wopt.Start = time.Now, time.Now().Add(-opt.Lead)
+	wopt.Born = wopt.Start.Add(-30 * 24 * time.Hour)
 	web, err := changingweb.New(wopt)
 	if err != nil {
 		return nil, err
