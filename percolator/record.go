@@ -24,7 +24,7 @@ const notifyGroup = "notify"
 var schema = []Family{
 	{Name: famData},
 	{Name: famLock, LocalityGroup: "lock", Sparse: true},
-	{Name: famWrite},
+	{Name: famWrite, Newest: true},
 	{Name: famNotify, LocalityGroup: notifyGroup},
 	{Name: famMeta},
 }

@@ -107,6 +107,10 @@ type Family struct {
 	// Sparse marks a family that holds few cells at any time (Percolator's
 	// locks). A store may keep such a family in memory as well as on disk.
 	Sparse bool
+	// Newest marks a family whose reads mostly ask for the newest version
+	// of one column (Percolator's write records). A store may index each
+	// column's newest version to answer those reads in one lookup.
+	Newest bool
 }
 
 // Cell is one version of one column of a row.

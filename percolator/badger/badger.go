@@ -175,6 +175,7 @@ type family struct {
 	name   string
 	group  string
 	sparse bool
+	newest bool // keeps a newest-version entry per column (see newest.go); never with sparse
 	gp     []byte // groupPrefix(group)
 	esc    []byte // appendEsc(nil, name)
 }
@@ -184,6 +185,7 @@ func newFamily(f percolator.Family) *family {
 		name:   f.Name,
 		group:  f.LocalityGroup,
 		sparse: f.Sparse,
+		newest: f.Newest && !f.Sparse,
 		gp:     groupPrefix(f.LocalityGroup),
 		esc:    appendEsc(nil, f.Name),
 	}
@@ -204,6 +206,12 @@ type Store struct {
 	// all point reads: a Badger transaction that only reads is safe for
 	// concurrent use, and reading at the top saves one per read.
 	latest *bdb.Txn
+	// newestTxn reads newest-version entries, all at version 1, so that a
+	// Get ends at the first table holding the key (see newest.go).
+	newestTxn *bdb.Txn
+	// gen and trusted are the newest-version generations: entries are
+	// written with gen and believed when theirs is at least trusted.
+	gen, trusted atomic.Uint64
 
 	// fams maps family names to their declaration. It is replaced, never
 	// modified, so reads need no lock.
@@ -260,6 +268,8 @@ func Open(dir string, opt Options) (*Store, error) {
 		seed:    maphash.MakeSeed(),
 		stripes: new([nStripes]stripe),
 		latest:  db.NewTransactionAt(math.MaxUint64, false),
+
+		newestTxn: db.NewTransactionAt(newestVersion, false),
 	}
 	// Tombstones written before this open are unknown, so assume one may
 	// sit at any existing version.
@@ -278,6 +288,9 @@ func Open(dir string, opt Options) (*Store, error) {
 			}
 		}
 	}
+	if err == nil {
+		err = s.openGeneration()
+	}
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -295,14 +308,19 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.latest.Discard()
-	if err := s.db.Close(); err != nil {
+	s.newestTxn.Discard()
+	err := s.saveGeneration(true)
+	if cerr := s.db.Close(); cerr != nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("badger: close: %w", err)
 	}
 	return nil
 }
 
 // DB returns the underlying Badger database, in managed mode. Writing to it
-// with keys that start with 'c', 'f' or 'z' corrupts the store.
+// with keys that start with 'c', 'f', 'g', 'n' or 'z' corrupts the store.
 func (s *Store) DB() *bdb.DB { return s.db }
 
 // Size returns the bytes in the LSM tree's tables and the disk space of the
@@ -397,6 +415,7 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 	defer s.famMu.Unlock()
 	next := maps.Clone(s.families().byName)
 	var save, toggled []*family
+	indexed := false
 	for _, pf := range fams {
 		if pf.Name == "" {
 			return fmt.Errorf("badger: family with an empty name")
@@ -405,14 +424,25 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 		if ok && old.group != pf.LocalityGroup {
 			return fmt.Errorf("%w: %q is in group %q, not %q", ErrFamilyConflict, pf.Name, old.group, pf.LocalityGroup)
 		}
-		if ok && old.sparse == pf.Sparse {
+		f := newFamily(pf)
+		if ok && old.sparse == f.sparse && old.newest == f.newest {
 			continue
 		}
-		f := newFamily(pf)
 		next[f.name] = f
 		save = append(save, f)
-		if ok {
+		if ok && old.sparse != f.sparse {
 			toggled = append(toggled, f)
+		}
+		if f.newest && !(ok && old.newest) {
+			// Writes made while the family was not indexed left its
+			// newest-version entries behind, if it ever was: believe only
+			// those written from now on.
+			indexed = true
+		}
+	}
+	if indexed {
+		if err := s.distrustNewest(); err != nil {
+			return err
 		}
 	}
 	if len(save) == 0 {
@@ -452,7 +482,10 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 
 // Family declarations are stored at version 1 under tagFamily+name, the
 // value being a flags byte followed by the locality group.
-const famSparse = 1
+const (
+	famSparse = 1
+	famNewest = 2
+)
 
 func (s *Store) saveFamilies(fams []*family) error {
 	s.gate.RLock()
@@ -462,6 +495,9 @@ func (s *Store) saveFamilies(fams []*family) error {
 		v := []byte{0}
 		if f.sparse {
 			v[0] |= famSparse
+		}
+		if f.newest {
+			v[0] |= famNewest
 		}
 		v = append(v, f.group...)
 		if err := wb.SetEntryAt(bdb.NewEntry(append([]byte{tagFamily}, f.name...), v), 1); err != nil {
@@ -493,6 +529,7 @@ func (s *Store) loadFamilies() (map[string]*family, error) {
 			Name:          string(it.Item().Key()[1:]),
 			LocalityGroup: string(v[1:]),
 			Sparse:        v[0]&famSparse != 0,
+			Newest:        v[0]&famNewest != 0,
 		})
 		fams[f.name] = f
 	}

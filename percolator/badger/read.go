@@ -513,6 +513,15 @@ func (r *readTxn) done() {
 // a transaction from rt. st is the stripe of row.
 func (s *Store) readColumn(rt *readTxn, st *stripe, row string, f *family, col string, fs []percolator.Filter, out []percolator.Cell) ([]percolator.Cell, error) {
 	key := cellKey(f.gp, row, f.name, col)
+	if f.newest && len(fs) == 1 && fs[0].Latest {
+		o, ok, err := s.readNewest(key, f, col, fs[0], out)
+		if err != nil {
+			return nil, fmt.Errorf("badger: read %q: %w", row, err)
+		}
+		if ok {
+			return o, nil
+		}
+	}
 	if len(fs) == 1 && (fs[0].Latest || fs[0].MinTs == fs[0].Max()) {
 		// The fast path: the newest version at or below the bound is the
 		// answer unless it is a metaDeleted marker. A tombstone (Get's

@@ -165,7 +165,8 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 	// deletion (which versions, tombstone or marker?), and those written at
 	// or below a version where a tombstone may be (rescue).
 	var kbuf [4][]byte
-	keys := kbuf[:0]
+	var fbuf [4]*family
+	keys, famOf := kbuf[:0], fbuf[:0]
 	var cols colStates
 	for _, op := range ops {
 		for _, m := range op.muts {
@@ -173,6 +174,7 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 			if err != nil {
 				return err
 			}
+			famOf = append(famOf, f)
 			if s.mem && m.Op == percolator.SetCell && int64(len(m.Value)) >= s.maxMem {
 				return fmt.Errorf("%w: %v: too large for an in-memory store", ErrBadMutation, m)
 			}
@@ -210,7 +212,7 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 	i := 0
 	for _, op := range ops {
 		for _, m := range op.muts {
-			key := keys[i]
+			key, f := keys[i], famOf[i]
 			i++
 			var cs *colState
 			if len(cols.list) > 0 {
@@ -219,17 +221,26 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 			switch m.Op {
 			case percolator.SetCell:
 				ver := m.Ts + 1
-				if ver > op.st.top.Load() {
+				top := op.st.top.Load()
+				if ver > top {
 					op.st.top.Store(ver)
 				}
 				if cs != nil {
 					cs.set(&b, key, m.Ts, m.Value)
 				}
 				b.add(entry{key: key, ver: ver, op: opSet, val: m.Value})
+				if f.newest {
+					// Above every version of the stripe, so the column's
+					// newest; otherwise maybe not.
+					b.add(s.newestEntry(key, ver >= top, m.Ts, m.Value))
+				}
 			case percolator.DeleteCell:
 				j := slices.IndexFunc(cs.live, func(v version) bool { return v.ts == m.Ts })
 				if j < 0 {
 					continue // nothing to delete
+				}
+				if f.newest && j == 0 {
+					b.add(s.newestEntry(key, false, 0, nil))
 				}
 				cs.live = slices.Delete(cs.live, j, j+1)
 				ver := m.Ts + 1
@@ -249,6 +260,9 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 				j := slices.IndexFunc(cs.live, func(v version) bool { return v.ts < m.Ts })
 				if j < 0 {
 					continue
+				}
+				if f.newest && j == 0 {
+					b.add(s.newestEntry(key, false, 0, nil))
 				}
 				for _, v := range cs.live[j:] {
 					b.add(entry{key: key, ver: v.ts + 1, op: opTomb})

@@ -30,12 +30,13 @@ import (
 )
 
 // Families is the schema every subtest creates with EnsureFamilies before it
-// uses a store: Percolator's families ("d" data, "l" locks, "w" writes, "n"
-// notifications in their own locality group, "m" metadata).
+// uses a store: Percolator's families ("d" data, "l" locks (sparse), "w"
+// writes (newest indexed), "n" notifications in their own locality group,
+// "m" metadata).
 var Families = []percolator.Family{
 	{Name: "d"},
 	{Name: "l", Sparse: true},
-	{Name: "w"},
+	{Name: "w", Newest: true},
 	{Name: "n", LocalityGroup: "notify"},
 	{Name: "m"},
 }
