@@ -175,7 +175,7 @@ type family struct {
 	name   string
 	group  string
 	sparse bool
-	newest bool // keeps a newest-version entry per column (see newest.go); never with sparse
+	newest bool   // keeps a newest-version entry per column (see newest.go); never with sparse
 	gp     []byte // groupPrefix(group)
 	esc    []byte // appendEsc(nil, name)
 }
