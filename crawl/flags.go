@@ -30,7 +30,7 @@ func Flags(fs *flag.FlagSet) func() (Options, error) {
 		retries   = fs.Int("retries", 2, "immediate retries of a 5xx or 429 response (honouring Retry-After)")
 		minIv     = fs.Duration("min-interval", time.Minute, "shortest revisit interval")
 		maxIv     = fs.Duration("max-interval", 365*24*time.Hour, "longest revisit interval")
-		initIv    = fs.Duration("initial-interval", 30*24*time.Hour, "revisit interval after the first fetch")
+		initIv    = fs.Duration("initial-interval", 30*24*time.Hour, "revisit interval after the first fetch of a page without Last-Modified (with one: the time since then, within -min-interval and -max-interval)")
 		noSitemap = fs.Bool("no-sitemaps", false, "do not read sitemaps")
 	)
 	return func() (Options, error) {
