@@ -161,6 +161,9 @@ type stripeState struct {
 	// last is the store's write sequence number after the latest write to
 	// the stripe's rows. Guarded by mu.
 	last uint64
+	// vers caches the newest version of columns of Newest families
+	// (newest.go); nil until one is cached.
+	vers atomic.Pointer[[verSlots]verSlot]
 }
 
 // Bits of stripe.seq.
@@ -175,7 +178,7 @@ type family struct {
 	name   string
 	group  string
 	sparse bool
-	newest bool   // keeps a newest-version entry per column (see newest.go); never with sparse
+	newest bool   // the stripes cache its columns' newest versions (newest.go); never with sparse
 	gp     []byte // groupPrefix(group)
 	esc    []byte // appendEsc(nil, name)
 }
@@ -201,17 +204,12 @@ type Store struct {
 	mem     bool
 	maxMem  int64 // in memory, the bound on values
 	seed    maphash.Seed
+	vh      verHashes // of the newest-version cache
 	stripes *[nStripes]stripe
 	// latest is a read-only transaction at the newest version, shared by
 	// all point reads: a Badger transaction that only reads is safe for
 	// concurrent use, and reading at the top saves one per read.
 	latest *bdb.Txn
-	// newestTxn reads newest-version entries, all at version 1, so that a
-	// Get ends at the first table holding the key (see newest.go).
-	newestTxn *bdb.Txn
-	// gen and trusted are the newest-version generations: entries are
-	// written with gen and believed when theirs is at least trusted.
-	gen, trusted atomic.Uint64
 
 	// fams maps family names to their declaration. It is replaced, never
 	// modified, so reads need no lock.
@@ -266,10 +264,9 @@ func Open(dir string, opt Options) (*Store, error) {
 		mem:     opt.InMemory,
 		maxMem:  bo.ValueThreshold,
 		seed:    maphash.MakeSeed(),
+		vh:      newVerHashes(),
 		stripes: new([nStripes]stripe),
 		latest:  db.NewTransactionAt(math.MaxUint64, false),
-
-		newestTxn: db.NewTransactionAt(newestVersion, false),
 	}
 	// Tombstones written before this open are unknown, so assume one may
 	// sit at any existing version.
@@ -288,9 +285,6 @@ func Open(dir string, opt Options) (*Store, error) {
 			}
 		}
 	}
-	if err == nil {
-		err = s.openGeneration()
-	}
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -308,19 +302,14 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.latest.Discard()
-	s.newestTxn.Discard()
-	err := s.saveGeneration(true)
-	if cerr := s.db.Close(); cerr != nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("badger: close: %w", err)
 	}
 	return nil
 }
 
 // DB returns the underlying Badger database, in managed mode. Writing to it
-// with keys that start with 'c', 'f', 'g', 'n' or 'z' corrupts the store.
+// with keys that start with 'c', 'f' or 'z' corrupts the store.
 func (s *Store) DB() *bdb.DB { return s.db }
 
 // Size returns the bytes in the LSM tree's tables and the disk space of the
@@ -415,7 +404,6 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 	defer s.famMu.Unlock()
 	next := maps.Clone(s.families().byName)
 	var save, toggled []*family
-	indexed := false
 	for _, pf := range fams {
 		if pf.Name == "" {
 			return fmt.Errorf("badger: family with an empty name")
@@ -430,19 +418,11 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 		}
 		next[f.name] = f
 		save = append(save, f)
-		if ok && old.sparse != f.sparse {
+		if ok {
+			// Another Sparse flag changes where reads go; another Newest
+			// flag leaves cached versions that writes meanwhile did not
+			// keep. Either way no read or write may run meanwhile.
 			toggled = append(toggled, f)
-		}
-		if f.newest && !(ok && old.newest) {
-			// Writes made while the family was not indexed left its
-			// newest-version entries behind, if it ever was: believe only
-			// those written from now on.
-			indexed = true
-		}
-	}
-	if indexed {
-		if err := s.distrustNewest(); err != nil {
-			return err
 		}
 	}
 	if len(save) == 0 {
@@ -466,6 +446,9 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 			s.stripes[i].unlock()
 		}
 	}()
+	for i := range s.stripes {
+		s.stripes[i].clearVers()
+	}
 	for _, f := range toggled {
 		if !f.sparse {
 			s.dropSparse(f.name)

@@ -75,23 +75,10 @@ func (s *Store) CheckSparse() error {
 	return nil
 }
 
-// CloseUnclean closes the store as a crash would leave it: without noting
-// that it closed.
-func (s *Store) CloseUnclean() error {
-	s.closed.Store(true)
-	s.latest.Discard()
-	s.newestTxn.Discard()
-	return s.db.Close()
-}
-
-// ForgeNewest writes the newest-version entry of (row, family, column) of
-// the default locality group as the current generation, claiming version
-// ts with value val, without touching the cells.
-func (s *Store) ForgeNewest(row, family, column string, ts uint64, val []byte) error {
-	e := s.newestEntry(cellKey(groupPrefix(""), row, family, column), true, ts, val)
-	wb := s.db.NewManagedWriteBatch()
-	if err := wb.SetEntryAt(e.badger(), e.ver); err != nil {
-		return err
-	}
-	return wb.Flush()
+// CachedVersion returns the newest-version cache's entry for a column of
+// the default locality group: its timestamp, and whether there is one.
+func (s *Store) CachedVersion(row, family, column string) (uint64, bool) {
+	key := cellKey(groupPrefix(""), row, family, column)
+	v, ok := s.stripe(row).getVer(s.vh, key)
+	return v - 1, ok
 }

@@ -12,8 +12,6 @@ import (
 //	tagCell   esc(group) esc(row) esc(family) esc(column)   one Badger version per cell version
 //	tagFamily family name                                    the persisted Family declaration
 //	tagFlush  (nothing)                                      a throwaway key Compact drops to flush memtables
-//	tagNewest esc(group) esc(row) esc(family) esc(column)   the column's newest version (newest.go), at version 1
-//	tagGen    (nothing)                                      the newest-version generations, at version 1
 //
 // esc(x) is x with every 0x00 replaced by 0x00 0xFF, followed by the
 // terminator 0x00 0x01. The encoding is order-preserving and prefix-free: a <
@@ -25,8 +23,6 @@ const (
 	tagCell   = 'c'
 	tagFamily = 'f'
 	tagFlush  = 'z'
-	tagNewest = 'n'
-	tagGen    = 'g'
 )
 
 // appendEsc appends esc(s) to b.

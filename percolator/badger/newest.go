@@ -1,205 +1,117 @@
 package badger
 
 import (
-	"encoding/binary"
-	"errors"
-	"fmt"
-
-	bdb "github.com/dgraph-io/badger/v4"
-
-	"github.com/caffeine-go/caffeine/percolator"
+	"hash/maphash"
+	"sync/atomic"
 )
 
-// Newest-version entries.
+// The newest-version cache.
 //
 // Badger, in managed mode, cannot know that the version of a key it finds
-// in the memtable is the newest: a write may put an older version later.
-// So a Get at a read timestamp that is not exactly a version of the key
-// looks in every level of the LSM tree, a third of the time of a point
-// read. Reads of a family declared Newest (Percolator's write records,
-// read at "the newest version at or below the start timestamp") go to a
-// second key instead: tagNewest plus the cell key's suffix, always at
-// version 1, read at version 1, which Badger returns from the first table
-// holding it. Its value names the column's newest live version and holds
-// its value:
+// in the memtable is the key's newest: a write may put an older version
+// later. So a Get at a read timestamp that is not exactly a version of the
+// key searches every level of the LSM tree, a fifth or so of a point
+// read's time. A Get at exactly the key's version ends at the first table
+// holding it. For the families declared Newest (Percolator's write
+// records, read as "the newest version at or below the start timestamp"),
+// each stripe caches the Badger version of its columns' newest live
+// version, so that a read whose bound is at or above it asks Badger for
+// exactly that version (and a read of keys only needs no Get at all).
 //
-//	kind byte, generation uvarint, ts uvarint, value
+// The cache is memory only and forgets freely: a stripe has verSlots
+// slots, a column goes to the slot its key hashes to, replacing what was
+// there. A column it does not know is read as before, and that read fills
+// it in. What it holds is exact:
 //
-// kind is newestLive, newestEmpty (a live cell with an empty value) or
-// newestUnknown (look at the versions). The entry is written in the same
-// batch as the cell writes it describes:
+//   - a write sets a column's slot when it puts a version above every
+//     version of the stripe (stripe.top), the column's newest then, and
+//     clears it on any other SetCell (an older version written late) and
+//     on a deletion of the newest version; it does so after the write
+//     reached Badger (clearing on a failed write) and before it lets go
+//     of the stripe, so a reader that does not hold the stripe and saw the
+//     old slot sees the stripe's sequence number move and reads again;
+//   - a read fills a slot in from what it read at the top version (the
+//     newest of all) only when it can hold the stripe for writing at once
+//     and its sequence number shows no write since the read began.
 //
-//   - SetCell at a version above every version of its stripe (stripe.top)
-//     makes it that version; any other SetCell makes it unknown, since an
-//     older version written late is not the newest;
-//   - DeleteCell or DeleteOlder that deletes the newest live version makes
-//     it unknown.
-//
-// A read believes an entry only at a generation ≥ trusted. A write batch
-// with several versions is not atomic in Badger: a crash in mid-write may
-// keep the entry without the cell or the cell without the entry. So the
-// store notes in tagGen that it is open, and an Open that finds that note
-// (the last run did not close) distrusts every entry written before, as
-// does declaring a family Newest again after a time without (its entries
-// were not kept up to date meanwhile). Distrusted and missing entries only
-// cost the read its speed: it reads the versions.
-const (
-	newestUnknown byte = iota
-	newestLive
-	newestEmpty
-)
+// So every change of a stripe's slots is made holding the stripe; readers
+// that do not hold it read a slot as three words, and believe it only
+// when both key hashes (128 bits: a wrong match is as unlikely as a
+// hardware fault) are the same before and after they read the version.
+const verSlots = 256
 
-// newestVersion is the Badger version of every newest-version entry and
-// of the generation record.
-const newestVersion = 1
-
-// newestKey turns a cell key into its newest-version key, in place; the
-// caller turns it back with cellKeyOf.
-func newestKey(key []byte) []byte { key[0] = tagNewest; return key }
-
-func cellKeyOf(key []byte) []byte { key[0] = tagCell; return key }
-
-// newestEntry returns the newest-version entry of the cell key for a write
-// batch: the column's newest live version is ts with value val when known,
-// else unknown.
-func (s *Store) newestEntry(key []byte, known bool, ts uint64, val []byte) entry {
-	k := append([]byte(nil), key...)
-	newestKey(k)
-	v := make([]byte, 1, 1+2*binary.MaxVarintLen64+len(val))
-	switch {
-	case !known:
-		v[0] = newestUnknown
-	case len(val) == 0:
-		v[0] = newestEmpty
-	default:
-		v[0] = newestLive
-	}
-	v = binary.AppendUvarint(v, s.gen.Load())
-	if known {
-		v = binary.AppendUvarint(v, ts)
-		v = append(v, val...)
-	}
-	return entry{key: k, ver: newestVersion, op: opSet, val: v}
+// verSlot caches one column's newest version: the two hashes of its cell
+// key, and its Badger version (0: none).
+type verSlot struct {
+	h1, h2, ver atomic.Uint64
 }
 
-// readNewest answers a Latest read of one column of a Newest family from
-// its newest-version entry: ok is false when the entry is missing,
-// distrusted, unknown or above the filter's bound, and the caller must
-// read the versions. key is the cell key; it is changed and restored.
-func (s *Store) readNewest(key []byte, f *family, col string, fl percolator.Filter, out []percolator.Cell) (_ []percolator.Cell, ok bool, err error) {
-	item, err := s.newestTxn.Get(newestKey(key))
-	cellKeyOf(key)
-	if errors.Is(err, bdb.ErrKeyNotFound) {
-		return out, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	err = item.Value(func(v []byte) error {
-		if len(v) == 0 {
-			return fmt.Errorf("%w: empty newest-version entry", ErrCorrupt)
-		}
-		kind := v[0]
-		gen, n := binary.Uvarint(v[1:])
-		if n <= 0 {
-			return fmt.Errorf("%w: newest-version entry %q", ErrCorrupt, v)
-		}
-		if kind == newestUnknown || gen < s.trusted.Load() {
-			return nil
-		}
-		rest := v[1+n:]
-		ts, n := binary.Uvarint(rest)
-		if n <= 0 {
-			return fmt.Errorf("%w: newest-version entry %q", ErrCorrupt, v)
-		}
-		if ts > fl.Max() {
-			return nil // a newer version than the read wants: read the versions
-		}
-		ok = true
-		if ts < fl.MinTs {
-			return nil
-		}
-		c := percolator.Cell{Family: f.name, Column: col, Ts: ts}
-		if !fl.KeysOnly {
-			c.Value = append(make([]byte, 0, len(rest)-n), rest[n:]...)
-		}
-		out = append(out, c)
-		return nil
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	return out, ok, nil
+// verHashes are the seeds of the two hashes of a cell key.
+type verHashes struct{ s1, s2 maphash.Seed }
+
+func newVerHashes() verHashes { return verHashes{maphash.MakeSeed(), maphash.MakeSeed()} }
+
+func (h verHashes) of(key []byte) (uint64, uint64) {
+	return maphash.Bytes(h.s1, key), maphash.Bytes(h.s2, key)
 }
 
-// The generation record, tagGen at version 1: gen, trusted (uvarints) and
-// whether the store was closed (one byte).
-
-// openGeneration starts a generation: one past the last, and trusted from
-// it when the last run did not close (or declared a Newest family, which
-// calls distrustNewest).
-func (s *Store) openGeneration() error {
-	txn := s.db.NewTransactionAt(newestVersion, false)
-	defer txn.Discard()
-	var gen, trusted uint64
-	closed := true
-	item, err := txn.Get([]byte{tagGen})
-	switch {
-	case errors.Is(err, bdb.ErrKeyNotFound):
-	case err != nil:
-		return fmt.Errorf("badger: open: %w", err)
-	default:
-		v, err := item.ValueCopy(nil)
-		if err != nil {
-			return fmt.Errorf("badger: open: %w", err)
-		}
-		var n, m int
-		gen, n = binary.Uvarint(v)
-		if n > 0 {
-			trusted, m = binary.Uvarint(v[n:])
-		}
-		if n <= 0 || m <= 0 || len(v) != n+m+1 {
-			return fmt.Errorf("%w: generation record %q", ErrCorrupt, v)
-		}
-		closed = v[n+m] == 1
+// getVer returns the cached newest version of the column key of st.
+func (st *stripe) getVer(h verHashes, key []byte) (uint64, bool) {
+	slots := st.vers.Load()
+	if slots == nil {
+		return 0, false
 	}
-	gen++
-	if !closed {
-		trusted = gen
+	h1, h2 := h.of(key)
+	sl := &slots[h1%verSlots]
+	if sl.h1.Load() != h1 || sl.h2.Load() != h2 {
+		return 0, false
 	}
-	s.gen.Store(gen)
-	s.trusted.Store(trusted)
-	return s.saveGeneration(false)
+	v := sl.ver.Load()
+	if v == 0 || sl.h1.Load() != h1 || sl.h2.Load() != h2 {
+		return 0, false
+	}
+	return v, true
 }
 
-// distrustNewest starts a generation trusted from itself. The caller
-// holds s.famMu.
-func (s *Store) distrustNewest() error {
-	// Entries written after the new generation is stored carry it; a
-	// write racing with this may carry the old one and be distrusted,
-	// which costs nothing but speed.
-	gen := s.gen.Add(1)
-	s.trusted.Store(gen)
-	return s.saveGeneration(false)
+// setVer caches ver as the newest version of the column key of st, or
+// forgets the column when ver is 0. The caller holds st for writing.
+func (st *stripe) setVer(h verHashes, key []byte, ver uint64) {
+	slots := st.vers.Load()
+	if slots == nil {
+		if ver == 0 {
+			return
+		}
+		slots = new([verSlots]verSlot)
+		st.vers.Store(slots)
+	}
+	h1, h2 := h.of(key)
+	sl := &slots[h1%verSlots]
+	if ver == 0 {
+		if sl.h1.Load() == h1 && sl.h2.Load() == h2 {
+			sl.ver.Store(0)
+		}
+		return
+	}
+	// The version first to 0, so that no reader pairs the new hashes
+	// with the old version.
+	sl.ver.Store(0)
+	sl.h1.Store(h1)
+	sl.h2.Store(h2)
+	sl.ver.Store(ver)
 }
 
-func (s *Store) saveGeneration(closed bool) error {
-	v := binary.AppendUvarint(nil, s.gen.Load())
-	v = binary.AppendUvarint(v, s.trusted.Load())
-	c := byte(0)
-	if closed {
-		c = 1
+// fillVer caches ver, read at the top version, as the newest version of
+// the column key of st, if it can hold st at once and no write held it
+// since the read began, when st's sequence number was seq.
+func (st *stripe) fillVer(h verHashes, seq uint64, key []byte, ver uint64) {
+	if !st.mu.TryLock() {
+		return
 	}
-	v = append(v, c)
-	s.gate.RLock()
-	defer s.gate.RUnlock()
-	wb := s.db.NewManagedWriteBatch()
-	if err := wb.SetEntryAt(bdb.NewEntry([]byte{tagGen}, v), newestVersion); err != nil {
-		wb.Cancel()
-		return fmt.Errorf("badger: save generation: %w", err)
+	if st.seq.Load() == seq {
+		st.setVer(h, key, ver)
 	}
-	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("badger: save generation: %w", err)
-	}
-	return nil
+	st.mu.Unlock()
 }
+
+// clearVers forgets every column of st. The caller holds st for writing.
+func (st *stripe) clearVers() { st.vers.Store(nil) }

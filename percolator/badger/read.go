@@ -290,7 +290,7 @@ func (s *Store) AppendRow(ctx context.Context, dst []percolator.Cell, row string
 			return nil, err
 		}
 		if ok && !(c.sparse && seq&seqSparse != 0) {
-			out, err := s.readCols(st, row, &c, false, dst)
+			out, err := s.readCols(st, row, &c, false, seq, dst)
 			if st.seq.Load() == seq {
 				return out, err
 			}
@@ -302,7 +302,7 @@ func (s *Store) AppendRow(ctx context.Context, dst []percolator.Cell, row string
 	if ok, err := c.load(fams, filters, false); err != nil {
 		return nil, err
 	} else if ok {
-		return s.readCols(st, row, &c, true, dst)
+		return s.readCols(st, row, &c, true, st.seq.Load(), dst)
 	}
 	ps, err := plan(fams, filters)
 	if err != nil {
@@ -404,9 +404,9 @@ func (c *colFilters) run(i, j int, one *[1]percolator.Filter) []percolator.Filte
 // readCols appends the cells of row that c selects to out. If held, the
 // caller holds st, the stripe of row; if not, the stripe has no sparse cells
 // (or the caller discards the result).
-func (s *Store) readCols(st *stripe, row string, c *colFilters, held bool, out []percolator.Cell) ([]percolator.Cell, error) {
+func (s *Store) readCols(st *stripe, row string, c *colFilters, held bool, seq uint64, out []percolator.Cell) ([]percolator.Cell, error) {
 	var err error
-	var rt readTxn
+	rt := readTxn{fill: true, seq: seq}
 	var one [1]percolator.Filter
 	for i := 0; i < c.n; {
 		j := c.next(i)
@@ -491,6 +491,10 @@ func (s *Store) readRow(st *stripe, row string, ps []famPlan, out []percolator.C
 type readTxn struct {
 	txn *bdb.Txn
 	ts  uint64
+	// fill lets reads of the stripe fill its newest-version cache, when
+	// its sequence number is still seq (see stripe.fillVer).
+	fill bool
+	seq  uint64
 }
 
 // at returns a transaction reading at ts.
@@ -514,12 +518,29 @@ func (r *readTxn) done() {
 func (s *Store) readColumn(rt *readTxn, st *stripe, row string, f *family, col string, fs []percolator.Filter, out []percolator.Cell) ([]percolator.Cell, error) {
 	key := cellKey(f.gp, row, f.name, col)
 	if f.newest && len(fs) == 1 && fs[0].Latest {
-		o, ok, err := s.readNewest(key, f, col, fs[0], out)
-		if err != nil {
-			return nil, fmt.Errorf("badger: read %q: %w", row, err)
-		}
-		if ok {
-			return o, nil
+		if ver, ok := st.getVer(s.vh, key); ok && ver-1 <= fs[0].Max() {
+			// The newest version is the answer: ask Badger for exactly it.
+			fl := fs[0]
+			ts := ver - 1
+			if ts < fl.MinTs {
+				return out, nil
+			}
+			c := percolator.Cell{Family: f.name, Column: col, Ts: ts}
+			if fl.KeysOnly {
+				return append(out, c), nil
+			}
+			item, err := rt.at(s.db, ver).Get(key)
+			if err == nil && item.Version() == ver && (item.UserMeta() == metaLive || item.UserMeta() == metaEmpty) {
+				if c.Value, err = itemValue(item); err != nil {
+					return nil, fmt.Errorf("badger: read %q: %w", row, err)
+				}
+				return append(out, c), nil
+			}
+			if err != nil && !errors.Is(err, bdb.ErrKeyNotFound) {
+				return nil, fmt.Errorf("badger: read %q: %w", row, err)
+			}
+			// Not what the cache said (it cannot be, but reading the
+			// versions is always right).
 		}
 	}
 	if len(fs) == 1 && (fs[0].Latest || fs[0].MinTs == fs[0].Max()) {
@@ -544,6 +565,9 @@ func (s *Store) readColumn(rt *readTxn, st *stripe, row string, f *family, col s
 			item, err = s.latest.Get(key)
 			if err == nil && item.Version()-1 > fl.Max() {
 				item, err = rt.at(s.db, fl.Max()+1).Get(key)
+			} else if err == nil && f.newest && rt.fill && item.UserMeta() != metaDeleted {
+				// The newest version of all: remember it.
+				st.fillVer(s.vh, rt.seq, key, item.Version())
 			}
 		} else {
 			item, err = rt.at(s.db, fl.Max()+1).Get(key)

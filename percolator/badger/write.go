@@ -207,8 +207,11 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 		}
 	}
 
-	// Pass 2: turn mutations into entries, in order.
+	// Pass 2: turn mutations into entries, in order, and the changes of
+	// the newest-version cache they make.
 	var b batch
+	var vbuf [4]verChange
+	vers := vbuf[:0]
 	i := 0
 	for _, op := range ops {
 		for _, m := range op.muts {
@@ -230,9 +233,9 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 				}
 				b.add(entry{key: key, ver: ver, op: opSet, val: m.Value})
 				if f.newest {
-					// Above every version of the stripe, so the column's
+					// Above every version of the stripe, the column's
 					// newest; otherwise maybe not.
-					b.add(s.newestEntry(key, ver >= top, m.Ts, m.Value))
+					vers = append(vers, verChange{op.st, key, ver, ver >= top})
 				}
 			case percolator.DeleteCell:
 				j := slices.IndexFunc(cs.live, func(v version) bool { return v.ts == m.Ts })
@@ -240,7 +243,7 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 					continue // nothing to delete
 				}
 				if f.newest && j == 0 {
-					b.add(s.newestEntry(key, false, 0, nil))
+					vers = append(vers, verChange{st: op.st, key: key})
 				}
 				cs.live = slices.Delete(cs.live, j, j+1)
 				ver := m.Ts + 1
@@ -262,7 +265,7 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 					continue
 				}
 				if f.newest && j == 0 {
-					b.add(s.newestEntry(key, false, 0, nil))
+					vers = append(vers, verChange{st: op.st, key: key})
 				}
 				for _, v := range cs.live[j:] {
 					b.add(entry{key: key, ver: v.ts + 1, op: opTomb})
@@ -277,6 +280,12 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 		return nil
 	}
 	err := s.flush(b.entries)
+	for _, v := range vers {
+		if !v.set || err != nil {
+			v.ver = 0 // unknown; a failed write may have reached Badger in part
+		}
+		v.st.setVer(s.vh, v.key, v.ver)
+	}
 	// Even a failed write may have reached Badger in part: scans must look.
 	seq := s.wseq.Add(1)
 	for _, op := range ops {
@@ -297,6 +306,15 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 		cs.st.setSparse(cs.row, famCol{cs.f.name, cs.col}, vs)
 	}
 	return err
+}
+
+// A verChange is what a write does to the newest-version cache of its
+// stripe: the column key's newest version is ver if set, else unknown.
+type verChange struct {
+	st  *stripe
+	key []byte
+	ver uint64
+	set bool
 }
 
 // set records a SetCell at ts in cs. Every tombstone above the new version
