@@ -163,7 +163,7 @@ type stripeState struct {
 	last uint64
 	// vers caches the newest version of columns of Newest families
 	// (newest.go); nil until one is cached.
-	vers atomic.Pointer[[verSlots]verSlot]
+	vers atomic.Pointer[[verBuckets]verBucket]
 }
 
 // Bits of stripe.seq.

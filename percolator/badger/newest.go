@@ -18,10 +18,11 @@ import (
 // version, so that a read whose bound is at or above it asks Badger for
 // exactly that version (and a read of keys only needs no Get at all).
 //
-// The cache is memory only and forgets freely: a stripe has verSlots
-// slots, a column goes to the slot its key hashes to, replacing what was
-// there. A column it does not know is read as before, and that read fills
-// it in. What it holds is exact:
+// The cache is memory only and forgets freely: a stripe has verBuckets
+// buckets of four slots, one cache line each (2 MB for the store); a
+// column goes to a slot of the bucket its key hashes to, replacing another
+// when the bucket is full. A column it does not know is read as before,
+// and that read fills it in. What it holds is exact:
 //
 //   - a write sets a column's slot when it puts a version above every
 //     version of the stripe (stripe.top), the column's newest then, and
@@ -34,17 +35,24 @@ import (
 //     newest of all) only when it can hold the stripe for writing at once
 //     and its sequence number shows no write since the read began.
 //
-// So every change of a stripe's slots is made holding the stripe; readers
-// that do not hold it read a slot as three words, and believe it only
-// when both key hashes (128 bits: a wrong match is as unlikely as a
-// hardware fault) are the same before and after they read the version.
-const verSlots = 256
+// So every change of a stripe's slots is made holding the stripe. A slot
+// is two words, a tag and a version; a writer clears the version, then
+// sets the tag, then the version, and a reader that does not hold the
+// stripe believes a version only when the tag is the key's before and
+// after it. A key is known by its bucket (one hash) and its tag (another,
+// 64 bits): a wrong match is as unlikely as a hardware fault.
+const (
+	verBuckets = 8
+	verWays    = 4
+)
 
-// verSlot caches one column's newest version: the two hashes of its cell
-// key, and its Badger version (0: none).
+// verSlot caches one column's newest version: the tag of its cell key and
+// its Badger version (0: none).
 type verSlot struct {
-	h1, h2, ver atomic.Uint64
+	tag, ver atomic.Uint64
 }
+
+type verBucket [verWays]verSlot
 
 // verHashes are the seeds of the two hashes of a cell key.
 type verHashes struct{ s1, s2 maphash.Seed }
@@ -57,46 +65,64 @@ func (h verHashes) of(key []byte) (uint64, uint64) {
 
 // getVer returns the cached newest version of the column key of st.
 func (st *stripe) getVer(h verHashes, key []byte) (uint64, bool) {
-	slots := st.vers.Load()
-	if slots == nil {
+	b := st.vers.Load()
+	if b == nil {
 		return 0, false
 	}
-	h1, h2 := h.of(key)
-	sl := &slots[h1%verSlots]
-	if sl.h1.Load() != h1 || sl.h2.Load() != h2 {
-		return 0, false
+	h1, tag := h.of(key)
+	for i := range b[h1%verBuckets] {
+		sl := &b[h1%verBuckets][i]
+		if sl.tag.Load() != tag {
+			continue
+		}
+		v := sl.ver.Load()
+		if v == 0 || sl.tag.Load() != tag {
+			return 0, false
+		}
+		return v, true
 	}
-	v := sl.ver.Load()
-	if v == 0 || sl.h1.Load() != h1 || sl.h2.Load() != h2 {
-		return 0, false
-	}
-	return v, true
+	return 0, false
 }
 
 // setVer caches ver as the newest version of the column key of st, or
 // forgets the column when ver is 0. The caller holds st for writing.
 func (st *stripe) setVer(h verHashes, key []byte, ver uint64) {
-	slots := st.vers.Load()
-	if slots == nil {
+	b := st.vers.Load()
+	if b == nil {
 		if ver == 0 {
 			return
 		}
-		slots = new([verSlots]verSlot)
-		st.vers.Store(slots)
+		b = new([verBuckets]verBucket)
+		st.vers.Store(b)
 	}
-	h1, h2 := h.of(key)
-	sl := &slots[h1%verSlots]
+	h1, tag := h.of(key)
+	bk := &b[h1%verBuckets]
+	var sl *verSlot
+	for i := range bk {
+		if bk[i].tag.Load() == tag {
+			sl = &bk[i]
+			break
+		}
+	}
 	if ver == 0 {
-		if sl.h1.Load() == h1 && sl.h2.Load() == h2 {
+		if sl != nil {
 			sl.ver.Store(0)
 		}
 		return
 	}
-	// The version first to 0, so that no reader pairs the new hashes
-	// with the old version.
-	sl.ver.Store(0)
-	sl.h1.Store(h1)
-	sl.h2.Store(h2)
+	if sl == nil {
+		sl = &bk[tag%verWays] // a full bucket's victim, unless one is free
+		for i := range bk {
+			if bk[i].ver.Load() == 0 {
+				sl = &bk[i]
+				break
+			}
+		}
+		// The version first to 0, so that no reader pairs the new tag
+		// with the old version.
+		sl.ver.Store(0)
+		sl.tag.Store(tag)
+	}
 	sl.ver.Store(ver)
 }
 
