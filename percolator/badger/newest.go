@@ -19,7 +19,7 @@ import (
 // exactly that version (and a read of keys only needs no Get at all).
 //
 // The cache is memory only and forgets freely: a stripe has verBuckets
-// buckets of four slots, one cache line each (2 MB for the store); a
+// buckets of four slots, one cache line each (4 MB for the store); a
 // column goes to a slot of the bucket its key hashes to, replacing another
 // when the bucket is full. A column it does not know is read as before,
 // and that read fills it in. What it holds is exact:
@@ -42,7 +42,7 @@ import (
 // after it. A key is known by its bucket (one hash) and its tag (another,
 // 64 bits): a wrong match is as unlikely as a hardware fault.
 const (
-	verBuckets = 8
+	verBuckets = 16
 	verWays    = 4
 )
 
