@@ -30,11 +30,11 @@ var maxWrites = 2000
 // other blocks give them, send what they give other blocks, write the
 // values that moved (see the package doc).
 func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) error {
-	host := b[len(BlockPrefix):] // the block key
+	key := b[len(BlockPrefix):] // the block key
 	d := o.opt.Damping
 	pages := make(map[string]graphCell)
 	err := tx.Scan(ctx, b, b+"\x00", colGraph, func(_, col string, v []byte) bool {
-		pages[col[len(colGraph):]] = decodeGraph(host, v)
+		pages[col[len(colGraph):]] = decodeGraph(key, v)
 		return true
 	})
 	if err != nil {
@@ -54,7 +54,7 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 	var bad error
 	err = tx.Scan(ctx, b, b+"\x00", colInflow, func(_, col string, v []byte) bool {
 		var f map[string]float64
-		if f, bad = decodeFlows(host, v); bad != nil {
+		if f, bad = decodeFlows(key, v); bad != nil {
 			bad = fmt.Errorf("rank: %q %q: %w", b, col, bad)
 			return false
 		}
@@ -73,7 +73,7 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 	if err != nil {
 		return err
 	}
-	old, err := decodeValues(host, oldValues)
+	old, err := decodeValues(key, oldValues)
 	if err != nil {
 		return fmt.Errorf("rank: %q %q: %w", b, colValues, err)
 	}
@@ -97,19 +97,19 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 	}
 	foreign := make(map[string]graphCell)
 	look := func(r string) (string, string, error) {
-		h := blockKey(r)
-		if h == host {
+		k := blockKey(r)
+		if k == key {
 			g := pages[r]
 			return g.state, g.alias, nil
 		}
 		g, ok := foreign[r]
 		if !ok {
-			v, err := tx.Get(ctx, BlockPrefix+h, colGraph+r)
+			v, err := tx.Get(ctx, BlockPrefix+k, colGraph+r)
 			if err != nil {
 				return "", "", err
 			}
 			if v != nil {
-				g = decodeGraph(h, v)
+				g = decodeGraph(k, v)
 			}
 			foreign[r] = g
 		}
@@ -175,7 +175,7 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 	}
 	targets := slices.Sorted(maps.Keys(flows))
 	for _, ob := range union(lines(oldSent), targets) {
-		if err := o.send(ctx, tx, host, ob, flows[ob]); err != nil {
+		if err := o.send(ctx, tx, key, ob, flows[ob]); err != nil {
 			return err
 		}
 	}
@@ -251,7 +251,7 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 			return err
 		}
 	}
-	if nv := encodeValues(host, nodes, values); !bytes.Equal(nv, oldValues) {
+	if nv := encodeValues(key, nodes, values); !bytes.Equal(nv, oldValues) {
 		if len(nv) == 0 {
 			return tx.Delete(b, colValues)
 		}
@@ -260,11 +260,11 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 	return nil
 }
 
-// send writes what block host gives block ob's pages into ob's row, when
+// send writes what block key gives block ob's pages into ob's row, when
 // it moved by more than Epsilon (relative) for some page, or the pages
 // changed.
-func (o *observer) send(ctx context.Context, tx *percolator.Tx, host, ob string, flow map[string]float64) error {
-	col := colInflow + host
+func (o *observer) send(ctx context.Context, tx *percolator.Tx, key, ob string, flow map[string]float64) error {
+	col := colInflow + key
 	oh := ob[len(BlockPrefix):]
 	cur, err := tx.Get(ctx, ob, col)
 	if err != nil {
@@ -309,11 +309,11 @@ type value struct {
 
 // encodeValues writes one line per node: row (short), x, the published
 // value, the cluster told.
-func encodeValues(host string, nodes []string, values map[string]value) []byte {
+func encodeValues(key string, nodes []string, values map[string]value) []byte {
 	var b []byte
 	for _, u := range nodes {
 		v := values[u]
-		b = append(b, short(host, u)...)
+		b = append(b, short(key, u)...)
 		b = append(b, '\t')
 		b = strconv.AppendFloat(b, v.x, 'g', -1, 64)
 		b = append(b, '\t')
@@ -327,7 +327,7 @@ func encodeValues(host string, nodes []string, values map[string]value) []byte {
 	return b
 }
 
-func decodeValues(host string, b []byte) (map[string]value, error) {
+func decodeValues(key string, b []byte) (map[string]value, error) {
 	out := make(map[string]value)
 	for _, l := range lines(b) {
 		f := strings.Split(l, "\t")
@@ -346,16 +346,16 @@ func decodeValues(host string, b []byte) (map[string]value, error) {
 			v.published = true
 		}
 		v.hash = f[3]
-		out[long(host, f[0])] = v
+		out[long(key, f[0])] = v
 	}
 	return out, nil
 }
 
-// encodeFlows writes one line per target row (short for host): row, amount.
-func encodeFlows(host string, flow map[string]float64) []byte {
+// encodeFlows writes one line per target row (short for the block key): row, amount.
+func encodeFlows(key string, flow map[string]float64) []byte {
 	var b []byte
 	for _, t := range slices.Sorted(maps.Keys(flow)) {
-		b = append(b, short(host, t)...)
+		b = append(b, short(key, t)...)
 		b = append(b, '\t')
 		b = strconv.AppendFloat(b, flow[t], 'g', -1, 64)
 		b = append(b, '\n')
@@ -363,7 +363,7 @@ func encodeFlows(host string, flow map[string]float64) []byte {
 	return b
 }
 
-func decodeFlows(host string, b []byte) (map[string]float64, error) {
+func decodeFlows(key string, b []byte) (map[string]float64, error) {
 	out := make(map[string]float64)
 	for _, l := range lines(b) {
 		r, a, ok := strings.Cut(l, "\t")
@@ -374,7 +374,7 @@ func decodeFlows(host string, b []byte) (map[string]float64, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[long(host, r)] = f
+		out[long(key, r)] = f
 	}
 	return out, nil
 }

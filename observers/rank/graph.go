@@ -92,53 +92,53 @@ type graphCell struct {
 }
 
 // encode writes the cell as lines: the state, then the alias or the
-// targets. Rows of the page's own host are
+// targets. Rows of the page's own block are
 // written from their path on (they begin with '/'), which halves a typical
 // cell. Rows and hashes never hold a newline or a tab (URLs are escaped).
-func (g graphCell) encode(host string) []byte {
+func (g graphCell) encode(key string) []byte {
 	var b []byte
 	b = append(b, g.state...)
 	if g.state == webtable.StateRedirect {
 		b = append(b, '\n')
-		return append(b, short(host, g.alias)...)
+		return append(b, short(key, g.alias)...)
 	}
 	for _, t := range g.targets {
 		b = append(b, '\n')
-		b = append(b, short(host, t)...)
+		b = append(b, short(key, t)...)
 	}
 	return b
 }
 
-func decodeGraph(host string, b []byte) graphCell {
+func decodeGraph(key string, b []byte) graphCell {
 	lines := strings.Split(string(b), "\n")
 	var g graphCell
 	g.state, _, _ = strings.Cut(lines[0], "\t") // a hash after a tab: an older cell
 	if g.state == webtable.StateRedirect {
 		if len(lines) > 1 {
-			g.alias = long(host, lines[1])
+			g.alias = long(key, lines[1])
 		}
 		return g
 	}
 	g.targets = make([]string, 0, len(lines)-1)
 	for _, l := range lines[1:] {
-		g.targets = append(g.targets, long(host, l))
+		g.targets = append(g.targets, long(key, l))
 	}
 	return g
 }
 
-// short drops host (a block key) from a row it prefixes, keeping the rest
+// short drops key (a block key) from a row it prefixes, keeping the rest
 // of the path.
-func short(host, row string) string {
-	if len(row) > len(host) && row[len(host)] == '/' && strings.HasPrefix(row, host) {
-		return row[len(host):]
+func short(key, row string) string {
+	if len(row) > len(key) && row[len(key)] == '/' && strings.HasPrefix(row, key) {
+		return row[len(key):]
 	}
 	return row
 }
 
 // long undoes short.
-func long(host, s string) string {
+func long(key, s string) string {
 	if strings.HasPrefix(s, "/") {
-		return host + s
+		return key + s
 	}
 	return s
 }

@@ -84,7 +84,7 @@ func Refresh(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	host := blockKey(row)
+	key := blockKey(row)
 	var g graphCell
 	switch string(state) {
 	case webtable.StateOK:
@@ -111,9 +111,9 @@ func Refresh(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
 	}
 	var cell []byte
 	if g.state != "" {
-		cell = g.encode(host)
+		cell = g.encode(key)
 	}
-	b := BlockPrefix + host
+	b := BlockPrefix + key
 	hashChanged, err := refreshHash(ctx, tx, b, row, g.hash)
 	if err != nil {
 		return false, err
@@ -138,7 +138,7 @@ func Refresh(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
 	}
 	var was graphCell
 	if old != nil {
-		was = decodeGraph(host, old)
+		was = decodeGraph(key, old)
 	}
 	if was.state != g.state || was.alias != g.alias {
 		// Pages of the same block see the new cell; tell the others.
