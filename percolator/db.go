@@ -112,6 +112,7 @@ type DB struct {
 	weak     map[string]bool // columns only notified, never written
 	epoch    atomic.Uint64   // bumped after every notification this DB writes
 	wake     chan struct{}   // signalled (never blocking) with epoch
+	quiet    sync.Map        // columns of background observers (string → true): no wake
 }
 
 // Open returns a DB over st, creating Percolator's column families and

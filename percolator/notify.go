@@ -36,20 +36,38 @@ func (db *DB) notifyMutations(r rowWrites, startTs uint64, muts []Mutation) []Mu
 }
 
 // notified records that committed rows may have set notifications, waking
-// idle scanners of this process.
+// idle scanners of this process unless all are background work.
 func (db *DB) notified(rows []rowWrites) {
+	set, wake := false, false
 	for _, r := range rows {
 		for _, col := range r.cols {
-			if _, weak := commitNotify(col, 0); weak || db.observed[col] {
-				db.bump()
-				return
+			m, weak := commitNotify(col, 0)
+			if weak {
+				col = m.Column
+			}
+			if weak || db.observed[col] {
+				set, wake = true, wake || !db.isQuiet(col)
 			}
 		}
 	}
+	if set {
+		db.bump(wake)
+	}
 }
 
-func (db *DB) bump() {
+// isQuiet reports whether col is observed by a background observer
+// (Observer.Background), whose notifications do not wake scanners.
+func (db *DB) isQuiet(col string) bool {
+	_, ok := db.quiet.Load(col)
+	return ok
+}
+
+// bump counts a notification set, and wakes the scanners if wake.
+func (db *DB) bump(wake bool) {
 	db.epoch.Add(1)
+	if !wake {
+		return
+	}
 	select {
 	case db.wake <- struct{}{}:
 	default:
@@ -81,7 +99,7 @@ func (db *DB) setNotify(ctx context.Context, row, col string, ts uint64) error {
 	if err != nil {
 		return fmt.Errorf("percolator: notify %q %q: %w", row, col, err)
 	}
-	db.bump()
+	db.bump(!db.isQuiet(col))
 	return nil
 }
 

@@ -502,3 +502,64 @@ func TestPendingGauge(t *testing.T) {
 	close(release)
 	waitIdle(t, w)
 }
+
+// A backlog of background work does not hold up foreground notifications:
+// with 400 slow background runs queued, notifications set afterwards on
+// rows spread among theirs finish while most of the backlog still waits,
+// and every background notification runs in the end.
+func TestBackgroundDoesNotHoldUpForeground(t *testing.T) {
+	db := openDB(t, percolator.Options{Weak: []string{"bg", "fg"}})
+	const n = 400
+	var bgRuns atomic.Int64
+	ranBg := make(map[string]int)
+	var mu sync.Mutex
+	var fgDone sync.WaitGroup
+	fgAt := make(map[string]int64) // background runs done when a foreground one ran
+	slow := percolator.Observer{Name: "slow", Column: "bg", Background: true,
+		Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+			time.Sleep(5 * time.Millisecond)
+			mu.Lock()
+			ranBg[row]++
+			mu.Unlock()
+			bgRuns.Add(1)
+			return tx.Set(row, "out", []byte("bg"))
+		}}
+	quick := percolator.Observer{Name: "quick", Column: "fg",
+		Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+			mu.Lock()
+			if _, ok := fgAt[row]; !ok {
+				fgAt[row] = bgRuns.Load()
+				fgDone.Done()
+			}
+			mu.Unlock()
+			return tx.Set(row, "out", []byte("fg"))
+		}}
+	for i := range n {
+		if err := db.Notify(bg, fmt.Sprintf("r%03d", i), "bg"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := startWorker(t, db, percolator.WorkerOptions{Workers: 1, Background: 1}, slow, quick)
+	for bgRuns.Load() < 5 {
+		time.Sleep(time.Millisecond)
+	}
+	for i := range 5 {
+		fgDone.Add(1)
+		if err := db.Notify(bg, fmt.Sprintf("r%03d.fg", 37+i*80), "fg"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fgDone.Wait()
+	mu.Lock()
+	for row, at := range fgAt {
+		if at >= n/2 {
+			t.Errorf("%s ran after %d of %d background runs", row, at, n)
+		}
+	}
+	mu.Unlock()
+	waitIdle(t, w)
+	if len(ranBg) != n {
+		t.Fatalf("%d of %d background rows ran", len(ranBg), n)
+	}
+	t.Logf("foreground runs after %v background runs of %d; %d background runs in all", fgAt, n, bgRuns.Load())
+}

@@ -6,12 +6,15 @@ import (
 	"time"
 )
 
-// scan is one scanner goroutine.
-func (w *Worker) scan() {
+// scan is one scanner goroutine: of background work (Observer.Background)
+// if bg, else of the rest. Foreground scanners wake at once when a commit
+// sets a notification; the background scanner only polls, and waits for
+// room in its queue: background work neither wakes nor holds up the rest.
+func (w *Worker) scan(bg bool) {
 	defer w.wg.Done()
 	idle := w.opt.IdleMin
 	for w.ctx.Err() == nil {
-		found, teleport, err := w.pass(w.ctx, randomRow())
+		found, teleport, err := w.pass(w.ctx, randomRow(), bg)
 		if err != nil {
 			if w.ctx.Err() == nil {
 				w.opt.Logger.Warn("notification scan failed", "err", err)
@@ -24,10 +27,14 @@ func (w *Worker) scan() {
 			idle = w.opt.IdleMin
 			continue
 		}
+		wake := w.db.wake
+		if bg {
+			wake = nil
+		}
 		t := time.NewTimer(idle)
 		select {
 		case <-w.ctx.Done():
-		case <-w.db.wake:
+		case <-wake:
 			// Pass the wake-up on so every idle scanner notices it.
 			select {
 			case w.db.wake <- struct{}{}:
@@ -48,10 +55,12 @@ func randomRow() string {
 	return string(b)
 }
 
-// pass scans the notify group once around from start, dispatching tasks. It
-// returns how many it dispatched, and whether it stopped early because
-// another run holds a row it reached.
-func (w *Worker) pass(ctx context.Context, start string) (found int, teleport bool, err error) {
+// pass scans the notify group once around from start, dispatching the
+// tasks of the scanner's kind (background if bg): a row whose
+// notifications are all for background observers is background work. It
+// returns how many tasks it dispatched, and whether it stopped early because
+// another scanner's run holds a row it reached.
+func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, teleport bool, err error) {
 	from, end, wrapped := start, "", false
 	seen := make(map[string]int64) // notifications per observed column, for the queue gauge
 	defer func() {
@@ -69,6 +78,10 @@ func (w *Worker) pass(ctx context.Context, start string) (found int, teleport bo
 			}
 		}
 	}()
+	tasks := w.tasks
+	if bg {
+		tasks = w.bgTasks
+	}
 	for {
 		var batch []task
 		var last string
@@ -80,7 +93,7 @@ func (w *Worker) pass(ctx context.Context, start string) (found int, teleport bo
 					seen[c.Column]++
 				}
 			}
-			if t, ok := w.collect(row, cells); ok {
+			if t, ok := w.collect(row, cells); ok && w.background(t) == bg {
 				batch = append(batch, t)
 			}
 			full = len(batch) >= w.opt.BatchRows
@@ -90,12 +103,18 @@ func (w *Worker) pass(ctx context.Context, start string) (found int, teleport bo
 			return found, false, err
 		}
 		for _, t := range batch {
-			if !w.lockRow(t.row) {
-				return found, true, nil // someone is here already: jump elsewhere
+			if ok, heldBg := w.lockRow(t.row, bg); !ok {
+				if bg || heldBg {
+					// Background work steps around what is running; the
+					// foreground around background runs, and picks up
+					// the row on a later pass.
+					continue
+				}
+				return found, true, nil // another scanner is here: jump elsewhere
 			}
 			w.inflight.Add(1)
 			select {
-			case w.tasks <- t:
+			case tasks <- t:
 				found++
 			case <-ctx.Done():
 				w.inflight.Add(-1)
@@ -135,14 +154,27 @@ func (w *Worker) collect(row string, cells []Cell) (task, bool) {
 	return t, len(t.notes) > 0
 }
 
-func (w *Worker) lockRow(row string) bool {
+// background reports whether every note of t is for a background
+// observer.
+func (w *Worker) background(t task) bool {
+	for _, n := range t.notes {
+		if !w.obs[n.col].Background {
+			return false
+		}
+	}
+	return true
+}
+
+// lockRow takes row for a task (a background one if bg). If another task
+// holds it, it reports whether that one is a background task.
+func (w *Worker) lockRow(row string, bg bool) (ok, heldBg bool) {
 	w.rowsMu.Lock()
 	defer w.rowsMu.Unlock()
-	if w.rows[row] {
-		return false
+	if held, busy := w.rows[row]; busy {
+		return false, held
 	}
-	w.rows[row] = true
-	return true
+	w.rows[row] = bg
+	return true, false
 }
 
 func (w *Worker) unlockRow(row string) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,14 @@ type Observer struct {
 	// rolls it back and the worker retries it with backoff; after
 	// WorkerOptions.MaxFailures it is parked (DB.Failed).
 	Run func(ctx context.Context, tx *Tx, row, col string) error
+	// Background marks work that may wait: a row whose notifications are
+	// all for background observers is found by a scanner of its own and
+	// runs on the worker's background goroutines (WorkerOptions.Background);
+	// the other scanners step over it, and its commits do not wake them.
+	// So a backlog of background work (documents whose only change is
+	// their PageRank, say) never holds up the notifications behind it.
+	// The column should be weak.
+	Background bool
 }
 
 // WorkerOptions configure a Worker. The zero value of every field selects
@@ -36,6 +45,10 @@ type WorkerOptions struct {
 	Scanners int
 	// Workers bounds the observer transactions running at once. Default 16.
 	Workers int
+	// Background bounds the background observers' transactions running
+	// at once (Observer.Background), besides Workers. Default Workers/8,
+	// at least 1.
+	Background int
 	// BatchRows is the number of notified rows a scanner reads at a time.
 	// Default 256.
 	BatchRows int
@@ -61,6 +74,9 @@ func (o *WorkerOptions) ensureDefaults(db *DB) {
 	}
 	if o.Workers <= 0 {
 		o.Workers = 16
+	}
+	if o.Background <= 0 {
+		o.Background = max(1, o.Workers/8)
 	}
 	if o.BatchRows <= 0 {
 		o.BatchRows = 256
@@ -93,10 +109,11 @@ type Worker struct {
 	obs map[string]*observerState // by observed column
 
 	tasks    chan task
+	bgTasks  chan task    // tasks of background observers only
 	inflight atomic.Int64 // tasks dispatched and not finished
 
 	rowsMu sync.Mutex      // guards rows
-	rows   map[string]bool // rows with a task in flight: the lock service
+	rows   map[string]bool // rows with a task in flight (true: a background one): the lock service
 
 	failMu   sync.Mutex                // guards failures
 	failures map[cellKey]*failureState // notifications whose observer failed
@@ -143,6 +160,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		rows:     make(map[string]bool),
 		failures: make(map[cellKey]*failureState),
 		tasks:    make(chan task, opt.Workers),
+		bgTasks:  make(chan task, opt.Background),
 	}
 	names := make(map[string]bool)
 	for _, o := range observers {
@@ -157,6 +175,9 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 			return nil, fmt.Errorf("%w: observer %q observes %q, which is in neither Options.Observed nor Options.Weak", ErrInvalid, o.Name, o.Column)
 		}
 		names[o.Name] = true
+		if o.Background {
+			db.quiet.Store(o.Column, true)
+		}
 		w.obs[o.Column] = &observerState{Observer: o, ack: ackColumn(o.Name), weak: db.weak[o.Column]}
 	}
 	if opt.Metrics != nil {
@@ -170,11 +191,22 @@ func (w *Worker) Start() {
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	for range w.opt.Workers {
 		w.wg.Add(1)
-		go w.runTasks()
+		go w.runTasks(w.tasks)
+	}
+	for range w.opt.Background {
+		w.wg.Add(1)
+		go w.runTasks(w.bgTasks)
 	}
 	for range w.opt.Scanners {
 		w.wg.Add(1)
-		go w.scan()
+		go w.scan(false)
+	}
+	for _, o := range w.obs {
+		if o.Background {
+			w.wg.Add(1)
+			go w.scan(true)
+			break
+		}
 	}
 	w.wg.Add(1)
 	go w.sweep()
@@ -209,14 +241,14 @@ func (w *Worker) Close() {
 	w.wg.Wait()
 }
 
-// runTasks is one goroutine of the observer pool.
-func (w *Worker) runTasks() {
+// runTasks is one goroutine of the observer pool, taking tasks from ch.
+func (w *Worker) runTasks(ch chan task) {
 	defer w.wg.Done()
 	for {
 		select {
 		case <-w.ctx.Done():
 			return
-		case t := <-w.tasks:
+		case t := <-ch:
 			for _, n := range t.notes {
 				w.handle(w.ctx, t.row, n)
 			}
@@ -269,6 +301,14 @@ func (w *Worker) handle(ctx context.Context, row string, n note) {
 
 // attempt is one observer transaction for notification n.
 func (w *Worker) attempt(ctx context.Context, o *observerState, row string, n note) (res outcome, err error) {
+	if o.weak {
+		// A weak notification has no write to compare an ack with, and a
+		// scanner may have read it just before a run on the row deleted
+		// it: run only if it is still there.
+		if live, err := w.notified(ctx, row, n); err != nil || !live {
+			return nothing, err
+		}
+	}
 	tx, err := w.db.Begin(ctx)
 	if err != nil {
 		return 0, err
@@ -326,6 +366,16 @@ func (w *Worker) attempt(ctx context.Context, o *observerState, row string, n no
 }
 
 // safeRun runs the observer, turning a panic into an error.
+// notified reports whether some version of notification n is still set.
+func (w *Worker) notified(ctx context.Context, row string, n note) (bool, error) {
+	found := false
+	err := w.db.st.ReadRows(ctx, row, row+"\x00", func(string, []Cell) bool {
+		found = true
+		return false
+	}, Filter{Family: famNotify, Column: n.col, MinTs: slices.Min(n.versions), MaxTs: slices.Max(n.versions), KeysOnly: true})
+	return found, err
+}
+
 func safeRun(ctx context.Context, o *observerState, tx *Tx, row, col string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
