@@ -34,8 +34,11 @@ func Chain() []percolator.Observer {
 		observers.Links(),             // page:links → in:SRC on targets
 		observers.Cluster(),           // page:hash → !dup/HASH members
 		observers.Elect(),             // dup:dirty → cluster:canon
-		rank.Observer(rank.Options{}), // rank:dirty → !rank/HOST block solve → rank:value
+		rank.Observer(rank.Options{}), // rank:dirty → !rank/KEY block solve → rank:value
 		observers.ExportObserver(observers.ExportOptions{}), // doc:dirty → !export/ queue
+		// The same for a new PageRank only, in the background.
+		observers.ElectRank(), // dup:ranked → cluster:canon
+		observers.ExportRankObserver(observers.ExportOptions{}), // doc:ranked → !export/ queue
 	}
 }
 
@@ -87,8 +90,10 @@ type Engine struct {
 
 	crawlDone chan struct{} // closed when the crawler's Run returned
 
+	computeMu sync.Mutex // held while computing Stats: one at a time
 	statsMu   sync.Mutex // guards the fields below
 	statsAt   time.Time
+	statsTTL  time.Duration // how long stats is served again
 	stats     *serving.Stats
 	idleSince struct {
 		ok              bool

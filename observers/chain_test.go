@@ -25,6 +25,7 @@ func chain() []percolator.Observer {
 		observers.Parse(), observers.Links(), observers.Cluster(), observers.Elect(),
 		rank.Observer(rank.Options{}),
 		observers.ExportObserver(observers.ExportOptions{}),
+		observers.ElectRank(), observers.ExportRankObserver(observers.ExportOptions{}),
 	}
 }
 

@@ -128,6 +128,13 @@ func Canonical(members []string, rankOf func(row string) float64) string {
 // election, so the canonical's document is rebuilt only when they change.
 const colMembers = "dup:members"
 
+// ElectRank returns the election observer of clusters a member of which
+// changed PageRank (webtable.DupRanked), in the background like
+// ExportRankObserver.
+func ElectRank() percolator.Observer {
+	return percolator.Observer{Name: "elect-rank", Column: webtable.DupRanked, Background: true, Run: elect}
+}
+
 func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
 	var members []string
 	err := tx.Scan(ctx, k, k+"\x00", webtable.MemberPrefix, func(_, col string, _ []byte) bool {

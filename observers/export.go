@@ -66,6 +66,16 @@ func ExportObserver(opt ExportOptions) percolator.Observer {
 	}}
 }
 
+// ExportRankObserver returns the export observer of documents whose
+// PageRank changed (webtable.DocRanked), in the background: a PageRank
+// wave re-exports thousands of documents, and content changes must not
+// wait for it.
+func ExportRankObserver(opt ExportOptions) percolator.Observer {
+	return percolator.Observer{Name: "export-rank", Column: webtable.DocRanked, Background: true, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+		return export(ctx, tx, row, opt)
+	}}
+}
+
 func export(ctx context.Context, tx *percolator.Tx, row string, opt ExportOptions) error {
 	if strings.HasPrefix(row, "!") {
 		return nil // not a page

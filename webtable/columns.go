@@ -109,6 +109,11 @@ const (
 	DupDirty  = "dup:dirty"  // on a cluster row: membership or a member's rank changed; elect runs
 	DocDirty  = "doc:dirty"  // on a page row: its document may have changed; export runs
 	RankDirty = "rank:dirty" // on a page row: its rank inputs changed; the rank observer runs
+
+	// The same work when only a PageRank changed, done in the background
+	// (percolator.Observer.Background) so that it never holds up content.
+	DupRanked = "dup:ranked" // on a cluster row: a member's rank changed; elect-rank runs
+	DocRanked = "doc:ranked" // on a page row: its rank as the index shows it changed; export-rank runs
 )
 
 // Rows that are not pages. '!' sorts before every reversed host.
@@ -128,7 +133,7 @@ const (
 var Observed = []string{Body, Hash, Links}
 
 // Weak lists the columns that are only notified, never written.
-var Weak = []string{DupDirty, DocDirty, RankDirty}
+var Weak = []string{DupDirty, DocDirty, RankDirty, DupRanked, DocRanked}
 
 // RoundRank is PageRank as the index sees it: to two significant digits. A
 // document is re-exported when this changes, not on every small move.

@@ -220,18 +220,32 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 					return err
 				}
 			}
-			if !v.published || webtable.RoundRank(v.pub) != webtable.RoundRank(v.x) {
-				if err := tx.Notify(u, webtable.DocDirty); err != nil {
+			// A page's first value completes its document (export and the
+			// election wait for it); later ones are background work.
+			switch {
+			case !v.published:
+				err = tx.Notify(u, webtable.DocDirty)
+			case webtable.RoundRank(v.pub) != webtable.RoundRank(v.x):
+				err = tx.Notify(u, webtable.DocRanked)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if h := pages[u].hash; h != "" && (publish || h != v.hash) {
+			col := webtable.DupRanked
+			if !v.published || h != v.hash {
+				col = webtable.DupDirty
+			}
+			if !elections[col+h] {
+				elections[col+h] = true
+				if err := tx.Notify(webtable.ClusterPrefix+h, col); err != nil {
 					return err
 				}
 			}
-			v.pub, v.published = v.x, true
 		}
-		if h := pages[u].hash; h != "" && (publish || h != v.hash) && !elections[h] {
-			elections[h] = true
-			if err := tx.Notify(webtable.ClusterPrefix+h, webtable.DupDirty); err != nil {
-				return err
-			}
+		if publish {
+			v.pub, v.published = v.x, true
 		}
 		v.hash = pages[u].hash
 		values[u] = v
