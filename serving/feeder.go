@@ -21,12 +21,14 @@ type FeederOptions struct {
 	Poll time.Duration
 	// Batch bounds the entries applied at once. Default 500.
 	Batch int
-	// Lag is how far behind the newest applied entry a quick look at the
-	// queue starts: an entry whose transaction took longer than Lag to
-	// commit is found by the full look every FullScan. Default 5s.
-	Lag time.Duration
-	// FullScan is the interval of full looks at the queue. Default 10s.
-	FullScan time.Duration
+	// Lag is how far behind the newest applied entry a look every LagScan
+	// starts, for entries whose transactions committed after newer ones
+	// were applied; the looks between start at the newest applied entry,
+	// so that they do not read again the entries applied (and deleted)
+	// since. An entry whose transaction took longer than Lag to commit is
+	// found by the full look every FullScan. Defaults: Lag 5s, LagScan
+	// 1s, FullScan 10s.
+	Lag, LagScan, FullScan time.Duration
 	// Logger receives failures. Nil discards them.
 	Logger *slog.Logger
 }
@@ -44,6 +46,11 @@ type Feeder struct {
 	applied atomic.Int64 // entries applied
 	queued  atomic.Int64 // entries seen by the last look
 	cursor  uint64       // the newest version applied, for quick looks
+	// floor is where full looks start: the GC safe point when the last
+	// complete full look began. An entry below it had committed by then
+	// (a transaction that began below the safe point is over), so that
+	// look applied it; the dead entries below it need not be read again.
+	floor uint64
 }
 
 // NewFeeder returns a feeder of ix from db's export queue.
@@ -56,6 +63,9 @@ func NewFeeder(db *percolator.DB, ix *Index, opt FeederOptions) *Feeder {
 	}
 	if opt.Lag <= 0 {
 		opt.Lag = 5 * time.Second
+	}
+	if opt.LagScan <= 0 {
+		opt.LagScan = time.Second
 	}
 	if opt.FullScan <= 0 {
 		opt.FullScan = 10 * time.Second
@@ -75,13 +85,16 @@ func (f *Feeder) Queued() int64 { return f.queued.Load() }
 
 // Run applies the queue until ctx is done.
 func (f *Feeder) Run(ctx context.Context) error {
-	lastFull := time.Time{}
+	var lastFull, lastLag time.Time
 	for {
-		full := time.Since(lastFull) >= f.opt.FullScan
-		if full {
-			lastFull = time.Now()
+		from := sinceNewest
+		switch now := time.Now(); {
+		case now.Sub(lastFull) >= f.opt.FullScan:
+			from, lastFull, lastLag = fromStart, now, now
+		case now.Sub(lastLag) >= f.opt.LagScan:
+			from, lastLag = sinceLag, now
 		}
-		n, err := f.step(ctx, full)
+		n, err := f.step(ctx, from)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -103,7 +116,7 @@ func (f *Feeder) Run(ctx context.Context) error {
 func (f *Feeder) Drain(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, err := f.step(ctx, true)
+		n, err := f.step(ctx, fromStart)
 		total += n
 		if err != nil || n == 0 {
 			return total, err
@@ -117,11 +130,27 @@ type queued struct {
 }
 
 // step applies one batch from the queue and returns its size.
-func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
+// lookFrom is where a look at the queue starts.
+type lookFrom int
+
+const (
+	fromStart   lookFrom = iota // the whole queue
+	sinceLag                    // Lag before the newest applied entry
+	sinceNewest                 // the newest applied entry's version
+)
+
+func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 	start := webtable.ExportPrefix
-	if !full && f.cursor > 0 {
-		from := percolator.TsFromTime(percolator.TimeFromTs(f.cursor).Add(-f.opt.Lag))
-		start = fmt.Sprintf("%s%020d/", webtable.ExportPrefix, from)
+	safe := f.db.SafePoint()
+	if f.floor > 0 {
+		start = fmt.Sprintf("%s%020d/", webtable.ExportPrefix, f.floor)
+	}
+	if from != fromStart && f.cursor > 0 {
+		v := f.cursor // entries of one version may straddle two batches
+		if from == sinceLag {
+			v = percolator.TsFromTime(percolator.TimeFromTs(f.cursor).Add(-f.opt.Lag))
+		}
+		start = fmt.Sprintf("%s%020d/", webtable.ExportPrefix, v)
 	}
 	var (
 		batch   []queued
@@ -164,7 +193,13 @@ func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
 		return 0, err
 	}
 	f.queued.Store(int64(len(batch)))
+	// A full look that read the whole queue raises the floor once what it
+	// read is applied.
+	complete := from == fromStart && len(batch) < f.opt.Batch
 	if len(batch) == 0 && len(bad) == 0 {
+		if complete {
+			f.floor = max(f.floor, safe)
+		}
 		return 0, nil
 	}
 	for _, q := range batch {
@@ -203,6 +238,9 @@ func (f *Feeder) step(ctx context.Context, full bool) (int, error) {
 		return 0, fmt.Errorf("serving: delete applied queue entries: %w", err)
 	}
 	f.applied.Add(int64(len(batch)))
+	if complete {
+		f.floor = max(f.floor, safe)
+	}
 	return len(batch) + len(bad), nil
 }
 
