@@ -40,9 +40,15 @@ func (e *Engine) History() []serving.Sample {
 	return slices.Clone(e.samples)
 }
 
-// statsTTL is how long a computed Stats is served again: computing it
-// scans the frontier and the notify group.
-const statsTTL = 250 * time.Millisecond
+// statsTTL is how long a computed Stats is served again, at least:
+// computing it scans the pages, the frontier and the notify group. On a
+// big table that takes seconds, so a Stats is served again for statsIdle
+// times as long as it took to compute, which keeps the status page, the
+// sampler and whoever polls Stats to a tenth of a core at most.
+const (
+	statsTTL  = 250 * time.Millisecond
+	statsIdle = 9
+)
 
 // idleHold is how long the idle condition must hold, with nothing fetched
 // or applied meanwhile, before Stats reports idle: one look at the table
@@ -52,14 +58,15 @@ const idleHold = 300 * time.Millisecond
 
 // Stats returns the deployment's status.
 func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
-	e.statsMu.Lock()
-	if e.stats != nil && time.Since(e.statsAt) < statsTTL {
-		s := *e.stats
-		e.statsMu.Unlock()
-		return &s, nil
+	if s := e.cachedStats(); s != nil {
+		return s, nil
 	}
-	e.statsMu.Unlock()
-
+	e.computeMu.Lock()
+	defer e.computeMu.Unlock()
+	if s := e.cachedStats(); s != nil {
+		return s, nil // computed while this call waited
+	}
+	began := time.Now()
 	s, err := e.computeStats(ctx)
 	if err != nil {
 		return nil, err
@@ -67,6 +74,7 @@ func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
 
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
+	e.statsTTL = max(statsTTL, statsIdle*time.Since(began))
 	var loaded, applied int64
 	if e.Crawler != nil {
 		loaded = e.Crawler.Stats().Fetched
@@ -87,6 +95,17 @@ func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
 	e.stats, e.statsAt = s, time.Now()
 	c := *s
 	return &c, nil
+}
+
+// cachedStats returns a copy of the last Stats while it is fresh, else nil.
+func (e *Engine) cachedStats() *serving.Stats {
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	if e.stats == nil || time.Since(e.statsAt) >= e.statsTTL {
+		return nil
+	}
+	s := *e.stats
+	return &s
 }
 
 // crawlerQuiet reports whether no fetch is under way.
