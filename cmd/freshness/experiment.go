@@ -24,11 +24,14 @@ func experimentFlags(fs *flag.FlagSet) func() (experimentConfig, error) {
 		minI    = fs.Duration("min-interval", 5*time.Second, "with -experiment: crawler's shortest revisit interval (also the first of a page without Last-Modified)")
 		lead    = fs.Duration("lead", 5*time.Minute, "with -experiment: how long the fixture's pages have been changing when the initial crawl begins")
 		maxI    = fs.Duration("max-interval", 10*time.Minute, "with -experiment: crawler's longest revisit interval")
+		conv    = fs.Duration("converge", 30*time.Minute, "with -experiment: longest wait, once the initial crawl is searchable, for the incremental chain to be idle before the measured crawl (0: no wait)")
+		align   = fs.Bool("align", true, "with -experiment: start each mode's measured crawl as late after its initial crawl as the slowest mode's")
 		jsonOut = fs.Bool("experiment-json", false, "with -experiment: print every result as JSON before the summary line")
 	)
 	return func() (experimentConfig, error) {
 		c := experimentConfig{
-			opt:   experiment.Options{CrawlRate: *rate, Settle: *settle, MinInterval: *minI, MaxInterval: *maxI, InitialInterval: *minI, Lead: *lead},
+			opt: experiment.Options{CrawlRate: *rate, Settle: *settle, MinInterval: *minI, MaxInterval: *maxI, InitialInterval: *minI, Lead: *lead,
+				Converge: *conv, NoAlign: !*align},
 			rates: []float64{*rate},
 			json:  *jsonOut,
 		}
@@ -41,6 +44,9 @@ func experimentFlags(fs *flag.FlagSet) func() (experimentConfig, error) {
 				}
 				c.rates = append(c.rates, r)
 			}
+		}
+		if *conv == 0 {
+			c.opt.Converge = -1
 		}
 		if *rate <= 0 {
 			return c, fmt.Errorf("%w: -crawl-rate %v", errUsage, *rate)

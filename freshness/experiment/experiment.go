@@ -81,9 +81,17 @@ type Options struct {
 	// Warmup is the least time from the initial crawl's start to the
 	// measured crawl: a mode whose initial crawl and indexing took less
 	// waits, so that both modes begin the measured crawl with copies
-	// equally old (the fixture keeps changing). Run sets it to the longest warm-up
-	// of the modes run so far.
-	Warmup time.Duration
+	// equally old (the fixture keeps changing). Run sets it to the longest
+	// warm-up of the modes run so far, unless NoAlign.
+	Warmup  time.Duration
+	NoAlign bool
+	// Converge bounds how long the incremental mode waits, once every
+	// page is searchable, for the chain to be idle (PageRank converged,
+	// elections and exports done) before the measured crawl, so that the
+	// window sees the steady state the paper measures rather than the end
+	// of the bulk load (the batch mode's index is complete when it is
+	// built). Default 30m; negative: do not wait.
+	Converge time.Duration
 	// Step is the sampling step of the time series (Result.Series).
 	// Default Duration/60.
 	Step time.Duration
@@ -122,6 +130,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.Step <= 0 {
 		o.Step = o.Duration / 60
+	}
+	if o.Converge == 0 {
+		o.Converge = 30 * time.Minute
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -175,7 +186,9 @@ func Run(ctx context.Context, opt Options, modes ...string) ([]*Result, error) {
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", m, err)
 		}
-		opt.Warmup = max(opt.Warmup, r.Warmup)
+		if !opt.NoAlign {
+			opt.Warmup = max(opt.Warmup, r.Warmup)
+		}
 		out = append(out, r)
 	}
 	return out, nil
@@ -274,6 +287,11 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 	if mode == Incremental {
 		if err := waitIndexed(runCtx, e, idx, web.Pages()-wopt.Duplicates+1, log); err != nil {
 			return nil, err
+		}
+		if opt.Converge > 0 {
+			if err := waitConverged(runCtx, e, opt.Converge, log); err != nil {
+				return nil, err
+			}
 		}
 	} else {
 		b = &batcher{e: e, dir: filepath.Join(dir, "batch"), idx: idx, log: log}
@@ -386,6 +404,39 @@ func waitIndexed(ctx context.Context, e *engine.Engine, idx *freshness.Index, wa
 		}
 	}
 	return nil
+}
+
+// waitConverged returns when the engine is idle, or after limit.
+func waitConverged(ctx context.Context, e *engine.Engine, limit time.Duration, log *slog.Logger) error {
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.WaitIdle(ctx) }()
+	t := time.NewTicker(15 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-done:
+			switch {
+			case err == nil:
+				log.Info("chain idle", "took", time.Since(began).Round(time.Millisecond))
+				return nil
+			case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+				log.Warn("chain not idle; measuring anyway", "waited", limit)
+				return nil
+			}
+			return err
+		case <-t.C:
+			if s, err := e.Stats(ctx); err == nil {
+				pending := map[string]int{}
+				for _, o := range s.Observers {
+					pending[o.Name] = o.Pending
+				}
+				log.Info("settling", "pending", pending, "export_queue", s.ExportQueue)
+			}
+		}
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
