@@ -44,10 +44,13 @@ func (e *Engine) History() []serving.Sample {
 // computing it scans the pages, the frontier and the notify group. On a
 // big table that takes seconds, so a Stats is served again for statsIdle
 // times as long as it took to compute, which keeps the status page, the
-// sampler and whoever polls Stats to a tenth of a core at most.
+// sampler and whoever polls Stats to a tenth of a core at most, but for
+// statsMaxTTL at most (on a busy machine the computation's wall time is
+// mostly waiting).
 const (
-	statsTTL  = 250 * time.Millisecond
-	statsIdle = 9
+	statsTTL    = 250 * time.Millisecond
+	statsIdle   = 9
+	statsMaxTTL = 30 * time.Second
 )
 
 // idleHold is how long the idle condition must hold, with nothing fetched
@@ -74,7 +77,7 @@ func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
 
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
-	e.statsTTL = max(statsTTL, statsIdle*time.Since(began))
+	e.statsTTL = min(max(statsTTL, statsIdle*time.Since(began)), statsMaxTTL)
 	var loaded, applied int64
 	if e.Crawler != nil {
 		loaded = e.Crawler.Stats().Fetched
@@ -84,6 +87,16 @@ func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
 	}
 	crawling := e.Crawler != nil && !e.crawlerDone()
 	quiet := (s.Due == 0 || !crawling) && s.PendingNotifications <= s.FailedNotifications && s.ExportQueue == 0 && e.crawlerQuiet()
+	s.Idle = e.holdIdle(quiet, loaded, applied)
+	e.stats, e.statsAt = s, time.Now()
+	c := *s
+	return &c, nil
+}
+
+// holdIdle reports whether the engine has been quiet for idleHold with
+// nothing fetched or applied meanwhile, given that it is quiet now. The
+// caller holds statsMu.
+func (e *Engine) holdIdle(quiet bool, loaded, applied int64) bool {
 	is := &e.idleSince
 	switch {
 	case !quiet:
@@ -91,10 +104,70 @@ func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
 	case !is.ok || is.loaded != loaded || is.applied != applied:
 		is.ok, is.at, is.loaded, is.applied = true, time.Now(), loaded, applied
 	}
-	s.Idle = is.ok && time.Since(is.at) >= idleHold
-	e.stats, e.statsAt = s, time.Now()
-	c := *s
-	return &c, nil
+	return is.ok && time.Since(is.at) >= idleHold
+}
+
+// idle is Stats().Idle computed afresh, without the counts Stats gathers
+// for the status page (a scan of every page): WaitIdle's look.
+func (e *Engine) idle(ctx context.Context) (bool, error) {
+	var loaded, applied int64
+	if e.Crawler != nil {
+		loaded = e.Crawler.Stats().Fetched
+	}
+	if e.Feeder != nil {
+		applied = e.Feeder.Applied()
+	}
+	quiet, err := e.quiet(ctx)
+	if err != nil {
+		return false, err
+	}
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	return e.holdIdle(quiet, loaded, applied), nil
+}
+
+// quiet reports whether no work is left: nothing due for a running
+// crawler and no fetch under way, no notification pending but parked
+// failures, an empty export queue.
+func (e *Engine) quiet(ctx context.Context) (bool, error) {
+	if !e.crawlerQuiet() {
+		return false, nil
+	}
+	pending, err := e.DB.Pending(ctx)
+	if err != nil {
+		return false, err
+	}
+	failed, err := e.DB.Failed(ctx)
+	if err != nil {
+		return false, err
+	}
+	n := 0
+	for _, c := range pending {
+		n += c
+	}
+	if n > len(failed) {
+		return false, nil
+	}
+	crawling := e.Crawler != nil && !e.crawlerDone()
+	nowMs := time.Now().UnixMilli()
+	found := false
+	err = e.DB.View(ctx, func(tx *percolator.Tx) error {
+		err := tx.Scan(ctx, webtable.ExportPrefix, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(string, string, []byte) bool {
+			found = true
+			return false
+		})
+		if err != nil || found || !crawling {
+			return err
+		}
+		// The frontier is in time order: the first entry tells.
+		return tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", crawl.ColPage, func(row, _ string, _ []byte) bool {
+			ms, _, _ := strings.Cut(strings.TrimPrefix(row, webtable.DuePrefix), "/")
+			t, err := strconv.ParseInt(ms, 10, 64)
+			found = err == nil && t <= nowMs
+			return false
+		})
+	})
+	return !found, err
 }
 
 // cachedStats returns a copy of the last Stats while it is fresh, else nil.

@@ -252,16 +252,17 @@ func (e *Engine) gcLoop(ctx context.Context) {
 	}
 }
 
-// WaitIdle returns when the engine is idle (Stats.Idle) or ctx is done.
+// WaitIdle returns when the engine is idle (Stats.Idle, looked at afresh
+// without the rest of Stats) or ctx is done.
 func (e *Engine) WaitIdle(ctx context.Context) error {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
-		s, err := e.Stats(ctx)
+		idle, err := e.idle(ctx)
 		if err != nil {
 			return err
 		}
-		if s.Idle {
+		if idle {
 			return nil
 		}
 		select {
