@@ -111,7 +111,8 @@ type DB struct {
 	observed map[string]bool // columns whose writes set notify cells
 	weak     map[string]bool // columns only notified, never written
 	epoch    atomic.Uint64   // bumped after every notification this DB writes
-	wake     chan struct{}   // signalled (never blocking) with epoch
+	wakeMu   sync.Mutex      // guards wake
+	wake     chan struct{}   // closed (and replaced) when epoch is bumped with a wake-up
 	quiet    sync.Map        // columns of background observers (string → true): no wake
 }
 
@@ -132,7 +133,7 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 	db.ex, _ = st.(ExclusiveStore)
 	db.app, _ = st.(rowAppender)
 	db.observed, db.weak = make(map[string]bool), make(map[string]bool)
-	db.wake = make(chan struct{}, 1)
+	db.wake = make(chan struct{})
 	for _, c := range opt.Observed {
 		db.observed[c] = true
 	}

@@ -68,10 +68,18 @@ func (db *DB) bump(wake bool) {
 	if !wake {
 		return
 	}
-	select {
-	case db.wake <- struct{}{}:
-	default:
-	}
+	db.wakeMu.Lock()
+	close(db.wake)
+	db.wake = make(chan struct{})
+	db.wakeMu.Unlock()
+}
+
+// wakeUp returns a channel closed at the next wake-up: every scanner
+// waiting on it wakes, once.
+func (db *DB) wakeUp() <-chan struct{} {
+	db.wakeMu.Lock()
+	defer db.wakeMu.Unlock()
+	return db.wake
 }
 
 // Notify sets a weak notification on (row, col): it writes only the notify

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
 )
 
 // startWorker starts a worker with fast idle polling, closed at cleanup.
@@ -562,4 +563,56 @@ func TestBackgroundDoesNotHoldUpForeground(t *testing.T) {
 		t.Fatalf("%d of %d background rows ran", len(ranBg), n)
 	}
 	t.Logf("foreground runs after %v background runs of %d; %d background runs in all", fgAt, n, bgRuns.Load())
+}
+
+// countingStore counts the scans of the notify family: scanner passes.
+type countingStore struct {
+	*badger.Store
+	passes atomic.Int64
+}
+
+func (s *countingStore) ReadRows(ctx context.Context, start, end string, fn func(string, []percolator.Cell) bool, filters ...percolator.Filter) error {
+	if len(filters) == 1 && filters[0].Family == "n" && start != "" && end == "" {
+		s.passes.Add(1)
+	}
+	return s.Store.ReadRows(ctx, start, end, fn, filters...)
+}
+
+// Idle scanners stay idle: after a wake-up and the work it brought, they
+// back off instead of waking each other again and again (a wake-up passed
+// from scanner to scanner once kept every scanner of an idle worker
+// scanning the whole notify group without pause).
+func TestIdleScannersSettle(t *testing.T) {
+	st := &countingStore{Store: openStore(t, t.TempDir())}
+	db, err := percolator.Open(bg, st, percolator.Options{Weak: []string{"c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(); st.Close() })
+	var runs atomic.Int64
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{Scanners: 4, IdleMin: 10 * time.Millisecond, IdleMax: 200 * time.Millisecond},
+		percolator.Observer{Name: "o", Column: "c", Run: func(context.Context, *percolator.Tx, string, string) error {
+			runs.Add(1)
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start()
+	t.Cleanup(w.Close)
+	for i := range 3 {
+		if err := db.Notify(bg, fmt.Sprintf("r%d", i), "c"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for runs.Load() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // back off to IdleMax
+	before := st.passes.Load()
+	time.Sleep(time.Second)
+	// Four scanners at IdleMax: about 20 passes a second.
+	if n := st.passes.Load() - before; n > 60 {
+		t.Fatalf("%d passes in a second of idleness", n)
+	}
 }

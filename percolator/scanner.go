@@ -14,6 +14,12 @@ func (w *Worker) scan(bg bool) {
 	defer w.wg.Done()
 	idle := w.opt.IdleMin
 	for w.ctx.Err() == nil {
+		// Taken before the pass: a notification set during the pass
+		// (which may have missed it) wakes the wait after it.
+		var wake <-chan struct{}
+		if !bg {
+			wake = w.db.wakeUp()
+		}
 		found, teleport, err := w.pass(w.ctx, randomRow(), bg)
 		if err != nil {
 			if w.ctx.Err() == nil {
@@ -27,19 +33,10 @@ func (w *Worker) scan(bg bool) {
 			idle = w.opt.IdleMin
 			continue
 		}
-		wake := w.db.wake
-		if bg {
-			wake = nil
-		}
 		t := time.NewTimer(idle)
 		select {
 		case <-w.ctx.Done():
 		case <-wake:
-			// Pass the wake-up on so every idle scanner notices it.
-			select {
-			case w.db.wake <- struct{}{}:
-			default:
-			}
 			idle = w.opt.IdleMin
 		case <-t.C:
 			idle = min(2*idle, w.opt.IdleMax)
