@@ -374,10 +374,8 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 
 // waitIndexed returns when every distinct page is searchable (want
 // documents held by the index) and nothing waits to be parsed, for a few
-// looks in a row. It does not wait for the engine to be idle: with a short
-// revisit interval pages are due again before the chain is done, and
-// PageRank, elections and their exports keep settling in the background
-// (on 2,000 pages, for minutes).
+// looks in a row. It does not wait for PageRank to converge and the
+// elections and exports it causes (waitConverged does, when asked).
 func waitIndexed(ctx context.Context, e *engine.Engine, idx *freshness.Index, want int, log *slog.Logger) error {
 	quiet, last := 0, time.Now()
 	for quiet < 4 {
