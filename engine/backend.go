@@ -77,7 +77,7 @@ func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
 
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
-	e.statsTTL = min(max(statsTTL, statsIdle*time.Since(began)), statsMaxTTL)
+	e.statsKeep = min(max(statsTTL, statsIdle*time.Since(began)), statsMaxTTL)
 	var loaded, applied int64
 	if e.Crawler != nil {
 		loaded = e.Crawler.Stats().Fetched
@@ -133,19 +133,11 @@ func (e *Engine) quiet(ctx context.Context) (bool, error) {
 	if !e.crawlerQuiet() {
 		return false, nil
 	}
-	pending, err := e.DB.Pending(ctx)
+	_, total, failed, err := e.notifications(ctx)
 	if err != nil {
 		return false, err
 	}
-	failed, err := e.DB.Failed(ctx)
-	if err != nil {
-		return false, err
-	}
-	n := 0
-	for _, c := range pending {
-		n += c
-	}
-	if n > len(failed) {
+	if total > len(failed) {
 		return false, nil
 	}
 	crawling := e.Crawler != nil && !e.crawlerDone()
@@ -174,7 +166,7 @@ func (e *Engine) quiet(ctx context.Context) (bool, error) {
 func (e *Engine) cachedStats() *serving.Stats {
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
-	if e.stats == nil || time.Since(e.statsAt) >= e.statsTTL {
+	if e.stats == nil || time.Since(e.statsAt) >= e.statsKeep {
 		return nil
 	}
 	s := *e.stats
@@ -231,21 +223,14 @@ func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
 	if s.Indexed, err = e.Index.Count(); err != nil {
 		return nil, err
 	}
-	pending, err := e.DB.Pending(ctx)
+	pending, total, failed, err := e.notifications(ctx)
 	if err != nil {
 		return nil, err
 	}
-	failed, err := e.DB.Failed(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s.FailedNotifications = len(failed)
+	s.PendingNotifications, s.FailedNotifications = total, len(failed)
 	byObserver := make(map[string]int)
 	for _, f := range failed {
 		byObserver[f.Observer]++
-	}
-	for _, n := range pending {
-		s.PendingNotifications += n
 	}
 	if e.Worker != nil {
 		for _, o := range e.Worker.Stats() {
@@ -257,6 +242,21 @@ func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
 	}
 	s.Latency = e.Index.Latency()
 	return s, nil
+}
+
+// notifications returns the pending notifications per column and in all,
+// and the parked failures.
+func (e *Engine) notifications(ctx context.Context) (pending map[string]int, total int, failed []percolator.Failure, err error) {
+	if pending, err = e.DB.Pending(ctx); err != nil {
+		return nil, 0, nil, err
+	}
+	if failed, err = e.DB.Failed(ctx); err != nil {
+		return nil, 0, nil, err
+	}
+	for _, n := range pending {
+		total += n
+	}
+	return pending, total, failed, nil
 }
 
 // sample appends a point to the time series.

@@ -93,7 +93,7 @@ type Engine struct {
 	computeMu sync.Mutex // held while computing Stats: one at a time
 	statsMu   sync.Mutex // guards the fields below
 	statsAt   time.Time
-	statsTTL  time.Duration // how long stats is served again
+	statsKeep time.Duration // how long stats is served again
 	stats     *serving.Stats
 	idleSince struct {
 		ok              bool
