@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
@@ -165,5 +166,68 @@ func TestRebuild(t *testing.T) {
 	}
 	if got := find(t, ix, "word4"); len(got) != 0 {
 		t.Fatalf("old version after queued change: %v", got)
+	}
+}
+
+// TestFeederFindsLateCommits: an entry whose transaction commits after
+// newer entries were applied, older than Lag behind them, is applied by a
+// full look, also after GC moved the safe point (and with it where full
+// looks start) while that transaction was running.
+func TestFeederFindsLateCommits(t *testing.T) {
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(); st.Close() })
+	ix, err := OpenIndex(filepath.Join(t.TempDir(), "index"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	f := NewFeeder(db, ix, FeederOptions{Poll: 5 * time.Millisecond, Lag: 50 * time.Millisecond, LagScan: 20 * time.Millisecond, FullScan: 300 * time.Millisecond})
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	late, err := db.Begin(bg) // the straggler: its version is its start
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := late.StartTs()
+	e := upsert(v, "com.example/late", "http://example.com/late", "Late", "walrus", 1)
+	e.Doc.FetchedAt = time.Now().UTC() // upsert's is the version as ms: out of JSON's range here
+	b, _ := json.Marshal(e)
+	late.Set(fmt.Sprintf("%s%020d/%s", webtable.ExportPrefix, v, e.Row), webtable.ExportDoc, b)
+
+	newer := percolator.TsFromTime(percolator.TimeFromTs(v).Add(time.Second))
+	for i := range 3 {
+		e := upsert(newer+uint64(i), fmt.Sprintf("com.example/n%d", i), fmt.Sprintf("http://example.com/n%d", i), "New", "narwhal", 1)
+		e.Doc.FetchedAt = time.Now().UTC()
+		enqueue(t, db, e)
+	}
+	waitFor(t, func() bool { return len(find(t, ix, "narwhal")) == 3 })
+	for range 3 { // full looks pass, GC moves the safe point up to the straggler
+		time.Sleep(350 * time.Millisecond)
+		if _, err := db.GC(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := late.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return len(find(t, ix, "walrus")) == 1 })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
 	}
 }
