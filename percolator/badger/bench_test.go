@@ -170,3 +170,47 @@ func BenchmarkCheckAndMutateRowAt(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkReadRowsUnderWrites scans 10,000 rows while a writer rewrites
+// random ones, as the notification scanners do while observers commit: a
+// row written since the scan's iterator was made costs a new iterator.
+func BenchmarkReadRowsUnderWrites(b *testing.B) {
+	s := open(b, b.TempDir(), badger.Options{})
+	ctx := context.Background()
+	const rows = 10000
+	for i := range rows {
+		mutate(b, s, fmt.Sprintf("r%05d", i), set("d", "c", 1, "some data value"))
+	}
+	var ts atomic.Uint64
+	ts.Store(1)
+	done := make(chan struct{})
+	writer := make(chan struct{})
+	go func() {
+		defer close(writer)
+		for i := 0; ; i = (i + 7919) % rows {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			t := ts.Add(1)
+			err := s.MutateRows(ctx, []percolator.RowMutation{{Row: fmt.Sprintf("r%05d", i), Mutations: []percolator.Mutation{
+				set("d", "c", t, "some data value"), delOlder("d", "c", t)}}})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	}()
+	for b.Loop() {
+		n := 0
+		err := s.ReadRows(ctx, "", "", func(string, []percolator.Cell) bool { n++; return true }, percolator.Filter{Family: "d"})
+		if err != nil || n != rows {
+			b.Fatal(n, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+	close(done)
+	<-writer
+	b.ReportMetric(float64(ts.Load())/b.Elapsed().Seconds(), "writes/s")
+}

@@ -82,3 +82,10 @@ func (s *Store) CachedVersion(row, family, column string) (uint64, bool) {
 	v, ok := s.stripe(row).getVer(s.vh, key)
 	return v - 1, ok
 }
+
+// SetScanCursorHook makes ReadRows call f after it makes each locality
+// group's cursor, until the test ends.
+func SetScanCursorHook(t interface{ Cleanup(func()) }, f func()) {
+	testHookScanCursor = f
+	t.Cleanup(func() { testHookScanCursor = nil })
+}

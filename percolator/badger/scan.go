@@ -18,20 +18,59 @@ func (s *Store) readFamily(row string, p *famPlan, out []percolator.Cell) ([]per
 	prefix := append(rowPrefix(p.f.gp, row), p.f.esc...)
 	txn := s.db.NewTransactionAt(maxOf(p.fs)+1, false)
 	defer txn.Discard()
-	c := cursor{s: s, it: txn.NewIterator(bdb.IteratorOptions{Prefix: prefix, AllVersions: true})}
-	defer c.it.Close()
+	c := newCursor(s, txn, bdb.IteratorOptions{Prefix: prefix, AllVersions: true})
+	defer c.close()
 	return c.scanFamily(prefix, p, false, out)
 }
 
-// A cursor is an iterator that knows how old its position is.
+// A cursor is an iterator that knows how old its view is. A Badger
+// iterator reads the memtables there were when it was made: a seek sees
+// later writes to those, but not the writes that went to a memtable made
+// since. So a cursor can be trusted for a row written before it was made,
+// and at its position for a row written before its last seek too unless
+// the write came after it was made; otherwise it must be made anew.
 type cursor struct {
-	s  *Store
-	it *bdb.Iterator
+	s   *Store
+	txn *bdb.Txn
+	opt bdb.IteratorOptions
+	it  *bdb.Iterator
+	// born is the store's write sequence number read before the iterator
+	// was made: it sees every write to a stripe with stripe.last <= born.
+	born uint64
 	// seq is the store's write sequence number read before the last seek:
-	// the iterator's view of a row whose stripe has not been written
-	// since (stripe.last <= seq) is current.
+	// if stripe.last <= born, the iterator's view of a row of the stripe
+	// at its position is current when stripe.last <= seq too.
 	seq uint64
 }
+
+func newCursor(s *Store, txn *bdb.Txn, opt bdb.IteratorOptions) *cursor {
+	c := &cursor{s: s, txn: txn, opt: opt}
+	c.born = s.wseq.Load()
+	c.seq = c.born
+	c.it = txn.NewIterator(opt)
+	return c
+}
+
+// current reports whether the cursor's view of a row last written at
+// write sequence number last is current where it stands; if not, and the
+// write may be in a memtable the iterator does not read, it makes the
+// iterator anew, and the caller must seek.
+func (c *cursor) current(last uint64) bool {
+	if last <= c.born {
+		return last <= c.seq
+	}
+	c.it.Close()
+	c.born = c.s.wseq.Load()
+	c.seq = c.born
+	c.it = c.txn.NewIterator(c.opt)
+	return false
+}
+
+func (c *cursor) close() { c.it.Close() }
+
+// testHookScanCursor, if set, runs in ReadRows after each locality group's
+// cursor is made.
+var testHookScanCursor func()
 
 func (c *cursor) seek(key []byte) {
 	c.seq = c.s.wseq.Load()
@@ -92,8 +131,8 @@ func (c *cursor) scanFamily(prefix []byte, p *famPlan, fresh bool, out []percola
 // ReadRows implements percolator.Store. It reads each locality group that a
 // filter names with its own iterator and no other group. Each row is read
 // with its stripe held, from an iterator position taken after the last
-// write to the stripe (seeking back if need be), so a write to the row is
-// seen whole or not at all.
+// write to the stripe (seeking back, or making the iterator anew, if need
+// be), so a write to the row is seen whole or not at all.
 func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -119,7 +158,7 @@ func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row str
 		gp  []byte
 		ps  []famPlan
 		end []byte
-		c   cursor
+		c   *cursor
 	}
 	var scans []*scan
 	for _, p := range ps {
@@ -135,8 +174,11 @@ func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row str
 	txn := s.db.NewTransactionAt(math.MaxUint64, false)
 	defer txn.Discard()
 	for _, sc := range scans {
-		sc.c = cursor{s: s, it: txn.NewIterator(bdb.IteratorOptions{Prefix: sc.gp, AllVersions: true})}
-		defer sc.c.it.Close()
+		sc.c = newCursor(s, txn, bdb.IteratorOptions{Prefix: sc.gp, AllVersions: true})
+		defer sc.c.close()
+		if testHookScanCursor != nil {
+			testHookScanCursor()
+		}
 		if end != "" {
 			sc.end = rowPrefix(sc.gp, end)
 		}
@@ -176,7 +218,7 @@ func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row str
 		for _, sc := range scans {
 			rp := rowPrefix(sc.gp, row)
 			// Once the cursor has sought under the lock, it is current.
-			fresh := st.last <= sc.c.seq
+			fresh := sc.c.current(st.last)
 			for i := range sc.ps {
 				p := &sc.ps[i]
 				if cells, err = sc.c.scanFamily(append(slices.Clip(rp), p.f.esc...), p, fresh, cells); err != nil {
