@@ -108,12 +108,13 @@ type DB struct {
 	cancel context.CancelFunc //
 	wg     sync.WaitGroup     // background goroutines
 
-	observed map[string]bool // columns whose writes set notify cells
-	weak     map[string]bool // columns only notified, never written
-	epoch    atomic.Uint64   // bumped after every notification this DB writes
-	wakeMu   sync.Mutex      // guards wake
-	wake     chan struct{}   // closed (and replaced) when epoch is bumped with a wake-up
-	quiet    sync.Map        // columns of background observers (string → true): no wake
+	observed  map[string]bool // columns whose writes set notify cells
+	weak      map[string]bool // columns only notified, never written
+	epoch     atomic.Uint64   // bumped after every notification this DB writes
+	wakeMu    sync.Mutex      // guards wake and followers
+	wake      chan struct{}   // closed (and replaced) when epoch is bumped with a wake-up
+	followers []*hintQueue    // of running workers: the rows of each wake-up
+	quiet     sync.Map        // columns of background observers (string → true): no wake
 }
 
 // Open returns a DB over st, creating Percolator's column families and

@@ -3,8 +3,10 @@ package percolator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Notifications (section 2.4 of the paper). Writing an observed column sets
@@ -36,10 +38,13 @@ func (db *DB) notifyMutations(r rowWrites, startTs uint64, muts []Mutation) []Mu
 }
 
 // notified records that committed rows may have set notifications, waking
-// idle scanners of this process unless all are background work.
+// idle scanners of this process, and telling its workers the rows, unless
+// all are background work.
 func (db *DB) notified(rows []rowWrites) {
-	set, wake := false, false
+	set := false
+	var woke []string
 	for _, r := range rows {
+		wake := false
 		for _, col := range r.cols {
 			m, weak := commitNotify(col, 0)
 			if weak {
@@ -49,9 +54,12 @@ func (db *DB) notified(rows []rowWrites) {
 				set, wake = true, wake || !db.isQuiet(col)
 			}
 		}
+		if wake {
+			woke = append(woke, r.row)
+		}
 	}
 	if set {
-		db.bump(wake)
+		db.bump(woke...)
 	}
 }
 
@@ -62,15 +70,20 @@ func (db *DB) isQuiet(col string) bool {
 	return ok
 }
 
-// bump counts a notification set, and wakes the scanners if wake.
-func (db *DB) bump(wake bool) {
+// bump counts a notification set. If it woke rows (notifications that are
+// not background work), it wakes the scanners and gives the rows to the
+// workers' followers.
+func (db *DB) bump(rows ...string) {
 	db.epoch.Add(1)
-	if !wake {
+	if len(rows) == 0 {
 		return
 	}
 	db.wakeMu.Lock()
 	close(db.wake)
 	db.wake = make(chan struct{})
+	for _, q := range db.followers {
+		q.put(rows)
+	}
 	db.wakeMu.Unlock()
 }
 
@@ -80,6 +93,63 @@ func (db *DB) wakeUp() <-chan struct{} {
 	db.wakeMu.Lock()
 	defer db.wakeMu.Unlock()
 	return db.wake
+}
+
+// follow makes q receive the rows of every waking notification this DB
+// sets from now on, until unfollow.
+func (db *DB) follow(q *hintQueue) {
+	db.wakeMu.Lock()
+	db.followers = append(db.followers, q)
+	db.wakeMu.Unlock()
+}
+
+func (db *DB) unfollow(q *hintQueue) {
+	db.wakeMu.Lock()
+	db.followers = slices.DeleteFunc(db.followers, func(f *hintQueue) bool { return f == q })
+	db.wakeMu.Unlock()
+}
+
+// maxHints bounds a hint queue. Rows beyond it are left to the scanners.
+const maxHints = 4096
+
+// A hintQueue holds rows this process just notified, for a worker to look
+// at before its scanners get there: a hint saves a new notification the
+// wait for a pass to reach it. Hints are only that: the notify cells decide
+// what runs, and a row whose hint was dropped is found by a pass.
+type hintQueue struct {
+	mu    sync.Mutex
+	rows  []string
+	has   map[string]bool
+	ready chan struct{} // holds a token while rows is not empty
+}
+
+func newHintQueue() *hintQueue {
+	return &hintQueue{has: make(map[string]bool), ready: make(chan struct{}, 1)}
+}
+
+func (q *hintQueue) put(rows []string) {
+	q.mu.Lock()
+	for _, r := range rows {
+		if !q.has[r] && len(q.rows) < maxHints {
+			q.has[r] = true
+			q.rows = append(q.rows, r)
+		}
+	}
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the rows and empties the queue.
+func (q *hintQueue) take() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	rows := q.rows
+	q.rows = nil
+	clear(q.has)
+	return rows
 }
 
 // Notify sets a weak notification on (row, col): it writes only the notify
@@ -107,7 +177,11 @@ func (db *DB) setNotify(ctx context.Context, row, col string, ts uint64) error {
 	if err != nil {
 		return fmt.Errorf("percolator: notify %q %q: %w", row, col, err)
 	}
-	db.bump(!db.isQuiet(col))
+	if db.isQuiet(col) {
+		db.bump()
+	} else {
+		db.bump(row)
+	}
 	return nil
 }
 

@@ -616,3 +616,117 @@ func TestIdleScannersSettle(t *testing.T) {
 		t.Fatalf("%d passes in a second of idleness", n)
 	}
 }
+
+// blindStore hides the notify family from scanner passes: only what the
+// worker's follower is told of gets run. It counts the follower's reads.
+type blindStore struct {
+	*badger.Store
+	reads atomic.Int64
+}
+
+func (s *blindStore) ReadRow(ctx context.Context, row string, filters ...percolator.Filter) ([]percolator.Cell, error) {
+	if len(filters) == 1 && filters[0].Family == "n" {
+		s.reads.Add(1)
+	}
+	return s.Store.ReadRow(ctx, row, filters...)
+}
+
+func (s *blindStore) ReadRows(ctx context.Context, start, end string, fn func(string, []percolator.Cell) bool, filters ...percolator.Filter) error {
+	if len(filters) == 1 && filters[0].Family == "n" && filters[0].Column == "" {
+		return nil
+	}
+	return s.Store.ReadRows(ctx, start, end, fn, filters...)
+}
+
+// A notification set by this process runs without waiting for a scanner
+// pass: the worker is told the row. A row told while a run on it is in
+// flight is looked at again when that run ends, since the run may have
+// read the row before the new write.
+func TestFollowNotifiedRows(t *testing.T) {
+	st := &blindStore{Store: openStore(t, t.TempDir())}
+	db, err := percolator.Open(bg, st, percolator.Options{Observed: []string{"a", "b"}, Weak: []string{"w"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(); st.Close() })
+	var mu sync.Mutex
+	runs := make(map[string][]string) // row → values of b seen by its runs
+	hold, held := make(chan struct{}), make(chan struct{})
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{},
+		percolator.Observer{Name: "oa", Column: "a", Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+			return tx.Set(row, "b", []byte("from a"))
+		}},
+		percolator.Observer{Name: "ob", Column: "b", Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+			v, err := tx.Get(ctx, row, "b")
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			first := len(runs[row]) == 0
+			runs[row] = append(runs[row], string(v))
+			mu.Unlock()
+			if row == "slow" {
+				if first {
+					close(held)
+					<-hold
+				}
+				return nil // no write that would tell the worker the row again
+			}
+			return tx.Notify(row, "w")
+		}},
+		percolator.Observer{Name: "ow", Column: "w", Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+			mu.Lock()
+			runs["w:"+row] = append(runs["w:"+row], "")
+			mu.Unlock()
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start()
+	t.Cleanup(w.Close)
+	count := func(row string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(runs[row])
+	}
+	wait := func(what string, done func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !done(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("%s: runs %v", what, runs)
+			}
+		}
+	}
+
+	// A chain: a strong notification, the one its observer's write sets,
+	// and a weak one.
+	for i := range 10 {
+		set(t, db, fmt.Sprintf("r%d", i), "a", "x")
+	}
+	wait("chain", func() bool {
+		for i := range 10 {
+			if count(fmt.Sprintf("w:r%d", i)) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// A write to a row whose run is in flight.
+	set(t, db, "slow", "b", "1")
+	<-held
+	reads := st.reads.Load()
+	set(t, db, "slow", "b", "2")
+	wait("the worker's look at the busy row", func() bool { return st.reads.Load() > reads })
+	time.Sleep(10 * time.Millisecond) // and its finding the row busy
+	close(hold)
+	wait("busy row", func() bool { return count("slow") == 2 })
+	mu.Lock()
+	defer mu.Unlock()
+	if got := runs["slow"]; got[0] != "1" || got[1] != "2" {
+		t.Errorf("runs on a busy row saw %q, want [1 2]", got)
+	}
+}

@@ -45,6 +45,59 @@ func (w *Worker) scan(bg bool) {
 	}
 }
 
+// follow runs the foreground tasks of the rows this process notifies as
+// soon as it does (hints, see hintQueue), so that within one process a
+// notification need not wait for a scanner's pass to reach it. A row with
+// a task in flight is looked at again when that task ends: the task may
+// have read the row before the new notification.
+func (w *Worker) follow() {
+	defer w.wg.Done()
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-w.hints.ready:
+		}
+		for _, row := range w.hints.take() {
+			cells, err := w.db.st.ReadRow(w.ctx, row, Filter{Family: famNotify, KeysOnly: true})
+			if err != nil {
+				if w.ctx.Err() == nil {
+					w.opt.Logger.Warn("notification read failed", "row", row, "err", err)
+				}
+				continue // a pass finds it
+			}
+			t, ok := w.collect(row, cells)
+			if !ok || w.background(t) {
+				continue
+			}
+			if !w.lockLater(row) {
+				continue
+			}
+			w.inflight.Add(1)
+			select {
+			case w.tasks <- t:
+			case <-w.ctx.Done():
+				w.inflight.Add(-1)
+				w.unlockRow(row)
+				return
+			}
+		}
+	}
+}
+
+// lockLater takes row for a foreground task, or, if a task holds it, marks
+// it to be hinted again when that one ends.
+func (w *Worker) lockLater(row string) bool {
+	w.rowsMu.Lock()
+	defer w.rowsMu.Unlock()
+	if _, busy := w.rows[row]; busy {
+		w.later[row] = true
+		return false
+	}
+	w.rows[row] = false
+	return true
+}
+
 // randomRow returns a random place to start scanning: rows are
 // mostly printable, so pick a printable first byte.
 func randomRow() string {
@@ -177,7 +230,12 @@ func (w *Worker) lockRow(row string, bg bool) (ok, heldBg bool) {
 func (w *Worker) unlockRow(row string) {
 	w.rowsMu.Lock()
 	delete(w.rows, row)
+	again := w.later[row]
+	delete(w.later, row)
 	w.rowsMu.Unlock()
+	if again {
+		w.hints.put([]string{row})
+	}
 }
 
 // waiting reports whether the notification waits for a retry.

@@ -112,8 +112,11 @@ type Worker struct {
 	bgTasks  chan task    // tasks of background observers only
 	inflight atomic.Int64 // tasks dispatched and not finished
 
-	rowsMu sync.Mutex      // guards rows
+	rowsMu sync.Mutex      // guards rows and later
 	rows   map[string]bool // rows with a task in flight (true: a background one): the lock service
+	later  map[string]bool // hinted rows met with a task in flight: hinted again when it ends
+
+	hints *hintQueue // rows this process notified: see follow
 
 	failMu   sync.Mutex                // guards failures
 	failures map[cellKey]*failureState // notifications whose observer failed
@@ -158,6 +161,8 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		opt:      opt,
 		obs:      make(map[string]*observerState),
 		rows:     make(map[string]bool),
+		later:    make(map[string]bool),
+		hints:    newHintQueue(),
 		failures: make(map[cellKey]*failureState),
 		tasks:    make(chan task, opt.Workers),
 		bgTasks:  make(chan task, opt.Background),
@@ -201,6 +206,9 @@ func (w *Worker) Start() {
 		w.wg.Add(1)
 		go w.scan(false)
 	}
+	w.db.follow(w.hints)
+	w.wg.Add(1)
+	go w.follow()
 	for _, o := range w.obs {
 		if o.Background {
 			w.wg.Add(1)
@@ -239,6 +247,7 @@ func (w *Worker) Close() {
 	}
 	w.cancel()
 	w.wg.Wait()
+	w.db.unfollow(w.hints)
 }
 
 // runTasks is one goroutine of the observer pool, taking tasks from ch.
