@@ -108,13 +108,13 @@ type DB struct {
 	cancel context.CancelFunc //
 	wg     sync.WaitGroup     // background goroutines
 
-	observed  map[string]bool // columns whose writes set notify cells
-	weak      map[string]bool // columns only notified, never written
-	epoch     atomic.Uint64   // bumped after every notification this DB writes
-	wakeMu    sync.Mutex      // guards wake and followers
-	wake      chan struct{}   // closed (and replaced) when epoch is bumped with a wake-up
-	followers []*hintQueue    // of running workers: the rows of each wake-up
-	quiet     sync.Map        // columns of background observers (string → true): no wake
+	observed  map[string]bool          // columns whose writes set notify cells
+	weak      map[string]bool          // columns only notified, never written
+	epoch     atomic.Uint64            // bumped after every notification this DB writes
+	hintMu    sync.Mutex               // guards followers, and changes of watchList
+	watchList atomic.Pointer[[]*watch] // see Watch; replaced, never modified
+	followers []*hintQueue             // of running workers: the rows they are told of
+	quiet     sync.Map                 // columns of background observers (string → true): no wake
 }
 
 // Open returns a DB over st, creating Percolator's column families and
@@ -134,7 +134,6 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 	db.ex, _ = st.(ExclusiveStore)
 	db.app, _ = st.(rowAppender)
 	db.observed, db.weak = make(map[string]bool), make(map[string]bool)
-	db.wake = make(chan struct{})
 	for _, c := range opt.Observed {
 		db.observed[c] = true
 	}

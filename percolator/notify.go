@@ -37,9 +37,8 @@ func (db *DB) notifyMutations(r rowWrites, startTs uint64, muts []Mutation) []Mu
 	return muts
 }
 
-// notified records that committed rows may have set notifications, waking
-// idle scanners of this process, and telling its workers the rows, unless
-// all are background work.
+// notified records that committed rows may have set notifications, and
+// tells this process's workers the rows, unless all are background work.
 func (db *DB) notified(rows []rowWrites) {
 	set := false
 	var woke []string
@@ -61,6 +60,54 @@ func (db *DB) notified(rows []rowWrites) {
 	if set {
 		db.bump(woke...)
 	}
+	db.watched(rows)
+}
+
+// A watch is a Watch call's: ch gets a token when a commit writes a row
+// with the prefix.
+type watch struct {
+	prefix string
+	ch     chan struct{}
+}
+
+// Watch returns a channel that receives a value soon after a transaction
+// of this DB commits a write to a row beginning with prefix (several
+// commits may give one value), for readers that would otherwise poll, such
+// as a queue's consumer. Commits of other processes are not seen. Call
+// stop when done.
+func (db *DB) Watch(prefix string) (ch <-chan struct{}, stop func()) {
+	w := &watch{prefix: prefix, ch: make(chan struct{}, 1)}
+	db.hintMu.Lock()
+	defer db.hintMu.Unlock()
+	ws := append(slices.Clone(db.watches()), w)
+	db.watchList.Store(&ws)
+	return w.ch, func() {
+		db.hintMu.Lock()
+		defer db.hintMu.Unlock()
+		ws := slices.DeleteFunc(slices.Clone(db.watches()), func(x *watch) bool { return x == w })
+		db.watchList.Store(&ws)
+	}
+}
+
+func (db *DB) watches() []*watch {
+	if p := db.watchList.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (db *DB) watched(rows []rowWrites) {
+	for _, w := range db.watches() {
+		for _, r := range rows {
+			if strings.HasPrefix(r.row, w.prefix) {
+				select {
+				case w.ch <- struct{}{}:
+				default:
+				}
+				break
+			}
+		}
+	}
 }
 
 // isQuiet reports whether col is observed by a background observer
@@ -70,43 +117,32 @@ func (db *DB) isQuiet(col string) bool {
 	return ok
 }
 
-// bump counts a notification set. If it woke rows (notifications that are
-// not background work), it wakes the scanners and gives the rows to the
-// workers' followers.
+// bump counts a notification set, and gives the rows of those that are not
+// background work to the workers' followers.
 func (db *DB) bump(rows ...string) {
 	db.epoch.Add(1)
 	if len(rows) == 0 {
 		return
 	}
-	db.wakeMu.Lock()
-	close(db.wake)
-	db.wake = make(chan struct{})
+	db.hintMu.Lock()
 	for _, q := range db.followers {
 		q.put(rows)
 	}
-	db.wakeMu.Unlock()
-}
-
-// wakeUp returns a channel closed at the next wake-up: every scanner
-// waiting on it wakes, once.
-func (db *DB) wakeUp() <-chan struct{} {
-	db.wakeMu.Lock()
-	defer db.wakeMu.Unlock()
-	return db.wake
+	db.hintMu.Unlock()
 }
 
 // follow makes q receive the rows of every waking notification this DB
 // sets from now on, until unfollow.
 func (db *DB) follow(q *hintQueue) {
-	db.wakeMu.Lock()
+	db.hintMu.Lock()
 	db.followers = append(db.followers, q)
-	db.wakeMu.Unlock()
+	db.hintMu.Unlock()
 }
 
 func (db *DB) unfollow(q *hintQueue) {
-	db.wakeMu.Lock()
+	db.hintMu.Lock()
 	db.followers = slices.DeleteFunc(db.followers, func(f *hintQueue) bool { return f == q })
-	db.wakeMu.Unlock()
+	db.hintMu.Unlock()
 }
 
 // maxHints bounds a hint queue. Rows beyond it are left to the scanners.

@@ -730,3 +730,49 @@ func TestFollowNotifiedRows(t *testing.T) {
 		t.Errorf("runs on a busy row saw %q, want [1 2]", got)
 	}
 }
+
+// Watch tells of commits to rows with the prefix, and of no others.
+func TestWatch(t *testing.T) {
+	db := openDB(t, percolator.Options{})
+	ch, stop := db.Watch("q/")
+	told := func() bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	set(t, db, "r", "c", "1")
+	if told() {
+		t.Error("told of a commit to another row")
+	}
+	set(t, db, "q/1", "c", "1")
+	set(t, db, "q/2", "c", "1")
+	if !told() {
+		t.Error("not told of commits to q/1 and q/2")
+	}
+	if told() {
+		t.Error("told twice for commits before a look")
+	}
+	tx, err := db.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"a", "q/3"} { // two rows: two-phase commit
+		if err := tx.Set(r, "c", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	if !told() {
+		t.Error("not told of a two-phase commit to q/3")
+	}
+	stop()
+	set(t, db, "q/4", "c", "1")
+	if told() {
+		t.Error("told after stop")
+	}
+}

@@ -7,27 +7,19 @@ import (
 )
 
 // scan is one scanner goroutine: of background work (Observer.Background)
-// if bg, else of the rest. Foreground scanners wake at once when a commit
-// sets a notification; the background scanner only polls, and waits for
-// room in its queue: background work neither wakes nor holds up the rest.
+// if bg, else of the rest. A scanner that found nothing waits, doubling the
+// wait up to IdleMax: what this process notifies reaches the worker at once
+// as a hint (follow), so passes are for the rest: notifications of other
+// processes, dropped hints, retries.
 func (w *Worker) scan(bg bool) {
 	defer w.wg.Done()
 	idle := w.opt.IdleMin
 	for w.ctx.Err() == nil {
-		// Taken before the pass: a notification set during the pass
-		// (which may have missed it) wakes the wait after it.
-		var wake <-chan struct{}
-		if !bg {
-			wake = w.db.wakeUp()
-		}
-		found, teleport, err := w.pass(w.ctx, randomRow(), bg)
+		found, err := w.pass(w.ctx, randomRow(), bg)
 		if err != nil {
 			if w.ctx.Err() == nil {
 				w.opt.Logger.Warn("notification scan failed", "err", err)
 			}
-		}
-		if teleport {
-			continue
 		}
 		if found > 0 {
 			idle = w.opt.IdleMin
@@ -36,8 +28,6 @@ func (w *Worker) scan(bg bool) {
 		t := time.NewTimer(idle)
 		select {
 		case <-w.ctx.Done():
-		case <-wake:
-			idle = w.opt.IdleMin
 		case <-t.C:
 			idle = min(2*idle, w.opt.IdleMax)
 		}
@@ -70,7 +60,7 @@ func (w *Worker) follow() {
 			if !ok || w.background(t) {
 				continue
 			}
-			if !w.lockLater(row) {
+			if !w.lockRow(row, false) {
 				continue
 			}
 			w.inflight.Add(1)
@@ -85,19 +75,6 @@ func (w *Worker) follow() {
 	}
 }
 
-// lockLater takes row for a foreground task, or, if a task holds it, marks
-// it to be hinted again when that one ends.
-func (w *Worker) lockLater(row string) bool {
-	w.rowsMu.Lock()
-	defer w.rowsMu.Unlock()
-	if _, busy := w.rows[row]; busy {
-		w.later[row] = true
-		return false
-	}
-	w.rows[row] = false
-	return true
-}
-
 // randomRow returns a random place to start scanning: rows are
 // mostly printable, so pick a printable first byte.
 func randomRow() string {
@@ -108,9 +85,11 @@ func randomRow() string {
 // pass scans the notify group once around from start, dispatching the
 // tasks of the scanner's kind (background if bg): a row whose
 // notifications are all for background observers is background work. It
-// returns how many tasks it dispatched, and whether it stopped early because
-// another scanner's run holds a row it reached.
-func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, teleport bool, err error) {
+// returns how many tasks it dispatched. A row with a task in flight is
+// stepped over; a foreground one is looked at again when the task ends
+// (lockRow), so scanners never wait for each other (the paper's scanners
+// jump to a random row instead, against clumping).
+func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, err error) {
 	from, end, wrapped := start, "", false
 	seen := make(map[string]int64) // notifications per observed column, for the queue gauge
 	defer func() {
@@ -118,14 +97,7 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, te
 			return
 		}
 		for col, o := range w.obs {
-			if !teleport {
-				o.s.pending.Store(seen[col])
-			} else if n := seen[col]; n > o.s.pending.Load() {
-				// A partial pass saw at least this many: a lower bound,
-				// so a worker whose passes keep meeting busy rows still
-				// shows its queue.
-				o.s.pending.Store(n)
-			}
+			o.s.pending.Store(seen[col])
 		}
 	}()
 	tasks := w.tasks
@@ -150,17 +122,11 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, te
 			return !full
 		}, Filter{Family: famNotify, KeysOnly: true})
 		if err != nil {
-			return found, false, err
+			return found, err
 		}
 		for _, t := range batch {
-			if ok, heldBg := w.lockRow(t.row, bg); !ok {
-				if bg || heldBg {
-					// Background work steps around what is running; the
-					// foreground around background runs, and picks up
-					// the row on a later pass.
-					continue
-				}
-				return found, true, nil // another scanner is here: jump elsewhere
+			if !w.lockRow(t.row, bg) {
+				continue
 			}
 			w.inflight.Add(1)
 			select {
@@ -169,14 +135,14 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, te
 			case <-ctx.Done():
 				w.inflight.Add(-1)
 				w.unlockRow(t.row)
-				return found, false, ctx.Err()
+				return found, ctx.Err()
 			}
 		}
 		switch {
 		case full:
 			from = last + "\x00"
 		case wrapped || start == "":
-			return found, false, nil
+			return found, nil
 		default:
 			from, end, wrapped = "", start, true
 		}
@@ -215,16 +181,21 @@ func (w *Worker) background(t task) bool {
 	return true
 }
 
-// lockRow takes row for a task (a background one if bg). If another task
-// holds it, it reports whether that one is a background task.
-func (w *Worker) lockRow(row string, bg bool) (ok, heldBg bool) {
+// lockRow takes row for a task (a background one if bg). If a task holds
+// it, a foreground caller marks the row to be hinted again when that task
+// ends (unlockRow): the task may have read the row before the notification
+// the caller saw.
+func (w *Worker) lockRow(row string, bg bool) bool {
 	w.rowsMu.Lock()
 	defer w.rowsMu.Unlock()
-	if held, busy := w.rows[row]; busy {
-		return false, held
+	if _, busy := w.rows[row]; busy {
+		if !bg {
+			w.later[row] = true
+		}
+		return false
 	}
 	w.rows[row] = bg
-	return true, false
+	return true
 }
 
 func (w *Worker) unlockRow(row string) {

@@ -59,8 +59,9 @@ type WorkerOptions struct {
 	// with every failure. Default 100ms.
 	RetryBase time.Duration
 	// IdleMin and IdleMax bound an idle scanner's sleep between passes, which
-	// doubles while it finds nothing. A local commit that sets a notification
-	// wakes it at once. Defaults 100ms and 5s.
+	// doubles while it finds nothing. A notification set by this process
+	// does not wait for a pass: the worker is told its row at once.
+	// Defaults 100ms and 5s.
 	IdleMin, IdleMax time.Duration
 	// Metrics receives per-observer counters (optional).
 	Metrics *Metrics
@@ -100,9 +101,10 @@ func (o *WorkerOptions) ensureDefaults(db *DB) {
 
 // Worker finds notifications and runs their observers: the Percolator
 // worker. Scanners start at random rows of the notify locality group, scan
-// forward and wrap; a scanner that reaches a row another one is working on
-// jumps to a new random row (the paper's answer to bus clumping). An
-// in-process row lock keeps two runs off one row.
+// forward and wrap, stepping over rows with a run in flight. Rows notified
+// by this process reach the worker at once as hints (follow), so the
+// scanners are for what other processes notified and what a hint missed.
+// An in-process row lock keeps two runs off one row.
 type Worker struct {
 	db  *DB
 	opt WorkerOptions
@@ -299,8 +301,13 @@ func (w *Worker) handle(ctx context.Context, row string, n note) {
 		if _, ok := w.failures[key]; !ok {
 			w.failures[key] = &failureState{first: time.Now()}
 		}
-		w.failures[key].notBefore = time.Now().Add(time.Duration(5+rand.IntN(20)) * time.Millisecond)
+		d := time.Duration(5+rand.IntN(20)) * time.Millisecond
+		w.failures[key].notBefore = time.Now().Add(d)
 		w.failMu.Unlock()
+		if !o.Background {
+			// Try again then, without waiting for a pass.
+			time.AfterFunc(d+time.Millisecond, func() { w.hints.put([]string{row}) })
+		}
 	default:
 		w.failMu.Lock()
 		delete(w.failures, key)

@@ -17,7 +17,9 @@ import (
 
 // FeederOptions configure a Feeder.
 type FeederOptions struct {
-	// Poll is the wait between looks at an empty queue. Default 25ms.
+	// Poll is the longest wait between looks at an empty queue: an export
+	// committed by this process ends the wait at once (percolator.DB.Watch),
+	// so Poll is for other processes' exports. Default 25ms.
 	Poll time.Duration
 	// Batch bounds the entries applied at once. Default 500.
 	Batch int
@@ -85,6 +87,8 @@ func (f *Feeder) Queued() int64 { return f.queued.Load() }
 
 // Run applies the queue until ctx is done.
 func (f *Feeder) Run(ctx context.Context) error {
+	exported, stop := f.db.Watch(webtable.ExportPrefix)
+	defer stop()
 	var lastFull, lastLag time.Time
 	for {
 		from := sinceNewest
@@ -104,9 +108,13 @@ func (f *Feeder) Run(ctx context.Context) error {
 				return nil
 			}
 		case n == 0:
-			if err := sleep(ctx, f.opt.Poll); err != nil {
-				return nil
+			t := time.NewTimer(f.opt.Poll)
+			select {
+			case <-ctx.Done():
+			case <-exported:
+			case <-t.C:
 			}
+			t.Stop()
 		}
 	}
 }

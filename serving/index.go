@@ -157,6 +157,11 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 	if err := ix.bi.Batch(b); err != nil {
 		return nil, fmt.Errorf("serving: apply batch: %w", err)
 	}
+	// Searchable from now: Batch returns once searches see the batch.
+	done := ix.opt.Now().UTC()
+	for i := range applied {
+		applied[i].IndexedAt = done
+	}
 	for _, a := range applied {
 		if a.NewContent && !a.FetchedAt.IsZero() {
 			ix.latency.add(a.IndexedAt.Sub(a.FetchedAt).Seconds())
