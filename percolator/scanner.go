@@ -63,15 +63,23 @@ func (w *Worker) follow() {
 			if !w.lockRow(row, false) {
 				continue
 			}
-			w.inflight.Add(1)
-			select {
-			case w.tasks <- t:
-			case <-w.ctx.Done():
-				w.inflight.Add(-1)
-				w.unlockRow(row)
+			if w.dispatch(w.ctx, w.tasks, t) != nil {
 				return
 			}
 		}
+	}
+}
+
+// dispatch hands t, whose row the caller locked, to the pool reading ch.
+func (w *Worker) dispatch(ctx context.Context, ch chan task, t task) error {
+	w.inflight.Add(1)
+	select {
+	case ch <- t:
+		return nil
+	case <-ctx.Done():
+		w.inflight.Add(-1)
+		w.unlockRow(t.row)
+		return ctx.Err()
 	}
 }
 
@@ -128,15 +136,10 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, er
 			if !w.lockRow(t.row, bg) {
 				continue
 			}
-			w.inflight.Add(1)
-			select {
-			case tasks <- t:
-				found++
-			case <-ctx.Done():
-				w.inflight.Add(-1)
-				w.unlockRow(t.row)
-				return found, ctx.Err()
+			if err := w.dispatch(ctx, tasks, t); err != nil {
+				return found, err
 			}
+			found++
 		}
 		switch {
 		case full:
