@@ -73,14 +73,23 @@ func newOracle(ctx context.Context, st Store, window uint64) (*Oracle, error) {
 }
 
 // Next returns a timestamp greater than every timestamp returned before,
-// by this oracle or by any oracle on the same table before it.
+// by this oracle or by any oracle on the same table before it, and not
+// below the clock's (TsFromTime): timestamps say when they were taken,
+// which the GC grace period, the serving feeder's lag and stage times rely
+// on. It runs ahead of the clock only while more than 2^tsLogicalBits are
+// taken in a millisecond.
 func (o *Oracle) Next(ctx context.Context) (uint64, error) {
 	for {
-		if ts := o.next.Add(1); ts <= o.limit.Load() {
-			return ts, nil
+		cur := o.next.Load()
+		ts := max(cur+1, TsFromTime(time.Now()))
+		if ts > o.limit.Load() {
+			if err := o.refill(ctx, ts); err != nil {
+				return 0, err
+			}
+			continue
 		}
-		if err := o.refill(ctx); err != nil {
-			return 0, err
+		if o.next.CompareAndSwap(cur, ts) {
+			return ts, nil
 		}
 	}
 }
@@ -88,11 +97,12 @@ func (o *Oracle) Next(ctx context.Context) (uint64, error) {
 // last returns a timestamp below every timestamp Next will return.
 func (o *Oracle) last() uint64 { return o.next.Load() }
 
-// refill allocates a new range unless another caller already did.
-func (o *Oracle) refill(ctx context.Context) error {
+// refill allocates a new range unless another caller already made ts
+// available.
+func (o *Oracle) refill(ctx context.Context, ts uint64) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.next.Load() < o.limit.Load() {
+	if ts <= o.limit.Load() {
 		return nil // someone else refilled while we waited
 	}
 	return o.allocate(ctx)

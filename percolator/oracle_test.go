@@ -3,6 +3,7 @@ package percolator_test
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
 )
@@ -42,6 +43,25 @@ func TestOracleConcurrent(t *testing.T) {
 				seen[ts] = true
 			}
 		}
+	}
+}
+
+// Timestamps say when they were taken, also when few are taken: the oracle
+// once handed out its reserved range one by one, so a quiet table's
+// timestamps fell minutes behind the clock.
+func TestOracleFollowsClock(t *testing.T) {
+	db := openDB(t, percolator.Options{})
+	for range 20 {
+		before := time.Now().Truncate(time.Millisecond)
+		ts, err := db.Oracle().Next(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := time.Now()
+		if got := percolator.TimeFromTs(ts); got.Before(before) || got.After(after) {
+			t.Fatalf("timestamp taken between %v and %v says %v", before, after, got)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

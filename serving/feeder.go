@@ -94,11 +94,19 @@ func (f *Feeder) Run(ctx context.Context) error {
 		from := sinceNewest
 		switch now := time.Now(); {
 		case now.Sub(lastFull) >= f.opt.FullScan:
-			from, lastFull, lastLag = fromStart, now, now
+			from = fromStart
 		case now.Sub(lastLag) >= f.opt.LagScan:
-			from, lastLag = sinceLag, now
+			from = sinceLag
 		}
 		n, err := f.step(ctx, from)
+		// The intervals count from the end of a look: a slow one is not
+		// followed by another at once.
+		switch now := time.Now(); from {
+		case fromStart:
+			lastFull, lastLag = now, now
+		case sinceLag:
+			lastLag = now
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil
