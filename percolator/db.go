@@ -144,12 +144,17 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 		db.weak[c] = true
 	}
 	db.ctx, db.cancel = context.WithCancel(context.Background())
+	db.wg.Go(func() { db.orc.tick(db.ctx) })
 	if err := db.loadSafePoint(ctx); err != nil {
+		db.cancel()
+		db.wg.Wait()
 		return nil, err
 	}
 	if db.ex == nil {
 		// Other processes judge our locks by this heartbeat.
 		if err := db.beat(ctx); err != nil {
+			db.cancel()
+			db.wg.Wait()
 			return nil, err
 		}
 		db.wg.Add(1)

@@ -48,6 +48,10 @@ type Oracle struct {
 	next  atomic.Uint64 // last timestamp handed out; the next is next+1
 	limit atomic.Uint64 // highest persisted timestamp: never hand out more
 
+	// clock is TsFromTime of the time, kept current to the millisecond by
+	// tick: reading the time costs more than the rest of Next.
+	clock atomic.Uint64
+
 	mu        sync.Mutex // one allocation at a time; guards persisted
 	persisted uint64
 }
@@ -56,6 +60,7 @@ type Oracle struct {
 // the number of timestamps reserved per persisted write.
 func newOracle(ctx context.Context, st Store, window uint64) (*Oracle, error) {
 	o := &Oracle{st: st, window: window}
+	o.clock.Store(TsFromTime(time.Now()))
 	cells, err := st.ReadRow(ctx, oracleRow, Filter{Family: famMeta, Column: oracleColumn, Latest: true})
 	if err != nil {
 		return nil, fmt.Errorf("read oracle high-water mark: %w", err)
@@ -76,20 +81,39 @@ func newOracle(ctx context.Context, st Store, window uint64) (*Oracle, error) {
 // by this oracle or by any oracle on the same table before it, and not
 // below the clock's (TsFromTime): timestamps say when they were taken,
 // which the GC grace period, the serving feeder's lag and stage times rely
-// on. It runs ahead of the clock only while more than 2^tsLogicalBits are
-// taken in a millisecond.
+// on. (The clock it reads is the DB's, kept to about a millisecond.) It
+// runs ahead of the clock only while more than 2^tsLogicalBits are taken
+// in a millisecond.
 func (o *Oracle) Next(ctx context.Context) (uint64, error) {
 	for {
-		cur := o.next.Load()
-		ts := max(cur+1, TsFromTime(time.Now()))
+		ts := o.next.Add(1)
 		if ts > o.limit.Load() {
 			if err := o.refill(ctx, ts); err != nil {
 				return 0, err
 			}
 			continue
 		}
-		if o.next.CompareAndSwap(cur, ts) {
+		now := o.clock.Load()
+		if ts >= now {
 			return ts, nil
+		}
+		// Behind the clock: move up to it and take another. The
+		// timestamps skipped are never handed out.
+		for cur := o.next.Load(); cur < now && !o.next.CompareAndSwap(cur, now); cur = o.next.Load() {
+		}
+	}
+}
+
+// tick keeps o.clock current until ctx is done.
+func (o *Oracle) tick(ctx context.Context) {
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			o.clock.Store(TsFromTime(time.Now()))
 		}
 	}
 }

@@ -51,14 +51,16 @@ func TestOracleConcurrent(t *testing.T) {
 // timestamps fell minutes behind the clock.
 func TestOracleFollowsClock(t *testing.T) {
 	db := openDB(t, percolator.Options{})
-	for range 20 {
+	for range 60 {
 		before := time.Now().Truncate(time.Millisecond)
 		ts, err := db.Oracle().Next(bg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		after := time.Now()
-		if got := percolator.TimeFromTs(ts); got.Before(before) || got.After(after) {
+		// The oracle's clock is refreshed every millisecond; allow for
+		// a busy machine's late ticks.
+		if got := percolator.TimeFromTs(ts); got.Before(before.Add(-50*time.Millisecond)) || got.After(after) {
 			t.Fatalf("timestamp taken between %v and %v says %v", before, after, got)
 		}
 		time.Sleep(5 * time.Millisecond)
