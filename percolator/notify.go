@@ -41,24 +41,24 @@ func (db *DB) notifyMutations(r rowWrites, startTs uint64, muts []Mutation) []Mu
 // tells this process's workers the rows, unless all are background work.
 func (db *DB) notified(rows []rowWrites) {
 	set := false
-	var woke []string
+	var fgRows []string
 	for _, r := range rows {
-		wake := false
+		fg := false
 		for _, col := range r.cols {
 			m, weak := commitNotify(col, 0)
 			if weak {
 				col = m.Column
 			}
 			if weak || db.observed[col] {
-				set, wake = true, wake || !db.isQuiet(col)
+				set, fg = true, fg || !db.isQuiet(col)
 			}
 		}
-		if wake {
-			woke = append(woke, r.row)
+		if fg {
+			fgRows = append(fgRows, r.row)
 		}
 	}
 	if set {
-		db.bump(woke...)
+		db.bump(fgRows...)
 	}
 	db.watched(rows)
 }
@@ -111,7 +111,7 @@ func (db *DB) watched(rows []rowWrites) {
 }
 
 // isQuiet reports whether col is observed by a background observer
-// (Observer.Background), whose notifications do not wake scanners.
+// (Observer.Background), whose notifications are not hinted to workers.
 func (db *DB) isQuiet(col string) bool {
 	_, ok := db.quiet.Load(col)
 	return ok
@@ -131,8 +131,8 @@ func (db *DB) bump(rows ...string) {
 	db.hintMu.Unlock()
 }
 
-// follow makes q receive the rows of every waking notification this DB
-// sets from now on, until unfollow.
+// follow makes q receive the rows of every foreground notification this
+// DB sets from now on, until unfollow.
 func (db *DB) follow(q *hintQueue) {
 	db.hintMu.Lock()
 	db.followers = append(db.followers, q)
