@@ -114,7 +114,7 @@ type DB struct {
 	hintMu    sync.Mutex               // guards followers, and changes of watchList
 	watchList atomic.Pointer[[]*watch] // see Watch; replaced, never modified
 	followers []*hintQueue             // of running workers: the rows they are told of
-	quiet     sync.Map                 // columns of background observers (string → true): no wake
+	quiet     sync.Map                 // columns of background observers (string → true): not hinted
 }
 
 // Open returns a DB over st, creating Percolator's column families and

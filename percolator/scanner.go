@@ -197,7 +197,7 @@ func (w *Worker) lockRow(row string, bg bool) bool {
 		}
 		return false
 	}
-	w.rows[row] = bg
+	w.rows[row] = struct{}{}
 	return true
 }
 

@@ -114,9 +114,9 @@ type Worker struct {
 	bgTasks  chan task    // tasks of background observers only
 	inflight atomic.Int64 // tasks dispatched and not finished
 
-	rowsMu sync.Mutex      // guards rows and later
-	rows   map[string]bool // rows with a task in flight (true: a background one): the lock service
-	later  map[string]bool // hinted rows met with a task in flight: hinted again when it ends
+	rowsMu sync.Mutex          // guards rows and later
+	rows   map[string]struct{} // rows with a task in flight: the lock service
+	later  map[string]bool     // hinted rows met with a task in flight: hinted again when it ends
 
 	hints *hintQueue // rows this process notified: see follow
 
@@ -162,7 +162,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		db:       db,
 		opt:      opt,
 		obs:      make(map[string]*observerState),
-		rows:     make(map[string]bool),
+		rows:     make(map[string]struct{}),
 		later:    make(map[string]bool),
 		hints:    newHintQueue(),
 		failures: make(map[cellKey]*failureState),
