@@ -478,9 +478,15 @@ func TestTxNotifyHotRowNoConflicts(t *testing.T) {
 	}
 }
 
-// The queue gauge follows the scans while the worker runs.
+// The queue gauge follows the scans while the worker runs, and rises while
+// a pass waits for a busy pool: the notifications are there before the
+// worker starts, so its first pass finds all five and blocks handing them
+// to the one busy runner.
 func TestPendingGauge(t *testing.T) {
 	db := openDB(t, percolator.Options{Observed: []string{"in"}})
+	for i := range 5 {
+		set(t, db, fmt.Sprint("r", i), "in", "x")
+	}
 	release := make(chan struct{})
 	w := startWorker(t, db, percolator.WorkerOptions{Workers: 1}, percolator.Observer{Name: "slow", Column: "in",
 		Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
@@ -490,18 +496,18 @@ func TestPendingGauge(t *testing.T) {
 			}
 			return nil
 		}})
-	for i := range 5 {
-		set(t, db, fmt.Sprint("r", i), "in", "x")
-	}
 	deadline := time.Now().Add(10 * time.Second)
-	for total([]*percolator.Worker{w}, "slow").Pending == 0 {
+	for total([]*percolator.Worker{w}, "slow").Pending < 5 {
 		if time.Now().After(deadline) {
-			t.Fatal("pending gauge never rose while 5 notifications waited")
+			t.Fatalf("pending gauge %d while 5 notifications waited", total([]*percolator.Worker{w}, "slow").Pending)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	close(release)
 	waitIdle(t, w)
+	if p := total([]*percolator.Worker{w}, "slow").Pending; p != 0 {
+		t.Fatalf("pending gauge %d after the work ran, want 0", p)
+	}
 }
 
 // A backlog of background work does not hold up foreground notifications:

@@ -132,6 +132,13 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, er
 		if err != nil {
 			return found, err
 		}
+		// Dispatching may wait long for a busy pool, which is when the
+		// gauge matters: raise it now, set it exactly when the pass ends.
+		for col, o := range w.obs {
+			if n := seen[col]; n > o.s.pending.Load() {
+				o.s.pending.Store(n)
+			}
+		}
 		for _, t := range batch {
 			if !w.lockRow(t.row, bg) {
 				continue
