@@ -135,6 +135,8 @@ func (c *Crawler) handle(ctx, fetchCtx context.Context, f *fetcher, j *job) {
 		return
 	}
 	j.claimed = true
+	c.stats.claimed.Add(1)
+	c.stats.late.Add(int64(max(time.Since(time.UnixMilli(j.due)), 0)))
 	if ctx.Err() != nil || !c.process(ctx, fetchCtx, f, j) {
 		if err := c.release(fetchCtx, j); err != nil {
 			c.log.Info("lease not released; it expires", "url", j.url, "err", err)

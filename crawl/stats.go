@@ -15,6 +15,8 @@ type Stats struct {
 	Bytes       int64         // body bytes fetched
 	InFlight    int64         // pages being fetched now
 	Queue       int64         // due pages seen by the last full frontier pass
+	Claimed     int64         // pages leased for a fetch
+	Late        time.Duration // summed over claimed pages: how long past due each was claimed
 	Elapsed     time.Duration // since Run started
 }
 
@@ -26,15 +28,24 @@ func (s Stats) Rate() float64 {
 	return float64(s.Fetched) / s.Elapsed.Seconds()
 }
 
+// MeanLate returns how long past its due time a page waited, on average,
+// for the crawler to claim it: how far behind schedule the crawl runs.
+func (s Stats) MeanLate() time.Duration {
+	if s.Claimed == 0 {
+		return 0
+	}
+	return s.Late / time.Duration(s.Claimed)
+}
+
 type counters struct {
-	fetched, errors, notModified, discovered, bytes, inflight, queue atomic.Int64
+	fetched, errors, notModified, discovered, bytes, inflight, queue, claimed, late atomic.Int64
 
 	mu             sync.Mutex // guards started and ended
 	started, ended time.Time
 }
 
 func (s *counters) begin() {
-	for _, v := range []*atomic.Int64{&s.fetched, &s.errors, &s.notModified, &s.discovered, &s.bytes, &s.inflight, &s.queue} {
+	for _, v := range []*atomic.Int64{&s.fetched, &s.errors, &s.notModified, &s.discovered, &s.bytes, &s.inflight, &s.queue, &s.claimed, &s.late} {
 		v.Store(0)
 	}
 	s.mu.Lock()
@@ -65,6 +76,6 @@ func (c *Crawler) Stats() Stats {
 	return Stats{
 		Fetched: s.fetched.Load(), Errors: s.errors.Load(), NotModified: s.notModified.Load(),
 		Discovered: s.discovered.Load(), Bytes: s.bytes.Load(), InFlight: s.inflight.Load(),
-		Queue: s.queue.Load(), Elapsed: elapsed,
+		Queue: s.queue.Load(), Claimed: s.claimed.Load(), Late: time.Duration(s.late.Load()), Elapsed: elapsed,
 	}
 }

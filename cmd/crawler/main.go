@@ -113,8 +113,8 @@ func run(args []string, stderr io.Writer) int {
 	stop()
 	<-progressDone
 	s := c.Stats()
-	fmt.Fprintf(stderr, "crawler: %d pages (%d errors, %d not modified) in %v, %.1f pages/s, %s; %d discovered, %d due\n",
-		s.Fetched, s.Errors, s.NotModified, s.Elapsed.Round(time.Millisecond), s.Rate(), bytesString(s.Bytes), s.Discovered, s.Queue)
+	fmt.Fprintf(stderr, "crawler: %d pages (%d errors, %d not modified) in %v, %.1f pages/s, %s; %d discovered, %d due, %v late on average\n",
+		s.Fetched, s.Errors, s.NotModified, s.Elapsed.Round(time.Millisecond), s.Rate(), bytesString(s.Bytes), s.Discovered, s.Queue, s.MeanLate().Round(time.Millisecond))
 	switch {
 	case err == nil:
 		return 0
@@ -139,8 +139,8 @@ func progress(ctx context.Context, c *crawl.Crawler, w *lineWriter, done chan<- 
 			return
 		case <-t.C:
 			s := c.Stats()
-			w.status(fmt.Sprintf("%d pages  %.1f/s  %d errors  %d in flight  %d due  %s",
-				s.Fetched, s.Rate(), s.Errors, s.InFlight, s.Queue, bytesString(s.Bytes)))
+			w.status(fmt.Sprintf("%d pages  %.1f/s  %d errors  %d in flight  %d due  %v late  %s",
+				s.Fetched, s.Rate(), s.Errors, s.InFlight, s.Queue, s.MeanLate().Round(time.Millisecond), bytesString(s.Bytes)))
 		}
 	}
 }

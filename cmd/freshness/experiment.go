@@ -87,15 +87,15 @@ func runExperiment(ctx context.Context, c experimentConfig, stdout io.Writer, pl
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tpages\tbudget_pps\tfetched_pps\t%repo/min\tchanges\tupdates\tp50_s\tp90_s\tp99_s\tfreshness\tmean_age_s\tbatches\tbatch_s\t")
+	fmt.Fprintln(tw, "mode\tpages\tbudget_pps\tfetched_pps\tlate_s\t%repo/min\tchanges\tupdates\tp50_s\tp90_s\tp99_s\tfreshness\tmean_age_s\tbatches\tbatch_s\t")
 	for _, p := range pairs {
 		for _, r := range []*experiment.Result{p.inc, p.batch} {
 			batch := "-\t-"
 			if r.Mode == experiment.Batch {
 				batch = fmt.Sprintf("%d\t%.2f", r.Batches, r.BatchTime.Mean)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%s\t\n",
-				r.Mode, r.Pages, r.CrawlRate, r.FetchRate, 100*r.FetchRate*60/float64(r.Pages), r.Changes,
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.2f\t%.1f\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%s\t\n",
+				r.Mode, r.Pages, r.CrawlRate, r.FetchRate, r.Late, 100*r.FetchRate*60/float64(r.Pages), r.Changes,
 				r.Latency.Count, r.Latency.P50, r.Latency.P90, r.Latency.P99, r.Average.Freshness, r.Average.MeanAge.Seconds(), batch)
 		}
 	}

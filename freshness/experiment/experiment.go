@@ -150,6 +150,10 @@ type Result struct {
 	// window; FetchRate the same per second (at most CrawlRate).
 	Fetched   int64   `json:"fetched"`
 	FetchRate float64 `json:"fetch_rate"`
+	// Late is how long past its due time the crawler claimed a page, on
+	// average over the window's claims: a crawl below its budget with
+	// pages late is limited by the machine, one on time by its schedule.
+	Late float64 `json:"crawl_late_s"`
 	// Changes is the number of page changes in the window.
 	Changes int `json:"changes"`
 	// Latency is crawl→searchable over the updates in the window that
@@ -327,18 +331,21 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 	if err := sleep(ctx, opt.Settle); err != nil {
 		return nil, err
 	}
-	from, fetched0 := time.Now(), web.Requests()
+	from, fetched0, crawled0 := time.Now(), web.Requests(), c.Stats()
 	log.Info("window opens", "settle", opt.Settle, "duration", opt.Duration)
 	if err := sleep(ctx, opt.Duration); err != nil {
 		return nil, err
 	}
-	to, fetched1 := time.Now(), web.Requests()
+	to, fetched1, crawled1 := time.Now(), web.Requests(), c.Stats()
 	stop()
 	wg.Wait()
 
 	r := &Result{Mode: mode, Pages: web.Pages(), CrawlRate: opt.CrawlRate, From: from, To: to, Warmup: warmup,
 		Fetched: fetched1 - fetched0}
 	r.FetchRate = float64(r.Fetched) / to.Sub(from).Seconds()
+	if n := crawled1.Claimed - crawled0.Claimed; n > 0 {
+		r.Late = (crawled1.Late - crawled0.Late).Seconds() / float64(n)
+	}
 	for p := range web.Pages() {
 		for _, t := range web.ChangesUntil(p, to) {
 			if t.After(from) {
@@ -368,7 +375,7 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 		r.Batches, r.BatchTime = b.stats(from, to)
 	}
 	log.Info("measured", "latency_p50_s", r.Latency.P50, "mean_age_s", r.Average.MeanAge.Seconds(),
-		"freshness", r.Average.Freshness, "fetch_rate", r.FetchRate)
+		"freshness", r.Average.Freshness, "fetch_rate", r.FetchRate, "crawl_late_s", r.Late)
 	return r, nil
 }
 
