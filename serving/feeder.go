@@ -173,11 +173,15 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 		bad     []string
 		updates []Update
 		had     = make(map[string]Searchable) // what the table says the index has, by row
+		oldest  string                        // the first entry the look read
 	)
 	err := f.db.View(ctx, func(tx *percolator.Tx) error {
-		batch, bad, updates = batch[:0], bad[:0], updates[:0]
+		batch, bad, updates, oldest = batch[:0], bad[:0], updates[:0], ""
 		clear(had)
 		err := tx.Scan(ctx, start, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(row, _ string, v []byte) bool {
+			if oldest == "" {
+				oldest = row
+			}
 			var e observers.Export
 			if err := json.Unmarshal(v, &e); err != nil || e.Row == "" {
 				f.opt.Logger.Error("serving: bad export queue entry; dropped", "row", row, "err", err)
@@ -209,13 +213,21 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 		return 0, err
 	}
 	f.queued.Store(int64(len(batch)))
-	// A full look that read the whole queue raises the floor once what it
-	// read is applied.
-	complete := from == fromStart && len(batch) < f.opt.Batch
-	if len(batch) == 0 && len(bad) == 0 {
-		if complete {
-			f.floor = max(f.floor, safe)
+	// A full look raises the floor once what it read is applied: to the
+	// safe point if it read the whole queue, else to its first entry if
+	// that is older. No entry below that one is left, nor can one commit
+	// later (its transaction would have begun below the safe point), so
+	// looks need not read the dead entries there again, even while the
+	// queue never runs empty (a PageRank wave).
+	floor := uint64(0)
+	if from == fromStart {
+		floor = safe
+		if len(batch) >= f.opt.Batch {
+			floor = min(floor, queueVersion(oldest))
 		}
+	}
+	if len(batch) == 0 && len(bad) == 0 {
+		f.floor = max(f.floor, floor)
 		return 0, nil
 	}
 	for _, q := range batch {
@@ -254,10 +266,16 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 		return 0, fmt.Errorf("serving: delete applied queue entries: %w", err)
 	}
 	f.applied.Add(int64(len(batch)))
-	if complete {
-		f.floor = max(f.floor, safe)
-	}
+	f.floor = max(f.floor, floor)
 	return len(batch) + len(bad), nil
+}
+
+// queueVersion returns the version in an export queue row's key (0 if it
+// has none).
+func queueVersion(row string) uint64 {
+	digits, _, _ := strings.Cut(strings.TrimPrefix(row, webtable.ExportPrefix), "/")
+	v, _ := strconv.ParseUint(digits, 10, 64)
+	return v
 }
 
 // Searchable is what webtable.SearchableAt records of the export the index

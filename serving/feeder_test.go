@@ -231,3 +231,57 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// TestFeederFloorRisesUnderLoad: a full look that reads a full batch
+// (the queue does not run empty, as in a PageRank wave) still moves where
+// full looks start up to its first entry, so that they do not read the
+// applied entries' dead versions again; one that reads the whole queue
+// moves it to the safe point.
+func TestFeederFloorRisesUnderLoad(t *testing.T) {
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(); st.Close() })
+	ix, err := OpenIndex(filepath.Join(t.TempDir(), "index"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	f := NewFeeder(db, ix, FeederOptions{Batch: 2})
+	var versions []uint64
+	for i := range 5 {
+		tx, err := db.Begin(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := tx.StartTs()
+		tx.Rollback()
+		e := upsert(v, fmt.Sprintf("com.example/p%d", i), fmt.Sprintf("http://example.com/p%d", i), "Page", "okapi", 1)
+		e.Doc.FetchedAt = time.Now().UTC()
+		enqueue(t, db, e)
+		versions = append(versions, v)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if _, err := db.GC(bg); err != nil { // the safe point passes every entry
+		t.Fatal(err)
+	}
+	for i, want := range []uint64{versions[0], versions[2], versions[4]} {
+		if _, err := f.step(bg, fromStart); err != nil {
+			t.Fatal(err)
+		}
+		if i < 2 && f.floor != want {
+			t.Fatalf("after full look %d (a full batch) the floor is %d, want its first entry %d", i+1, f.floor, want)
+		}
+		if i == 2 && f.floor <= versions[4] {
+			t.Fatalf("after the last full look the floor is %d, want the safe point, past %d", f.floor, versions[4])
+		}
+	}
+	if got := len(find(t, ix, "okapi")); got != 5 {
+		t.Fatalf("%d pages searchable, want 5", got)
+	}
+}
