@@ -17,13 +17,17 @@ import (
 
 var bg = context.Background()
 
-func openDB(t *testing.T) *percolator.DB {
+func openDB(t *testing.T) *percolator.DB { return openDBGrace(t, 0) }
+
+// openDBGrace opens a DB whose GC keeps old versions for grace (0: the
+// default).
+func openDBGrace(t *testing.T, grace time.Duration) *percolator.DB {
 	t.Helper()
 	st, err := badger.Open(t.TempDir(), badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: grace})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
@@ -174,20 +178,7 @@ func TestRebuild(t *testing.T) {
 // full look, also after GC moved the safe point (and with it where full
 // looks start) while that transaction was running.
 func TestFeederFindsLateCommits(t *testing.T) {
-	st, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close(); st.Close() })
-	ix, err := OpenIndex(filepath.Join(t.TempDir(), "index"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	db, ix := openDBGrace(t, time.Millisecond), openIndex(t)
 	f := NewFeeder(db, ix, FeederOptions{Poll: 5 * time.Millisecond, Lag: 50 * time.Millisecond, LagScan: 20 * time.Millisecond, FullScan: 300 * time.Millisecond})
 	ctx, cancel := context.WithCancel(bg)
 	done := make(chan error, 1)
@@ -238,20 +229,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // applied entries' dead versions again; one that reads the whole queue
 // moves it to the safe point.
 func TestFeederFloorRisesUnderLoad(t *testing.T) {
-	st, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close(); st.Close() })
-	ix, err := OpenIndex(filepath.Join(t.TempDir(), "index"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	db, ix := openDBGrace(t, time.Millisecond), openIndex(t)
 	f := NewFeeder(db, ix, FeederOptions{Batch: 2})
 	var versions []uint64
 	for i := range 5 {
