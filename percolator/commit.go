@@ -103,10 +103,33 @@ func (tx *Tx) record(p pending, inline bool) []byte {
 // taken, so no reader can see the row without the write once the timestamp
 // exists (the job the lock does in two-phase commit).
 func (tx *Tx) commitOnePhase(ctx context.Context, r rowWrites) error {
+	for {
+		err := tx.commitOnePhaseOnce(ctx, r)
+		if !errors.Is(err, errRangeUsed) {
+			return err
+		}
+		// The store holds the row's lock while it asks for the timestamp:
+		// persist the oracle's next range (a write to its row) without it.
+		if err := tx.db.orc.refill(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// errRangeUsed: the oracle must persist a new range before it hands out
+// another timestamp.
+var errRangeUsed = errors.New("percolator: the oracle's timestamp range is used up")
+
+func (tx *Tx) commitOnePhaseOnce(ctx context.Context, r rowWrites) error {
 	tx.db.gate.RLock()
 	defer tx.db.gate.RUnlock()
 	matched, err := tx.db.ex.CheckAndMutateRowAt(ctx, r.row, tx.conflictPredicate(r),
-		func() (uint64, error) { return tx.db.orc.Next(ctx) },
+		func() (uint64, error) {
+			if ts, ok := tx.db.orc.take(); ok {
+				return ts, nil
+			}
+			return 0, errRangeUsed
+		},
 		func(commitTs uint64) []Mutation {
 			tx.commitTs = commitTs
 			muts := make([]Mutation, 0, 2*len(r.cols))

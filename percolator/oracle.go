@@ -86,16 +86,28 @@ func newOracle(ctx context.Context, st Store, window uint64) (*Oracle, error) {
 // in a millisecond.
 func (o *Oracle) Next(ctx context.Context) (uint64, error) {
 	for {
+		if ts, ok := o.take(); ok {
+			return ts, nil
+		}
+		if err := o.refill(ctx); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// take is Next without the store: it reports false when the persisted
+// range is used up and a refill must come first. A caller holding a
+// store's row lock must use it: the refill writes the oracle's row, whose
+// lock may be the one held (CheckAndMutateRowAt's ts, see commitOnePhase).
+func (o *Oracle) take() (uint64, bool) {
+	for {
 		ts := o.next.Add(1)
 		if ts > o.limit.Load() {
-			if err := o.refill(ctx, ts); err != nil {
-				return 0, err
-			}
-			continue
+			return 0, false // values past the limit are never handed out
 		}
 		now := o.clock.Load()
 		if ts >= now {
-			return ts, nil
+			return ts, true
 		}
 		// Behind the clock: move up to it and take another. The
 		// timestamps skipped are never handed out.
@@ -104,7 +116,10 @@ func (o *Oracle) Next(ctx context.Context) (uint64, error) {
 	}
 }
 
-// tick keeps o.clock current until ctx is done.
+// tick keeps o.clock current until ctx is done, and persists the next
+// range while half of the current one is left, so that Next seldom waits
+// for the store (with timestamps following the clock, a range of 2^20
+// lasts about a second).
 func (o *Oracle) tick(ctx context.Context) {
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
@@ -113,7 +128,11 @@ func (o *Oracle) tick(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			o.clock.Store(TsFromTime(time.Now()))
+			now := TsFromTime(time.Now())
+			o.clock.Store(now)
+			if max(now, o.next.Load())+o.window/2 > o.limit.Load() {
+				o.extend(ctx) // on failure Next refills, and reports it
+			}
 		}
 	}
 }
@@ -121,13 +140,24 @@ func (o *Oracle) tick(ctx context.Context) {
 // last returns a timestamp below every timestamp Next will return.
 func (o *Oracle) last() uint64 { return o.next.Load() }
 
-// refill allocates a new range unless another caller already made ts
-// available.
-func (o *Oracle) refill(ctx context.Context, ts uint64) error {
+// refill allocates a new range unless another caller already did since
+// the range ran out.
+func (o *Oracle) refill(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if ts <= o.limit.Load() {
+	if o.next.Load() < o.limit.Load() {
 		return nil // someone else refilled while we waited
+	}
+	return o.allocate(ctx)
+}
+
+// extend allocates the next range ahead of need, unless another caller
+// already did.
+func (o *Oracle) extend(ctx context.Context) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if max(o.clock.Load(), o.next.Load())+o.window/2 <= o.limit.Load() {
+		return nil
 	}
 	return o.allocate(ctx)
 }
@@ -143,15 +173,8 @@ func (o *Oracle) allocate(ctx context.Context) error {
 	}
 	hwm := uint64(got)
 	o.persisted = hwm
-	// Raise next to the start of the new range. Callers racing past the old
-	// limit only ever bump next; none of those values was handed out.
-	lo := hwm - o.window
-	for {
-		cur := o.next.Load()
-		if cur >= lo || o.next.CompareAndSwap(cur, lo) {
-			break
-		}
-	}
+	// Every value up to hwm is persisted now; Next moves up to the clock
+	// by itself, so the new range need not start there.
 	o.limit.Store(hwm)
 	return nil
 }

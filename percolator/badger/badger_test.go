@@ -767,3 +767,51 @@ func TestUseAfterClose(t *testing.T) {
 		t.Errorf("Increment after Close: %v", err)
 	}
 }
+
+// A one-phase commit asks for its timestamp while the store holds its
+// row's lock. When the oracle's range is used up, the refill writes the
+// oracle's row: if that row shares the lock (one chance in 4096 per
+// refill), a refill made there would wait for itself forever. This
+// happened in a 100,000-page run. Commits to a row that shares the
+// oracle's lock, with a range of two timestamps, must all finish.
+func TestOneRowCommitsRefillTheOracle(t *testing.T) {
+	const oracleRow = "\x00meta/oracle" // percolator's
+	bg := context.Background()
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	row := ""
+	for i := 0; row == ""; i++ {
+		if r := fmt.Sprint("r", i); st.SameStripe(r, oracleRow) {
+			row = r
+		}
+	}
+	db, err := percolator.Open(bg, st, percolator.Options{OracleWindow: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	done := make(chan error, 1)
+	go func() {
+		for i := range 300 {
+			err := db.Update(bg, func(tx *percolator.Tx) error {
+				return tx.Set(row, "c", fmt.Append(nil, i))
+			})
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("one-row commits deadlocked: the oracle refilled under the row's lock")
+	}
+}

@@ -89,3 +89,6 @@ func SetScanCursorHook(t interface{ Cleanup(func()) }, f func()) {
 	testHookScanCursor = f
 	t.Cleanup(func() { testHookScanCursor = nil })
 }
+
+// SameStripe reports whether rows a and b share a row lock.
+func (s *Store) SameStripe(a, b string) bool { return s.stripe(a) == s.stripe(b) }
