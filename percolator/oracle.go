@@ -128,9 +128,8 @@ func (o *Oracle) tick(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			now := TsFromTime(time.Now())
-			o.clock.Store(now)
-			if max(now, o.next.Load())+o.window/2 > o.limit.Load() {
+			o.clock.Store(TsFromTime(time.Now()))
+			if o.low() {
 				o.extend(ctx) // on failure Next refills, and reports it
 			}
 		}
@@ -156,10 +155,16 @@ func (o *Oracle) refill(ctx context.Context) error {
 func (o *Oracle) extend(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if max(o.clock.Load(), o.next.Load())+o.window/2 <= o.limit.Load() {
+	if !o.low() {
 		return nil
 	}
 	return o.allocate(ctx)
+}
+
+// low reports whether less than half a range is left ahead of the clock
+// and of the last timestamp handed out.
+func (o *Oracle) low() bool {
+	return max(o.clock.Load(), o.next.Load())+o.window/2 > o.limit.Load()
 }
 
 // allocate persists a new high-water mark and makes the range below it
