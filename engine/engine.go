@@ -15,8 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/caffeine-go/caffeine/crawl"
-	"github.com/caffeine-go/caffeine/observers"
-	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/serving"
@@ -25,22 +23,6 @@ import (
 
 // IndexDir is where, inside the table directory, the serving index lives.
 const IndexDir = "serving-index"
-
-// Chain returns the observers of the indexing chain, in the order data
-// flows through them (cmd/indexer lists the same ones).
-func Chain() []percolator.Observer {
-	return []percolator.Observer{
-		observers.Parse(),             // fetch:body → page:*
-		observers.Links(),             // page:links → in:SRC on targets
-		observers.Cluster(),           // page:hash → !dup/HASH members
-		observers.Elect(),             // dup:dirty → cluster:canon
-		rank.Observer(rank.Options{}), // rank:dirty → !rank/KEY block solve → rank:value
-		observers.ExportObserver(observers.ExportOptions{}), // doc:dirty → !export/ queue
-		// The same for a new PageRank only, in the background.
-		observers.ElectRank(), // dup:ranked → cluster:canon
-		observers.ExportRankObserver(observers.ExportOptions{}), // doc:ranked → !export/ queue
-	}
-}
 
 // Config configures an Engine.
 type Config struct {

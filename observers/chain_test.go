@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/observers"
-	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -20,14 +19,7 @@ import (
 var bg = context.Background()
 
 // chain is the indexing chain as cmd/indexer runs it.
-func chain() []percolator.Observer {
-	return []percolator.Observer{
-		observers.Parse(), observers.Links(), observers.Cluster(), observers.Elect(),
-		rank.Observer(rank.Options{}),
-		observers.ExportObserver(observers.ExportOptions{}),
-		observers.ElectRank(), observers.ExportRankObserver(observers.ExportOptions{}),
-	}
-}
+func chain() []percolator.Observer { return observers.Chain() }
 
 type env struct {
 	t  *testing.T

@@ -37,7 +37,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/caffeine-go/caffeine/engine"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
@@ -46,10 +45,10 @@ import (
 )
 
 // chain returns the observers this binary runs. They are constructed
-// explicitly, in engine.Chain, which lists them in the order data flows
+// explicitly, in observers.Chain, which lists them in the order data flows
 // (section 2.4 of the paper: observers are linked into the binary, not
 // discovered); cmd/search runs the same list.
-func chain() []percolator.Observer { return engine.Chain() }
+func chain() []percolator.Observer { return observers.Chain() }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -35,6 +35,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/engine"
+	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/web"
 )
 
@@ -87,7 +88,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 
 	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, Logger: log}
 	if !*noChain {
-		cfg.Observers = engine.Chain()
+		cfg.Observers = observers.Chain()
 	}
 	if len(copt.Seeds) > 0 {
 		copt.Logger = log

@@ -5,7 +5,7 @@
 // Both modes run the same crawler (package crawl) on the same fixture with
 // the same crawl budget:
 //
-//   - incremental: the observer chain (engine.Chain) and the serving
+//   - incremental: the observer chain (observers.Chain) and the serving
 //     feeder; a page is searchable as soon as the chain has processed it.
 //   - batch: no observers; observers.RunBatch recomputes everything from the
 //     raw pages, serving.BuildIndex builds a fresh index of its export set,
@@ -45,6 +45,7 @@ import (
 	"github.com/caffeine-go/caffeine/engine"
 	"github.com/caffeine-go/caffeine/freshness"
 	"github.com/caffeine-go/caffeine/freshness/changingweb"
+	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/serving"
 )
 
@@ -241,7 +242,7 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 	// versions slow every scan until collected. The same in both modes.
 	cfg := engine.Config{Dir: filepath.Join(dir, "table"), Logger: opt.Logger, GCInterval: 10 * time.Second, GCGrace: 10 * time.Second}
 	if mode == Incremental {
-		cfg.Observers = engine.Chain()
+		cfg.Observers = observers.Chain()
 		cfg.OnApply = func(as []serving.Applied) {
 			evs := make([]freshness.Event, 0, len(as))
 			for _, a := range as {
