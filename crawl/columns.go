@@ -6,8 +6,9 @@ const (
 	// ColPage is the one column of a frontier row (webtable.DuePrefix +
 	// 13-digit Unix ms + "/" + page row): the page row it points at.
 	ColPage = "crawl:page"
-	// ColBodySum is the hex SHA-256 of the stored fetch:body, so a refetch
-	// with identical bytes leaves the body (and its observers) alone.
+	// ColBodySum is the hex SHA-256 of the stored fetch:body with its
+	// Content-Type and X-Robots-Tag, so a refetch with identical bytes and
+	// headers leaves the body (and its observers) alone.
 	ColBodySum = "crawl:bodysum"
 	// ColTextSum is the hex SHA-256 of the page's visible text (HTML with
 	// tags, scripts and styles stripped and whitespace collapsed) or of

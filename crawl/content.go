@@ -12,12 +12,6 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// bodySum is the hex SHA-256 of b: equal bodies leave fetch:body alone.
-func bodySum(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
 // textSum hashes the visible text of an HTML document: text nodes outside
 // script, style, noscript and template, with every run of whitespace
 // collapsed to one space and leading/trailing whitespace dropped. Markup,

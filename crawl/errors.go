@@ -1,6 +1,10 @@
 package crawl
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/caffeine-go/caffeine/webtable"
+)
 
 var (
 	// ErrNoSeeds is returned by Run when neither Options.Seeds nor the
@@ -13,10 +17,10 @@ var (
 	// ErrPrivateAddress is the cause recorded for a fetch refused because
 	// the host is or resolves to a private, loopback or link-local address
 	// and Options.AllowPrivate is false.
-	ErrPrivateAddress = errors.New("crawl: refusing private address")
+	ErrPrivateAddress = errors.New(webtable.CauseRefused)
 
 	// ErrRobots is the cause recorded for a page that robots.txt disallows.
-	ErrRobots = errors.New("crawl: disallowed by robots.txt")
+	ErrRobots = errors.New(webtable.CauseRobots)
 
 	// ErrRedirectLoop is the cause recorded on a page whose redirect chain
 	// leads back to it.
@@ -25,6 +29,10 @@ var (
 	// ErrTooManyRedirects is the cause recorded on a page whose redirect
 	// would exceed Options.MaxRedirects hops.
 	ErrTooManyRedirects = errors.New("crawl: too many redirects")
+
+	// ErrUnknownPage is returned by Recrawl for a URL that is not in the
+	// frontier.
+	ErrUnknownPage = errors.New("crawl: page not in the frontier")
 
 	// ErrInvalidOptions is returned by New for options it cannot use.
 	ErrInvalidOptions = errors.New("crawl: invalid options")

@@ -2,6 +2,8 @@ package crawl
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -29,9 +31,11 @@ type outcome struct {
 // load is the loader transaction (section 2.4 of the paper): one
 // transaction writes j's fetch result into its page row, deletes the lease,
 // moves its frontier index row to the next due time and, for a redirect,
-// adds the target to the frontier. Writing or deleting fetch:body notifies
-// the parse observer; an unchanged page (304, identical bytes) leaves it
-// alone. It fails with errLeaseLost if another crawler took the page over.
+// adds the target to the frontier. Every outcome that changes what the
+// index should show notifies the parse observer, by writing or deleting
+// fetch:body; an unchanged page (304, identical bytes, the same error or
+// redirect again) leaves it alone. It fails with errLeaseLost if another
+// crawler took the page over.
 func (c *Crawler) load(ctx context.Context, j *job) (outcome, error) {
 	var out outcome
 	err := c.db.Update(ctx, func(tx *percolator.Tx) error {
@@ -75,7 +79,7 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 	case r.status == http.StatusNotModified:
 		out.notModified = true
 	case r.status/100 == 2:
-		sum := bodySum(r.body)
+		sum := fetchSum(r)
 		text := r.textSum
 		if !r.html {
 			text = sum
@@ -110,6 +114,25 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 		del(webtable.Truncated)
 	}
 
+	// Without a body, the parse observer is told of the outcome by a
+	// deletion of fetch:body (a tombstone where there was none): on a first
+	// fetch, and whenever the status or the redirect target changed. With
+	// a body, writing or deleting it tells it; a body kept across a failed
+	// fetch keeps the page as it was.
+	if !out.wroteBody && !deleteBody && j.bodySum == "" {
+		tell := !j.fetched || r.status != j.prevCode
+		if !tell && r.status/100 == 3 {
+			old, err := tx.Get(ctx, row, webtable.Redirect)
+			if err != nil {
+				return out, err
+			}
+			tell = string(old) != r.redirect
+		}
+		if tell {
+			tx.Delete(row, webtable.Body)
+		}
+	}
+
 	// Redirects: recorded on the source, the target fetched as its own URL.
 	del(webtable.Redirect)
 	if r.status/100 == 3 && r.redirect != "" {
@@ -136,7 +159,8 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 			del(webtable.Type)
 		}
 		set(webtable.Headers, headersJSON(r.header))
-	} else if r.header == nil {
+	} else if r.header == nil && (deleteBody || j.bodySum == "") {
+		// A body kept across a failed fetch keeps the headers it came with.
 		del(webtable.Type)
 		del(webtable.Headers)
 	}
@@ -246,6 +270,19 @@ func (c *Crawler) follow(ctx context.Context, tx *percolator.Tx, j *job, now tim
 	tx.Set(trow, webtable.Due, itoa(ms))
 	tx.Set(DueRow(ms, trow), ColPage, []byte(trow))
 	return nil, true, nil
+}
+
+// fetchSum is the hex SHA-256 of what the parse observer reads of a 2xx
+// response: the Content-Type, the X-Robots-Tag and the body. An equal sum
+// leaves fetch:body, and so the chain, alone.
+func fetchSum(r *result) string {
+	h := sha256.New()
+	for _, k := range []string{"Content-Type", "X-Robots-Tag"} {
+		h.Write([]byte(r.header.Get(k)))
+		h.Write([]byte{0})
+	}
+	h.Write(r.body)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func headersJSON(h http.Header) []byte {

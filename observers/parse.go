@@ -58,6 +58,9 @@ func classify(row string, get func(col string) ([]byte, error)) (parsed, error) 
 		}
 		p.state = webtable.StateGone
 		return p, nil
+	case status == 0 && body != nil:
+		// A fetch that failed without a response (a timeout) keeps the
+		// content of the last good one.
 	case status < 200 || status >= 300 || body == nil:
 		p.state = webtable.StateGone
 		return p, nil

@@ -4,10 +4,13 @@ import "strconv"
 
 // Columns of a page row written by the crawler's loader transaction, one
 // transaction per fetch. Writing (or deleting) Body notifies the parse
-// observer; a fetch that did not change the page (304, same bytes) leaves
-// Body alone and notifies nothing.
+// observer, and the loader does so for every fetch whose outcome changes
+// what the index shows: a first fetch of any outcome (a 404, a redirect,
+// a refusal deletes the Body it never had), a new status, a new redirect
+// target, new bytes or headers. A fetch that did not change the page (304,
+// same bytes, the same error again) leaves Body alone and notifies nothing.
 const (
-	Body      = "fetch:body"      // raw response body (possibly truncated); deleted for non-2xx responses
+	Body      = "fetch:body"      // raw response body (possibly truncated); deleted for non-2xx responses, kept across a failed fetch (timeout)
 	Status    = "fetch:status"    // HTTP status code, decimal; "0" when the fetch failed without one
 	Type      = "fetch:type"      // Content-Type as sent
 	FetchedAt = "fetch:time"      // fetch time, Unix milliseconds, decimal
@@ -16,6 +19,13 @@ const (
 	Truncated = "fetch:truncated" // "1" when Body was cut at the size limit
 	Error     = "fetch:error"     // why the fetch failed (timeout, robots, too many redirects ...); deleted on success
 	URLCol    = "fetch:url"       // the page's normalized URL
+)
+
+// Causes the crawler records in Error (as a prefix: details may follow
+// after ": ") for pages it did not fetch on purpose.
+const (
+	CauseRefused = "crawl: refusing private address" // the host is or resolves to a private, loopback or link-local address
+	CauseRobots  = "crawl: disallowed by robots.txt" // robots.txt disallows the page
 )
 
 // Frontier columns of a page row, owned by the crawler.
