@@ -270,7 +270,7 @@ func TestRealSiteVerify(t *testing.T) {
 			t.Errorf("%s: not in the index", p)
 			continue
 		}
-		if got := texts(d);  !slices.Equal(got, want) {
+		if got := texts(d); !slices.Equal(got, want) {
 			t.Errorf("%s: anchors %q, want %q", p, got, want)
 		}
 	}
