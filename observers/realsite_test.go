@@ -15,6 +15,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -254,6 +255,26 @@ func TestRealSiteVerify(t *testing.T) {
 	}
 	if got := e.get(siteURL+"/private/secret.html", webtable.Error); !strings.HasPrefix(got, webtable.CauseRobots) {
 		t.Errorf("disallowed page: error %q, want %q...", got, webtable.CauseRobots)
+	}
+
+	// The document page (/api/doc) says why a page is not indexed.
+	for u, want := range map[string]string{
+		"http://10.9.9.9/":               "refused",
+		siteURL + "/private/secret.html": "disallowed",
+		siteURL + "/missing":             webtable.StateGone,
+		siteURL + "/docs/dir/index.html": webtable.StateRedirect,
+		siteURL + "/long0":               webtable.StateRedirect,
+	} {
+		info, err := serving.LookupDoc(bg, e.db, nil, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Status != want {
+			t.Errorf("%s: /api/doc status %q, want %q", u, info.Status, want)
+		}
+	}
+	if info, err := serving.LookupDoc(bg, e.db, nil, siteURL+"/docs/dir/"); err != nil || len(info.Inlinks) != 3 {
+		t.Errorf("/docs/dir/: inlinks %v (%v), want the 3 links to dir/ and dir/index.html", info.Inlinks, err)
 	}
 
 	idx := e.index()

@@ -58,6 +58,7 @@ type Results struct {
 type Inlink struct {
 	URL    string `json:"url"`
 	Anchor string `json:"anchor"`
+	Via    string `json:"via,omitempty"` // the URL linked to, when it redirects here
 }
 
 // Fetch is one fetch of a page, newest first in DocInfo.History.
@@ -85,7 +86,7 @@ type DocInfo struct {
 	Canonical   string    `json:"canonical"` // URL of the cluster's canonical; URL itself when it is the canonical
 	ContentHash string    `json:"content_hash"`
 	PageRank    float64   `json:"pagerank"`
-	Status      string    `json:"status"`      // page state: ok, redirect, gone, noindex, unparsed, or "unfetched"
+	Status      string    `json:"status"`      // page state: ok, redirect, gone, noindex, unparsed; refused (private address) or disallowed (robots.txt) for pages not fetched on purpose; fetched (not parsed yet) or unfetched
 	HTTPStatus  int       `json:"http_status"` // last HTTP status, 0 if none
 	FetchedAt   time.Time `json:"fetched_at,omitzero"`
 	Title       string    `json:"title"`

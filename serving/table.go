@@ -83,6 +83,9 @@ func Rebuild(ctx context.Context, db *percolator.DB, dir string, opt Options) (*
 	return ix, nil
 }
 
+// maxAliases bounds the redirecting rows whose inlinks LookupDoc gathers.
+const maxAliases = 100
+
 // LookupDoc returns everything the table (and ix, if not nil) knows about
 // the page of rawURL. It returns ErrNotFound when the table has no row for
 // it, and ErrBadQuery when rawURL is not a URL the crawler could fetch.
@@ -97,7 +100,9 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *Index, rawURL string)
 	}
 	info := &DocInfo{URL: norm, Row: row, Outlinks: []string{}, Inlinks: []Inlink{}, Duplicates: []string{}, History: []Fetch{}}
 	found := false
+	var aliases []string // rows redirecting here
 	err = db.View(ctx, func(tx *percolator.Tx) error {
+		aliases = aliases[:0]
 		cells := make(map[string][]byte)
 		err := tx.Scan(ctx, row, row+"\x00", "", func(_, col string, v []byte) bool {
 			found = true
@@ -107,6 +112,7 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *Index, rawURL string)
 					info.Inlinks = append(info.Inlinks, Inlink{URL: u, Anchor: string(v)})
 				}
 			case strings.HasPrefix(col, webtable.AliasPrefix):
+				aliases = append(aliases, strings.TrimPrefix(col, webtable.AliasPrefix))
 			default:
 				cells[col] = v
 			}
@@ -114,6 +120,19 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *Index, rawURL string)
 		})
 		if err != nil || !found {
 			return err
+		}
+		// Links to the URLs that redirect here are links here.
+		for _, a := range aliases[:min(len(aliases), maxAliases)] {
+			via, _ := webtable.URL(a)
+			err := tx.Scan(ctx, a, a+"\x00", webtable.InPrefix, func(_, col string, v []byte) bool {
+				if u, err := webtable.URL(strings.TrimPrefix(col, webtable.InPrefix)); err == nil {
+					info.Inlinks = append(info.Inlinks, Inlink{URL: u, Anchor: string(v), Via: via})
+				}
+				return true
+			})
+			if err != nil {
+				return err
+			}
 		}
 		fill(info, cells)
 		if h := cells[webtable.ClusterHash]; len(h) > 0 {
@@ -160,6 +179,15 @@ func fill(info *DocInfo, c map[string][]byte) {
 		info.Status = "unfetched"
 		if c[webtable.FetchedAt] != nil {
 			info.Status = "fetched" // not parsed yet
+		}
+	}
+	if info.Status == webtable.StateGone || info.Status == "fetched" {
+		// Not fetched on purpose: say why rather than "gone".
+		switch e := string(c[webtable.Error]); {
+		case strings.HasPrefix(e, webtable.CauseRefused):
+			info.Status = "refused"
+		case strings.HasPrefix(e, webtable.CauseRobots):
+			info.Status = "disallowed"
 		}
 	}
 	info.HTTPStatus, _ = strconv.Atoi(string(c[webtable.Status]))
