@@ -2,141 +2,20 @@ package observers_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/internal/testsite"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
-// realSite is a web server with what real sites have and fixtures tend to
-// lack: every kind of redirect, in scope and out, loops and long chains,
-// 404 and 410, a 500, a robots.txt that disallows a page, a plain
-// http.FileServer (which redirects dir/index.html to dir/), a redirect to
-// a duplicate, and pages that change what they answer between crawls.
-// The crawler reaches it as http://site.test (see hostTransport), so the
-// address guard stays on and refuses the private address among the seeds.
-type realSite struct {
-	srv *httptest.Server
-
-	mu    sync.Mutex
-	round int // 1: the first crawl; 2: the flips answer differently
-}
-
 const siteURL = "http://site.test"
-
-func newRealSite(t *testing.T) *realSite {
-	t.Helper()
-	s := &realSite{round: 1}
-	docs := t.TempDir()
-	for name, body := range map[string]string{
-		"index.html":     page("Docs home", "the documentation starts here", "dir/index.html", "the dir index", "a.html", "page a"),
-		"a.html":         page("Page A", "alpha page of the docs", "dir/index.html", "back to dir", "../target.html", "target from docs"),
-		"dir/index.html": page("Dir", "the directory index page lists things", "../a.html", "to a"),
-	} {
-		p := filepath.Join(docs, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/docs/", http.StripPrefix("/docs", http.FileServer(http.Dir(docs))))
-	html := func(path, body string) {
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != path {
-				http.NotFound(w, r)
-				return
-			}
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprint(w, body)
-		})
-	}
-	redirect := func(path, to string, code int) {
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, to, code)
-		})
-	}
-	// flip serves path as before in round 1 and as after in round 2.
-	flip := func(path string, before, after http.HandlerFunc) {
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
-			s.mu.Lock()
-			round := s.round
-			s.mu.Unlock()
-			if round == 1 {
-				before(w, r)
-			} else {
-				after(w, r)
-			}
-		})
-	}
-	serve := func(body string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprint(w, body)
-		}
-	}
-	to := func(target string, code int) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, target, code) }
-	}
-
-	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
-	})
-	html("/", page("Home", "welcome to the test site",
-		"/moved", "moved link", "/found", "found link", "/temp", "temp link", "/perm", "perm link",
-		"/away", "away link", "/loop-a", "loop link", "/long0", "long link",
-		"/missing", "missing link", "/removed", "removed link", "/broken", "broken link",
-		"/private/secret.html", "secret link", "http://10.9.9.9/", "private link",
-		"/docs/", "docs link", "/docs/dir/index.html", "dir index link",
-		"/copy1.html", "first copy", "/dup-redirect", "dup link",
-		"/flip1", "flip one", "/flip2", "flip two", "/flip3", "flip three"))
-	html("/target.html", page("Target", "the page moved here", "/", "home"))
-	html("/t302.html", page("Found target", "found by a 302", "/", "home"))
-	html("/t307.html", page("Temp target", "reached by a 307"))
-	html("/t308.html", page("Perm target", "reached by a 308", "/t302.html", "to the 302 target"))
-	html("/copy1.html", page("Copy", "identical duplicated wombat content"))
-	html("/copy2.html", page("Copy", "identical duplicated wombat content"))
-	html("/private/secret.html", page("Secret", "robots keep this out"))
-	redirect("/moved", "/target.html", http.StatusMovedPermanently)
-	redirect("/found", "/t302.html", http.StatusFound)
-	redirect("/temp", "/t307.html", http.StatusTemporaryRedirect)
-	redirect("/perm", "/t308.html", http.StatusPermanentRedirect)
-	redirect("/away", "http://elsewhere.test/x", http.StatusMovedPermanently)
-	redirect("/loop-a", "/loop-b", http.StatusFound)
-	redirect("/loop-b", "/loop-a", http.StatusFound)
-	for i := range 8 {
-		redirect(fmt.Sprintf("/long%d", i), fmt.Sprintf("/long%d", i+1), http.StatusFound)
-	}
-	redirect("/dup-redirect", "/copy2.html", http.StatusMovedPermanently)
-	mux.HandleFunc("/missing", http.NotFound)
-	mux.HandleFunc("/removed", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "gone", http.StatusGone) })
-	mux.HandleFunc("/broken", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", http.StatusInternalServerError) })
-	flip("/flip1", serve(page("Flip one", "first flip content")), to("/target.html", http.StatusMovedPermanently))
-	flip("/flip2", http.NotFound, serve(page("Flip two", "second flip is back", "/target.html", "flip two to target")))
-	flip("/flip3", to("/t302.html", http.StatusMovedPermanently), serve(page("Flip three", "third flip stands alone")))
-	s.srv = httptest.NewServer(mux)
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
-func (s *realSite) setRound(n int) {
-	s.mu.Lock()
-	s.round = n
-	s.mu.Unlock()
-}
 
 // hostTransport sends requests for site.test to the test server and
 // everything else to the crawler's guarded transport.
@@ -156,7 +35,10 @@ func (h *hostTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.direct.RoundTrip(r2)
 }
 
-func (s *realSite) crawl(t *testing.T, e *env) {
+// crawlSite crawls s, reached as http://site.test (see hostTransport) so that
+// the address guard stays on and refuses the private address among the
+// seeds.
+func crawlSite(t *testing.T, s *testsite.Site, e *env) {
 	t.Helper()
 	direct := &http.Transport{}
 	t.Cleanup(direct.CloseIdleConnections)
@@ -171,7 +53,7 @@ func (s *realSite) crawl(t *testing.T, e *env) {
 		MaxRedirects: 3,
 		NoSitemaps:   true,
 		WrapTransport: func(guarded http.RoundTripper) http.RoundTripper {
-			return &hostTransport{guarded: guarded, direct: direct, addr: s.srv.Listener.Addr().String()}
+			return &hostTransport{guarded: guarded, direct: direct, addr: s.Listener.Addr().String()}
 		},
 	})
 	if err != nil {
@@ -216,9 +98,9 @@ func verifyIdle(t *testing.T, e *env) *observers.Batch {
 // Verify passes after a first crawl and after pages changed what they
 // answer (200 → 301, 404 → 200, 301 → 200).
 func TestRealSiteVerify(t *testing.T) {
-	s := newRealSite(t)
+	s := testsite.New(t)
 	e := newEnv(t)
-	s.crawl(t, e)
+	crawlSite(t, s, e)
 	b := verifyIdle(t, e)
 
 	states := map[string]string{
@@ -320,7 +202,7 @@ func TestRealSiteVerify(t *testing.T) {
 	}
 
 	// Round 2: the flips change what they answer.
-	s.setRound(2)
+	s.SetRound(2)
 	var flips []string
 	for _, p := range []string{"/flip1", "/flip2", "/flip3"} {
 		flips = append(flips, siteURL+p)
@@ -328,7 +210,7 @@ func TestRealSiteVerify(t *testing.T) {
 	if n, err := crawl.Recrawl(bg, e.db, flips, time.Time{}); err != nil || n != 3 {
 		t.Fatalf("Recrawl: %d, %v", n, err)
 	}
-	s.crawl(t, e)
+	crawlSite(t, s, e)
 	verifyIdle(t, e)
 	for p, want := range map[string]string{"/flip1": webtable.StateRedirect, "/flip2": webtable.StateOK, "/flip3": webtable.StateOK} {
 		if got := e.get(siteURL+p, webtable.State); got != want {
