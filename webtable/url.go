@@ -41,12 +41,15 @@ func Normalize(raw string) (string, error) {
 }
 
 // Resolve resolves ref against base as a browser resolves a link, and
-// normalizes the result as Normalize does. If base is not an http(s) URL,
-// only absolute references resolve.
+// normalizes the result as Normalize does. If base is nil or not an
+// http(s) URL, only absolute references resolve.
 //
 // Resolve remembers the last base it parsed, so a page's links cost one
 // parse of the base; NewBase and Base.Resolve make that explicit.
 func Resolve(base *url.URL, ref string) (string, error) {
+	if base == nil {
+		return (*Base)(nil).Resolve(ref)
+	}
 	if m := lastBase.Load(); m != nil && m.u == *base {
 		return m.b.Resolve(ref)
 	}

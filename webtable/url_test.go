@@ -103,6 +103,9 @@ func TestResolve(t *testing.T) {
 	if got, err := Resolve(base, "x"); err != nil || got != "http://example.com/other/x" {
 		t.Errorf("Resolve after the base changed = %q, %v", got, err)
 	}
+	if got, err := Resolve(nil, "http://a.com/x"); err != nil || got != "http://a.com/x" {
+		t.Errorf("absolute ref against no base = %q, %v", got, err)
+	}
 	if got, err := Resolve(&url.URL{Scheme: "mailto", Opaque: "a@b.c"}, "x"); err == nil {
 		t.Errorf("relative ref against a mailto base = %q", got)
 	}
