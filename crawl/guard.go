@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -14,6 +15,7 @@ import (
 // multicast, these special-purpose blocks.
 var reserved = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("::/96"),         // IPv4-compatible (deprecated): ::127.0.0.1
 	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
 	netip.MustParsePrefix("192.0.0.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
@@ -40,10 +42,17 @@ func publicAddr(ip netip.Addr) bool {
 	return true
 }
 
-// checkHost refuses a URL host that is a non-public IP literal before any
-// connection is tried. Names are checked after resolution, by the dialer.
+// checkHost refuses, before any connection is tried, a URL host that is
+// a non-public IP literal or a localhost name (RFC 6761: "localhost" and
+// its subdomains are loopback). host is the host of a normalized URL
+// (webtable.Normalize), so every spelling a browser accepts arrives here
+// in one form: 2130706433, 0x7f.1 and 127.1 as 127.0.0.1, LOCALHOST. as
+// localhost, full-width digits and IDNA as ASCII. Other names are checked
+// after resolution, by the dialer.
 func checkHost(host string) error {
-	if ip, err := netip.ParseAddr(host); err == nil && !publicAddr(ip) {
+	h := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if ip, err := netip.ParseAddr(h); err == nil && !publicAddr(ip) ||
+		h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return fmt.Errorf("%w: %s", ErrPrivateAddress, host)
 	}
 	return nil

@@ -5,153 +5,150 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"path"
 	"strings"
+	"sync/atomic"
 )
 
 // ErrNotHTTP is returned for URLs that are not http or https (mailto:,
 // javascript:, data:, ...): they are never crawled.
 var ErrNotHTTP = errors.New("webtable: not an http(s) URL")
 
-// Normalize returns the canonical form of an absolute http(s) URL: scheme and
-// host lowercased, default port and fragment dropped, "." and ".." resolved,
-// an empty path made "/", percent-escapes made consistent (unreserved
-// characters decoded, the rest upper-case hex). Two URLs that name the same
-// resource in these ways normalize to the same string.
+// Normalize returns the canonical form of an absolute http(s) URL. raw is
+// parsed as a browser parses it (the WHATWG URL standard: surrounding
+// spaces and controls stripped, tabs and newlines removed, "\" read as
+// "/"), then:
+//   - scheme and host are lower-cased, the host in ASCII (IDNA: Unicode
+//     labels as "xn--"), IPv4 addresses in dotted decimal whatever their
+//     spelling, IPv6 compressed, trailing dots dropped;
+//   - user information, the default port and the fragment are dropped;
+//   - dot segments ("." and "..", also spelled "%2e") are removed, empty
+//     segments kept ("/a//b" stays), an empty path made "/";
+//   - characters a URL cannot hold (spaces, controls, non-ASCII, quotes,
+//     "<", ">", ...) are percent-encoded as a browser encodes them, escaped
+//     unreserved characters decoded, other escapes upper-cased, a "%"
+//     that starts no escape written "%25";
+//   - a "?" is kept even when the query is empty.
+//
+// The result is its own canonical form (Normalize returns it unchanged)
+// and Go's net/url parses and prints it unchanged. Two URLs that name the
+// same resource in these ways normalize to the same string.
 func Normalize(raw string) (string, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
+	p, err := parse(raw, nil)
 	if err != nil {
-		return "", fmt.Errorf("webtable: parse %q: %w", raw, err)
+		return "", err
 	}
-	return NormalizeURL(u)
+	return p.String(), nil
 }
 
-// Resolve resolves ref against base and normalizes the result.
+// Resolve resolves ref against base as a browser resolves a link, and
+// normalizes the result as Normalize does. If base is nil or not an
+// http(s) URL, only absolute references resolve.
+//
+// Resolve remembers the last base it parsed, so a page's links cost one
+// parse of the base; NewBase and Base.Resolve make that explicit.
 func Resolve(base *url.URL, ref string) (string, error) {
-	r, err := url.Parse(strings.TrimSpace(ref))
-	if err != nil {
-		return "", fmt.Errorf("webtable: parse %q: %w", ref, err)
+	if base == nil {
+		return (*Base)(nil).Resolve(ref)
 	}
-	return NormalizeURL(base.ResolveReference(r))
+	if m := lastBase.Load(); m != nil && m.u == *base {
+		return m.b.Resolve(ref)
+	}
+	b, err := NewBase(base.String())
+	if err != nil {
+		b = nil
+	}
+	lastBase.Store(&baseMemo{u: *base, b: b})
+	return b.Resolve(ref)
+}
+
+// lastBase is the base Resolve parsed last.
+var lastBase atomic.Pointer[baseMemo]
+
+type baseMemo struct {
+	u url.URL // a copy: the caller may change its URL afterwards
+	b *Base   // nil if u is not an http(s) URL
+}
+
+// Base is a parsed base URL, for resolving many references against one
+// page: it skips parsing the base for every link. A Base is immutable and
+// safe for concurrent use.
+type Base struct{ p parsed }
+
+// NewBase parses raw as Normalize does.
+func NewBase(raw string) (*Base, error) {
+	p, err := parse(raw, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Base{p}, nil
+}
+
+// String returns the normalized base URL.
+func (b *Base) String() string { return b.p.String() }
+
+// Resolve resolves ref against b as the package-level Resolve does. A nil
+// Base resolves only absolute references.
+func (b *Base) Resolve(ref string) (string, error) {
+	var bp *parsed
+	if b != nil {
+		bp = &b.p
+	}
+	p, err := parse(ref, bp)
+	if err != nil {
+		return "", err
+	}
+	return p.String(), nil
 }
 
 // NormalizeURL is Normalize for a parsed URL; u is not modified.
 func NormalizeURL(u *url.URL) (string, error) {
-	scheme := strings.ToLower(u.Scheme)
-	if scheme != "http" && scheme != "https" {
-		return "", fmt.Errorf("%w: %q", ErrNotHTTP, u.String())
-	}
-	host := strings.TrimRight(strings.ToLower(u.Hostname()), ".")
-	if host == "" {
-		return "", fmt.Errorf("webtable: %q has no host", u.String())
-	}
-	port := u.Port()
-	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
-		port = ""
-	}
-	hostport := host
-	if strings.Contains(host, ":") { // IPv6 literal
-		ip := net.ParseIP(host)
-		if ip == nil {
-			return "", fmt.Errorf("webtable: %q has an invalid IPv6 host", u.String())
-		}
-		host = ip.String()
-		hostport = "[" + host + "]"
-	}
-	if port != "" {
-		hostport = net.JoinHostPort(host, port)
-	}
-	// Decode escaped unreserved characters first, so an escaped dot segment
-	// (%2E%2E) is cleaned like a plain one.
-	p := fixEscapes(u.EscapedPath())
-	if p == "" {
-		p = "/"
-	}
-	trailing := strings.HasSuffix(p, "/")
-	p = path.Clean(p)
-	if trailing && p != "/" {
-		p += "/"
-	}
-	out := scheme + "://" + hostport + p
-	if u.RawQuery != "" || u.ForceQuery {
-		out += "?" + fixEscapes(u.RawQuery)
-	}
-	return out, nil
-}
-
-// fixEscapes decodes percent-escapes of unreserved characters and
-// upper-cases the others, so equivalent spellings compare equal.
-func fixEscapes(s string) string {
-	if !strings.Contains(s, "%") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]) {
-			c := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if isUnreserved(c) {
-				b.WriteByte(c)
-			} else {
-				b.WriteByte('%')
-				b.WriteString(strings.ToUpper(s[i+1 : i+3]))
-			}
-			i += 2
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func ishex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
-}
-
-func isUnreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
+	return Normalize(u.String())
 }
 
 // Row returns the row key of a normalized URL: the host's labels reversed,
 // then ":scheme", then ":port" if any, then the path and query.
 func Row(normalized string) (string, error) {
-	u, err := url.Parse(normalized)
-	if err != nil {
-		return "", fmt.Errorf("webtable: parse %q: %w", normalized, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+	scheme, rest, ok := strings.Cut(normalized, "://")
+	if !ok || scheme != "http" && scheme != "https" {
 		return "", fmt.Errorf("%w: %q", ErrNotHTTP, normalized)
 	}
-	var b strings.Builder
-	if h := u.Hostname(); strings.Contains(h, ":") {
-		b.WriteString("[" + h + "]") // IPv6: keep the colons apart from ours
+	slash := strings.IndexByte(rest, '/')
+	if slash < 0 {
+		slash = len(rest)
+	}
+	hostport, tail := rest[:slash], rest[slash:]
+	host, port := hostport, ""
+	if strings.HasPrefix(hostport, "[") { // IPv6: keep the colons apart from ours
+		end := strings.IndexByte(hostport, ']')
+		if end < 0 || end+1 < len(hostport) && hostport[end+1] != ':' {
+			return "", fmt.Errorf("webtable: %q has an invalid host", normalized)
+		}
+		host, port = hostport[:end+1], strings.TrimPrefix(hostport[end+1:], ":")
 	} else {
-		b.WriteString(ReverseHost(h))
+		host, port, _ = strings.Cut(hostport, ":")
+		host = ReverseHost(host)
 	}
+	if host == "" || strings.ContainsAny(host, "@#?") || strings.ContainsAny(port, ":@#?") {
+		return "", fmt.Errorf("webtable: %q has an invalid host", normalized)
+	}
+	if tail == "" {
+		tail = "/"
+	} else if tail[0] != '/' {
+		tail = "/" + tail
+	}
+	if i := strings.IndexByte(tail, '#'); i >= 0 {
+		tail = tail[:i]
+	}
+	var b strings.Builder
+	b.Grow(len(normalized) + 2)
+	b.WriteString(host)
 	b.WriteByte(':')
-	b.WriteString(u.Scheme)
-	if p := u.Port(); p != "" {
+	b.WriteString(scheme)
+	if port != "" {
 		b.WriteByte(':')
-		b.WriteString(p)
+		b.WriteString(port)
 	}
-	rest := u.EscapedPath()
-	if rest == "" {
-		rest = "/"
-	}
-	b.WriteString(rest)
-	if u.RawQuery != "" || u.ForceQuery {
-		b.WriteByte('?')
-		b.WriteString(u.RawQuery)
-	}
+	b.WriteString(tail)
 	return b.String(), nil
 }
 
