@@ -125,7 +125,11 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *Index, rawURL string)
 		for _, a := range aliases[:min(len(aliases), maxAliases)] {
 			via, _ := webtable.URL(a)
 			err := tx.Scan(ctx, a, a+"\x00", webtable.InPrefix, func(_, col string, v []byte) bool {
-				if u, err := webtable.URL(strings.TrimPrefix(col, webtable.InPrefix)); err == nil {
+				src := strings.TrimPrefix(col, webtable.InPrefix)
+				if src == row {
+					return true // the page linking to itself through the redirect
+				}
+				if u, err := webtable.URL(src); err == nil {
 					info.Inlinks = append(info.Inlinks, Inlink{URL: u, Anchor: string(v), Via: via})
 				}
 				return true
