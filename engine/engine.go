@@ -7,12 +7,14 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/percolator"
@@ -155,15 +157,18 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 }
 
 // Run runs the crawler, the worker, the feeder, GC and the status sampler
-// until ctx is done. A crawler that finishes (Options.Once, MaxPages) or
-// fails stops alone; the rest keeps going.
+// until ctx is done or one of them fails. A crawler that finishes
+// (Options.Once, MaxPages) stops alone and the rest keeps going; a crawler
+// or feeder that fails stops everything, and Run returns its error (the
+// first, if several fail). Run returns nil when ctx ends it.
 func (e *Engine) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
+	g, ctx := errgroup.WithContext(ctx)
 	if e.Worker != nil {
 		e.Worker.Start()
+		defer e.Worker.Close()
 	}
 	if e.Crawler != nil {
-		wg.Go(func() {
+		g.Go(func() error {
 			defer close(e.crawlDone)
 			err := e.Crawler.Run(ctx)
 			switch {
@@ -171,26 +176,26 @@ func (e *Engine) Run(ctx context.Context) error {
 				e.log.Info("crawl done", "fetched", e.Crawler.Stats().Fetched)
 			case ctx.Err() == nil:
 				e.log.Error("crawler stopped", "err", err)
+				return fmt.Errorf("engine: crawler: %w", err)
 			}
+			return nil
 		})
 	}
 	if e.Feeder != nil {
-		wg.Go(func() {
-			if err := e.Feeder.Run(ctx); err != nil {
+		g.Go(func() error {
+			err := e.Feeder.Run(ctx)
+			if err != nil && ctx.Err() == nil {
 				e.log.Error("feeder stopped", "err", err)
+				return fmt.Errorf("engine: feeder: %w", err)
 			}
+			return nil
 		})
 	}
 	if e.cfg.GCInterval > 0 {
-		wg.Go(func() { e.gcLoop(ctx) })
+		g.Go(func() error { e.gcLoop(ctx); return nil })
 	}
-	wg.Go(func() { e.every(ctx, e.cfg.SampleInterval, e.sample) })
-	<-ctx.Done()
-	wg.Wait()
-	if e.Worker != nil {
-		e.Worker.Close()
-	}
-	return nil
+	g.Go(func() error { e.every(ctx, e.cfg.SampleInterval, e.sample); return nil })
+	return g.Wait()
 }
 
 func (e *Engine) every(ctx context.Context, d time.Duration, fn func(context.Context)) {

@@ -127,6 +127,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		ready <- ln.Addr().String()
 	}
 	if err := e.Run(ctx); err != nil {
+		srv.Close()
 		fmt.Fprintln(stderr, "search:", err)
 		return 1
 	}

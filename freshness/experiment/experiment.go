@@ -268,7 +268,11 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer stop()
-	wg.Go(func() { e.Run(runCtx) })
+	wg.Go(func() {
+		if err := e.Run(runCtx); err != nil {
+			log.Error("engine stopped", "err", err)
+		}
+	})
 
 	// Phase 1: the initial crawl, as fast as it goes, then index it all.
 	// It stops after the index page and every page: with a revisit

@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/observers"
+)
+
+// A crawler that fails stops the engine, and Run says why, instead of
+// serving on with nothing crawling.
+func TestRunReturnsCrawlerFailure(t *testing.T) {
+	e, err := Open(context.Background(), Config{
+		Dir:       t.TempDir(),
+		Crawl:     &crawl.Options{Once: true}, // no seeds anywhere
+		Observers: observers.Chain(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := e.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = e.Run(ctx)
+	if !errors.Is(err, crawl.ErrNoSeeds) {
+		t.Fatalf("Run = %v, want crawl.ErrNoSeeds", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Run returned only when its context ended")
+	}
+}
+
+// Run returns nil when its context ends it.
+func TestRunStopsWithContext(t *testing.T) {
+	e, err := Open(context.Background(), Config{Dir: t.TempDir(), Observers: observers.Chain()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v after cancel, want nil", err)
+	}
+}
