@@ -8,10 +8,9 @@ import (
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
-// Columns of a page row kept by the residual-push rank observer this one
-// replaced; Init deletes them.
-var oldColumns = []string{"rank:residual", "rank:pushed", "rank:seeded", "rank:announced"}
-
+// oldPushPrefix starts the columns of the residual-push rank observer this
+// one replaced; Init deletes them with its rank:* columns (rank:residual,
+// rank:pushed, rank:seeded, rank:announced).
 const oldPushPrefix = "rin:"
 
 // Init brings the rank graph up to date with every page of db (Refresh on
