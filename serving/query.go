@@ -284,6 +284,18 @@ func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase
 		if strings.TrimSpace(text) == "" {
 			return nil, badQuery("nothing to search for after %s:", field)
 		}
+		if fuzziness > 0 {
+			r.costly++
+		}
+		if phrase {
+			// A keyword field has no positions: a quoted value is the
+			// whole term (url:"http://example.com/").
+			m := query.NewMatchQuery(text)
+			m.SetField(field)
+			m.SetBoost(q.Boost())
+			m.SetFuzziness(fuzziness)
+			return m, nil
+		}
 		return q, nil
 	}
 	if r.an != nil && len(r.an.Analyze([]byte(text))) == 0 {

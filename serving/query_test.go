@@ -166,6 +166,9 @@ func TestHostAndSite(t *testing.T) {
 		{"site:127.0.0.1:9000 vacuum", []string{"http://127.0.0.1:9000/vacuum"}},
 		{"site:127.0.0.1:8000 vacuum", nil},
 		{"host:*.example.com", []string{"http://www.example.com/file"}},
+		// url is a keyword too: the whole URL, quoted or escaped
+		{`url:"http://example.com/decorators"`, []string{"http://example.com/decorators"}},
+		{`url:http\://example.com/decorators`, []string{"http://example.com/decorators"}},
 	}
 	for _, c := range cases {
 		if got := sorted(find(t, ix, c.q)); !slices.Equal(got, c.want) {
