@@ -136,3 +136,58 @@ func BenchmarkQuery(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatchAll compares q=* (every page, by PageRank, unscored) with
+// a one-word query and a prefix query on 5,000 synthetic pages: match-all
+// must cost about what a common word costs, not a scored pass over every
+// term of the index.
+func BenchmarkMatchAll(b *testing.B) {
+	ix, err := OpenIndex(filepath.Join(b.TempDir(), "index"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	rng := rand.New(rand.NewPCG(3, 4))
+	vocab := make([]string, 20_000)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%dx", i)
+	}
+	var us []Update
+	for i := range 5000 {
+		words := make([]string, 200)
+		for j := range words {
+			words[j] = vocab[int(rng.ExpFloat64()*2000)%len(vocab)]
+		}
+		u := fmt.Sprintf("http://h%d.example/p%d", i%50, i)
+		d := &observers.Doc{URL: u, Host: observers.HostOf(u), Title: strings.Join(words[:5], " "),
+			Text: strings.Join(words, " "), PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: time.Now().UTC(), ClusterSize: 1}
+		us = append(us, Update{Export: observers.Export{Op: "upsert", Version: 1, Row: fmt.Sprintf("r%d", i), URL: u, Doc: d}})
+	}
+	for chunk := range slices.Chunk(us, 500) {
+		if _, err := ix.Apply(chunk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		q    Query
+	}{
+		{"all", Query{Q: "*", N: 10}},
+		{"all_n100", Query{Q: "*", N: 100}},
+		{"term", Query{Q: "w1x", N: 10}},
+		{"term_n100", Query{Q: "w1x", N: 100}},
+		{"prefix", Query{Q: "w12*", N: 10}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var total uint64
+			for b.Loop() {
+				res, err := ix.Search(context.Background(), c.q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				total = res.Total
+			}
+			b.ReportMetric(float64(total), "hits")
+		})
+	}
+}

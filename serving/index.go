@@ -25,6 +25,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock (tests). Default time.Now.
 	Now func() time.Time
+	// MaxSearches is how many searches run at once; half of them (at
+	// least one) may be costly (regexps, wildcards, fuzzy terms). Others
+	// wait for their context's deadline at most. 0 means one per core.
+	MaxSearches int
 }
 
 // Applied is one document change the index applied.
@@ -53,6 +57,7 @@ type Index struct {
 
 	mu      sync.Mutex // serializes Apply
 	latency *window
+	limit   *limiter
 }
 
 // Update is one export to apply, with the fetch time of the document the
@@ -78,7 +83,7 @@ func OpenIndex(dir string, opt Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serving: open index %s: %w", dir, err)
 	}
-	return &Index{bi: bi, dir: dir, opt: opt, latency: newWindow(10_000)}, nil
+	return &Index{bi: bi, dir: dir, opt: opt, latency: newWindow(10_000), limit: newLimiter(opt.MaxSearches)}, nil
 }
 
 // Close closes the index.

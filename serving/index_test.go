@@ -11,7 +11,7 @@ import (
 	"github.com/caffeine-go/caffeine/observers"
 )
 
-func openIndex(t *testing.T) *Index {
+func openIndex(t testing.TB) *Index {
 	t.Helper()
 	ix, err := OpenIndex(filepath.Join(t.TempDir(), "index"), Options{})
 	if err != nil {
@@ -22,7 +22,7 @@ func openIndex(t *testing.T) *Index {
 }
 
 // apply applies exports to ix as new documents.
-func apply(t *testing.T, ix *Index, es ...observers.Export) {
+func apply(t testing.TB, ix *Index, es ...observers.Export) {
 	t.Helper()
 	us := make([]Update, len(es))
 	for i, e := range es {

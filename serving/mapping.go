@@ -1,8 +1,11 @@
 package serving
 
 import (
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
 )
 
@@ -11,6 +14,7 @@ const (
 	fURL         = "url"
 	fHost        = "host"
 	fTitle       = "title"
+	fTitleWords  = "title_words" // the title word for word, stop words kept (see wordsAnalyzer)
 	fText        = "text"
 	fAnchors     = "anchors"     // every inbound anchor text, indexed (repeats count)
 	fTopAnchors  = "top_anchors" // the most frequent distinct anchor texts, stored only
@@ -28,6 +32,11 @@ const (
 // segmentation, lower case, English possessives and stop words, Porter
 // stemming. Snippets use it too, so what is marked is what matched.
 const analyzer = en.AnalyzerName
+
+// wordsAnalyzer keeps every word, only lower-cased: the analyzer of
+// title_words, which a query made only of stop words searches (the English
+// analyzer drops them from title, text and anchors).
+const wordsAnalyzer = "words"
 
 // indexMapping decides what the index costs (see BENCHMARKS.md): text
 // fields keep term vectors (phrase queries need positions), only what a
@@ -76,7 +85,10 @@ func indexMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt(fURL, keywordField(true, true))
 	doc.AddFieldMappingsAt(fHost, keywordField(true, true))
 	doc.AddFieldMappingsAt(fLang, keywordField(true, false))
-	doc.AddFieldMappingsAt(fTitle, text(true))
+	titleWords := text(false)
+	titleWords.Name = fTitleWords
+	titleWords.Analyzer = wordsAnalyzer
+	doc.AddFieldMappingsAt(fTitle, text(true), titleWords)
 	doc.AddFieldMappingsAt(fText, text(true))
 	doc.AddFieldMappingsAt(fAnchors, text(false))
 	doc.AddFieldMappingsAt(fTopAnchors, keywordField(false, true))
@@ -89,6 +101,13 @@ func indexMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt(fIndexedAt, date())
 
 	m := mapping.NewIndexMapping()
+	if err := m.AddCustomAnalyzer(wordsAnalyzer, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": []any{lowercase.Name},
+	}); err != nil {
+		panic(err) // a constant configuration
+	}
 	m.DefaultMapping = doc
 	m.DefaultAnalyzer = analyzer
 	m.DefaultField = fText

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search"
@@ -36,30 +34,48 @@ func Score(bm25, pagerank float64) float64 {
 
 const rankWeight = 0.45
 
-// Search runs q. Syntax errors and out-of-range parameters return an
-// error wrapping ErrBadQuery.
+// Search runs q. Syntax errors, out-of-range parameters and queries the
+// index refuses return an error wrapping ErrBadQuery; a search that could
+// not start or finish before ctx is done returns ctx's error.
+//
+// A query with nothing to score (match all, possibly with exclusions) is
+// ordered by PageRank without scoring, which is cheap; other queries are
+// scored (see Score). Searches wait for a slot of the index's limiter
+// (see limiter) for as long as ctx allows.
 func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	started := time.Now()
-	parsed, terms, err := parse(q)
+	p, err := parse(ix.bi.Mapping(), q)
 	if err != nil {
 		return nil, err
 	}
-	scored := query.NewCustomScoreQueryWithScorer(parsed, func(_ context.Context, d *search.DocumentMatch) (float64, error) {
-		pr, _ := d.Fields[fPageRank].(float64)
-		return Score(d.Score, pr), nil
-	}, []string{fPageRank}, nil)
-	req := bleve.NewSearchRequestOptions(scored, q.N, q.Start, false)
+	release, err := ix.limit.acquire(ctx, p.costly)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var req *bleve.SearchRequest
+	if p.ranked {
+		scored := query.NewCustomScoreQueryWithScorer(p.q, func(_ context.Context, d *search.DocumentMatch) (float64, error) {
+			pr, _ := d.Fields[fPageRank].(float64)
+			return Score(d.Score, pr), nil
+		}, []string{fPageRank}, nil)
+		req = bleve.NewSearchRequestOptions(scored, q.N, q.Start, false)
+	} else {
+		req = bleve.NewSearchRequestOptions(p.q, q.N, q.Start, false)
+		req.Score = "none"
+		req.SortBy([]string{"-" + fPageRank, "_id"})
+	}
 	req.Fields = []string{fURL, fTitle, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize}
 	res, err := ix.bi.SearchInContext(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("serving: search %q: %w", q.Q, err)
+		return nil, searchError(q.Q, err)
 	}
 	out := &Results{Total: res.Total, Results: make([]Result, 0, len(res.Hits))}
 	an := ix.bi.Mapping().AnalyzerNamed(analyzer)
-	marks := analyzeTerms(an, terms)
+	marks := analyzeTerms(an, p.terms)
 	for _, h := range res.Hits {
 		r := Result{
 			URL:         str(h.Fields[fURL]),
@@ -79,145 +95,27 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	return out, nil
 }
 
-func badQuery(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrBadQuery, fmt.Sprintf(format, args...))
+// queryErrors are the messages of Bleve errors that the query causes.
+// parse refuses these queries first; this is the safety net.
+var queryErrors = []string{
+	"fuzziness exceeds max", "invalid fuzziness", "dfa contains more than",
+	"zero width assertions", "word boundaries are not allowed", "error parsing regexp",
+	"unable to parse datetime", "date range", "numeric range",
 }
 
-// parse checks q's limits and parses its query string, expanding
-// unqualified terms over the text fields. It returns the terms to mark in
-// snippets.
-func parse(q Query) (query.Query, []string, error) {
-	s := strings.TrimSpace(q.Q)
-	switch {
-	case s == "":
-		return nil, nil, badQuery("empty query")
-	case len(s) > MaxQueryLen:
-		return nil, nil, badQuery("query longer than %d bytes", MaxQueryLen)
-	case !utf8.ValidString(s):
-		return nil, nil, badQuery("query is not valid UTF-8")
-	case q.N < 1 || q.N > MaxResults:
-		return nil, nil, badQuery("n must be between 1 and %d", MaxResults)
-	case q.Start < 0 || q.Start > MaxStart:
-		return nil, nil, badQuery("start must be between 0 and %d", MaxStart)
+// searchError maps an error of a search that parse accepted: one the query
+// caused is a bad query, anything else a failure of the index.
+func searchError(q string, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "TooManyClauses") {
+		return badQuery("a wildcard, regular expression or fuzzy term matches more than %d terms; make it more specific", maxExpansion)
 	}
-	p, err := query.NewQueryStringQuery(s).Parse()
-	if err != nil {
-		return nil, nil, badQuery("%s", strings.TrimPrefix(err.Error(), "parse error: "))
-	}
-	p = allRequired(p)
-	var terms []string
-	p, err = expand(p, false, &terms)
-	if err != nil {
-		return nil, nil, err
-	}
-	if v, ok := p.(query.ValidatableQuery); ok {
-		if err := v.Validate(); err != nil {
-			return nil, nil, badQuery("%v", err)
+	for _, m := range queryErrors {
+		if strings.Contains(msg, m) {
+			return badQuery("the index cannot run this query: %s", clip(msg, 200))
 		}
 	}
-	return p, terms, nil
-}
-
-// allRequired makes plain words all required, as users of web search
-// engines expect: "a b" finds pages with both. Bleve's query strings make
-// them optional unless some word has a +; with one, the rest stay
-// optional (they rank, not filter).
-func allRequired(q query.Query) query.Query {
-	b, ok := q.(*query.BooleanQuery)
-	if !ok || b.Must != nil || b.Should == nil {
-		return q
-	}
-	d, ok := b.Should.(*query.DisjunctionQuery)
-	if !ok {
-		return q
-	}
-	b.Must, b.Should = query.NewConjunctionQuery(d.Disjuncts), nil
-	return b
-}
-
-// expand rewrites the leaves of a parsed query string that name no field
-// into a disjunction over the text fields with their boosts, and collects
-// the words of the positive leaves for snippets.
-func expand(q query.Query, negated bool, terms *[]string) (query.Query, error) {
-	collect := func(field, s string) {
-		if !negated && (field == "" || field == fTitle || field == fText || field == fAnchors) {
-			*terms = append(*terms, s)
-		}
-	}
-	var err error
-	switch q := q.(type) {
-	case *query.BooleanQuery:
-		for _, sub := range []struct {
-			q   *query.Query
-			neg bool
-		}{{&q.Must, negated}, {&q.Should, negated}, {&q.MustNot, !negated}, {&q.Filter, negated}} {
-			if *sub.q != nil {
-				if *sub.q, err = expand(*sub.q, sub.neg, terms); err != nil {
-					return nil, err
-				}
-			}
-		}
-	case *query.ConjunctionQuery:
-		for i := range q.Conjuncts {
-			if q.Conjuncts[i], err = expand(q.Conjuncts[i], negated, terms); err != nil {
-				return nil, err
-			}
-		}
-	case *query.DisjunctionQuery:
-		for i := range q.Disjuncts {
-			if q.Disjuncts[i], err = expand(q.Disjuncts[i], negated, terms); err != nil {
-				return nil, err
-			}
-		}
-	case *query.MatchQuery:
-		collect(q.FieldVal, q.Match)
-		if q.FieldVal == "" {
-			return overFields(q), nil
-		}
-	case *query.MatchPhraseQuery:
-		collect(q.FieldVal, q.MatchPhrase)
-		if q.FieldVal == "" {
-			return overFields(q), nil
-		}
-	case *query.FuzzyQuery:
-		collect(q.FieldVal, q.Term)
-		if q.FieldVal == "" {
-			return overFields(q), nil
-		}
-	case *query.PrefixQuery:
-		if q.FieldVal == "" {
-			return overFields(q), nil
-		}
-	case *query.WildcardQuery:
-		if q.FieldVal == "" {
-			return overFields(q), nil
-		}
-	case *query.RegexpQuery:
-		if _, err := regexp.Compile(q.Regexp); err != nil {
-			return nil, badQuery("bad regular expression /%s/: %v", q.Regexp, err)
-		}
-		if q.FieldVal == "" {
-			return overFields(q), nil
-		}
-	}
-	return q, nil
-}
-
-// overFields returns q as a disjunction of copies, one per text field
-// with its boost.
-func overFields[T any, P interface {
-	*T
-	query.FieldableQuery
-	query.BoostableQuery
-}](q P) query.Query {
-	d := make([]query.Query, 0, len(boosts))
-	for _, b := range boosts {
-		c := *q
-		P(&c).SetField(b.field)
-		P(&c).SetBoost(b.boost * q.Boost())
-		d = append(d, P(&c))
-	}
-	return query.NewDisjunctionQuery(d)
+	return fmt.Errorf("serving: search %q: %w", q, err)
 }
 
 func str(v any) string {

@@ -175,6 +175,12 @@ func (s *Server) backendError(ctx context.Context, r *http.Request, err error) e
 		// The client went away; nobody reads the answer.
 		return &httpError{http.StatusServiceUnavailable, "request canceled"}
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		took := time.Duration(0)
+		if began, ok := ctx.Value(beganKey{}).(time.Time); ok {
+			took = time.Since(began)
+		}
+		s.opt.Logger.Warn("web: request timed out", "path", r.URL.Path, "q", r.URL.Query().Get("q"),
+			"query", r.URL.RawQuery, "duration", took, "timeout", s.opt.QueryTimeout)
 		return &httpError{http.StatusGatewayTimeout, fmt.Sprintf(
 			"the request took longer than %v and was stopped; try a more specific query", s.opt.QueryTimeout)}
 	}
@@ -182,13 +188,18 @@ func (s *Server) backendError(ctx context.Context, r *http.Request, err error) e
 	return &httpError{http.StatusInternalServerError, internalMessage}
 }
 
-// queryContext bounds the backend calls of one request.
+// queryContext bounds the backend calls of one request. It records when
+// they began, for the log of a timeout.
 func (s *Server) queryContext(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx := context.WithValue(r.Context(), beganKey{}, time.Now())
 	if s.opt.QueryTimeout < 0 {
-		return context.WithCancel(r.Context())
+		return context.WithCancel(ctx)
 	}
-	return context.WithTimeout(r.Context(), s.opt.QueryTimeout)
+	return context.WithTimeout(ctx, s.opt.QueryTimeout)
 }
+
+// beganKey is the context key of the time a request's backend calls began.
+type beganKey struct{}
 
 // fail writes err as JSON under /api/ and as a page elsewhere.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {

@@ -1,0 +1,475 @@
+package serving
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// Fields a query may name, by kind. site is not a field of the index: it
+// is rewritten into host terms (see hostQuery).
+var queryFields = map[string]fieldKind{
+	fTitle: kindText, fText: kindText, fAnchors: kindText,
+	fURL: kindKeyword, fHost: kindHost, fLang: kindKeyword, fieldSite: kindHost,
+	fPageRank: kindNumber, fFetchedAt: kindDate, fIndexedAt: kindDate,
+}
+
+type fieldKind int
+
+const (
+	kindText fieldKind = iota
+	kindKeyword
+	kindHost
+	kindNumber
+	kindDate
+)
+
+const fieldSite = "site"
+
+// fieldNames lists the fields a query may name, for error messages.
+func fieldNames() string {
+	names := make([]string, 0, len(queryFields))
+	for f := range queryFields {
+		names = append(names, f)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// Limits on the expensive parts of a query: regular expressions,
+// wildcards, fuzzy and prefix terms. Each expands to the index terms it
+// matches, at most maxExpansion of them (see limits.go).
+const maxExpensiveTerms = 8
+
+// plan is a parsed query, ready to run.
+type plan struct {
+	q      query.Query
+	terms  []string // words to mark in snippets
+	ranked bool     // false: nothing to score (match all, or only exclusions); ordered by PageRank
+	costly bool     // has regexp, wildcard, fuzzy or prefix terms
+}
+
+// parse checks q's limits and parses its query string: unqualified terms
+// are expanded over the text fields, words the analyzer drops (stop words,
+// punctuation) are removed, host: and site: become host terms, and
+// everything Bleve would refuse at search time is refused here with an
+// error wrapping ErrBadQuery.
+//
+// m is the index's mapping: an index built before title_words existed has
+// no words analyzer, and a query of stop words finds nothing there.
+func parse(m mapping.IndexMapping, q Query) (*plan, error) {
+	s := strings.TrimSpace(q.Q)
+	switch {
+	case s == "":
+		return nil, badQuery("empty query")
+	case len(s) > MaxQueryLen:
+		return nil, badQuery("query longer than %d bytes", MaxQueryLen)
+	case !utf8.ValidString(s):
+		return nil, badQuery("query is not valid UTF-8")
+	case q.N < 1 || q.N > MaxResults:
+		return nil, badQuery("n must be between 1 and %d", MaxResults)
+	case q.Start < 0 || q.Start > MaxStart:
+		return nil, badQuery("start must be between 0 and %d", MaxStart)
+	}
+	p, err := query.NewQueryStringQuery(escapeHostValues(s)).Parse()
+	if err != nil {
+		return nil, parseError(s, err)
+	}
+	r := rewriter{an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil}
+	out, err := r.rewrite(allRequired(p), false)
+	if err != nil {
+		return nil, err
+	}
+	if r.costly > maxExpensiveTerms {
+		return nil, badQuery("too many wildcard, regular expression or fuzzy terms: %d, at most %d are allowed", r.costly, maxExpensiveTerms)
+	}
+	out, err = r.ensurePositive(out)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := out.(query.ValidatableQuery); ok {
+		if err := v.Validate(); err != nil {
+			return nil, badQuery("%v", err)
+		}
+	}
+	return &plan{q: out, terms: r.terms, ranked: !unranked(out), costly: r.costly > 0}, nil
+}
+
+// parseError turns a query-string parse error into a plain message. The
+// parser reports its own panics (a lone "/" makes one) as "runtime error".
+func parseError(s string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "parse error: ")
+	switch {
+	case strings.Contains(msg, "runtime error"):
+		if strings.Contains(s, "/") {
+			return badQuery(`the query could not be parsed: a regular expression is written /re/ with no space, ':', '^' or '~' inside (it matches whole terms, so ^ and $ are not needed); write \/ for a plain slash`)
+		}
+		return badQuery("the query could not be parsed")
+	case strings.Contains(msg, "strconv."):
+		return badQuery("the query could not be parsed: a number after ~ (0 to 2) or ^ (a boost) is malformed")
+	}
+	return badQuery("%s", msg)
+}
+
+// allRequired makes plain words all required, as users of web search
+// engines expect: "a b" finds pages with both. Bleve's query strings make
+// them optional unless some word has a +; with one, the rest stay
+// optional (they rank, not filter).
+func allRequired(q query.Query) query.Query {
+	b, ok := q.(*query.BooleanQuery)
+	if !ok || b.Must != nil || b.Should == nil {
+		return q
+	}
+	d, ok := b.Should.(*query.DisjunctionQuery)
+	if !ok {
+		return q
+	}
+	b.Must, b.Should = query.NewConjunctionQuery(d.Disjuncts), nil
+	return b
+}
+
+// dropped is a word or phrase of the query that the analyzer turned into
+// nothing.
+type dropped struct {
+	text   string
+	phrase bool
+}
+
+// rewriter walks a parsed query string.
+type rewriter struct {
+	an         analysis.Analyzer
+	titleWords bool      // the index has title_words
+	terms      []string  // positive words over text fields, for snippets
+	dropped    []dropped // positive words and phrases made only of stop words
+	costly     int       // expensive terms, before field expansion
+}
+
+// rewrite returns q rewritten, or nil when nothing of it is left (its
+// words were all stop words or punctuation).
+func (r *rewriter) rewrite(q query.Query, negated bool) (query.Query, error) {
+	var err error
+	switch q := q.(type) {
+	case *query.BooleanQuery:
+		for _, sub := range []struct {
+			q   *query.Query
+			neg bool
+		}{{&q.Must, negated}, {&q.Should, negated}, {&q.MustNot, !negated}, {&q.Filter, negated}} {
+			if *sub.q != nil {
+				if *sub.q, err = r.rewrite(*sub.q, sub.neg); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if q.Must == nil && q.Should == nil && q.MustNot == nil && q.Filter == nil {
+			return nil, nil
+		}
+		return q, nil
+	case *query.ConjunctionQuery:
+		if q.Conjuncts, err = r.rewriteAll(q.Conjuncts, negated); err != nil || len(q.Conjuncts) == 0 {
+			return nil, err
+		}
+		return q, nil
+	case *query.DisjunctionQuery:
+		if q.Disjuncts, err = r.rewriteAll(q.Disjuncts, negated); err != nil || len(q.Disjuncts) == 0 {
+			return nil, err
+		}
+		if q.Min > float64(len(q.Disjuncts)) {
+			q.Min = float64(len(q.Disjuncts))
+		}
+		return q, nil
+	case *query.MatchQuery:
+		return r.words(q, q.FieldVal, q.Match, q.Fuzziness, false, negated)
+	case *query.MatchPhraseQuery:
+		return r.words(q, q.FieldVal, q.MatchPhrase, q.Fuzziness, true, negated)
+	case *query.FuzzyQuery:
+		if err := checkField(q.FieldVal, kindText, kindKeyword); err != nil {
+			return nil, err
+		}
+		if err := checkFuzziness(q.Term, q.Fuzziness); err != nil {
+			return nil, err
+		}
+		r.costly++
+		if !negated && isText(q.FieldVal) {
+			r.terms = append(r.terms, q.Term)
+		}
+		return fielded(q), nil
+	case *query.PrefixQuery:
+		if err := checkField(q.FieldVal, kindText, kindKeyword); err != nil {
+			return nil, err
+		}
+		r.costly++
+		return fielded(q), nil
+	case *query.WildcardQuery:
+		if strings.Trim(q.Wildcard, "*") == "" && (q.FieldVal == "" || q.FieldVal == "*") {
+			return query.NewMatchAllQuery(), nil
+		}
+		if err := checkField(q.FieldVal, kindText, kindKeyword, kindHost); err != nil {
+			return nil, err
+		}
+		if q.FieldVal == fieldSite {
+			return nil, badQuery("site: takes a host name such as example.com, without wildcards")
+		}
+		if err := checkWildcard(q.Wildcard); err != nil {
+			return nil, err
+		}
+		r.costly++
+		return fielded(q), nil
+	case *query.RegexpQuery:
+		if err := checkField(q.FieldVal, kindText, kindKeyword, kindHost); err != nil {
+			return nil, err
+		}
+		if q.FieldVal == fieldSite {
+			return nil, badQuery("site: takes a host name such as example.com, not a regular expression")
+		}
+		if err := checkRegexp(q.Regexp); err != nil {
+			return nil, err
+		}
+		r.costly++
+		return fielded(q), nil
+	case *query.NumericRangeQuery:
+		if isNumberLiteral(q) && (q.FieldVal == "" || queryFields[q.FieldVal] != kindNumber) {
+			// The query string reads every number also as a numeric
+			// range on its field; it only means something on a numeric
+			// field.
+			return nil, nil
+		}
+		if err := checkField(q.FieldVal, kindNumber); err != nil {
+			return nil, err
+		}
+		return q, nil
+	case *query.DateRangeStringQuery:
+		if err := checkField(q.FieldVal, kindDate); err != nil {
+			return nil, err
+		}
+		return q, nil
+	}
+	return q, nil
+}
+
+func (r *rewriter) rewriteAll(qs []query.Query, negated bool) ([]query.Query, error) {
+	out := qs[:0]
+	for _, q := range qs {
+		q, err := r.rewrite(q, negated)
+		if err != nil {
+			return nil, err
+		}
+		if q != nil {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+// words rewrites a match or phrase query: host and site become host terms;
+// over text fields, a value the analyzer turns into nothing is dropped
+// (remembered when it has letters, for the stop-word fallback), and an
+// unqualified one is expanded over the text fields.
+func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase, negated bool) (query.Query, error) {
+	if err := checkField(field, kindText, kindKeyword, kindHost); err != nil {
+		return nil, err
+	}
+	if err := checkFuzziness(text, fuzziness); err != nil {
+		return nil, err
+	}
+	if queryFields[field] == kindHost {
+		return hostQuery(field, text)
+	}
+	if !isText(field) {
+		if strings.TrimSpace(text) == "" {
+			return nil, badQuery("nothing to search for after %s:", field)
+		}
+		if fuzziness > 0 {
+			r.costly++
+		}
+		if phrase {
+			// A keyword field has no positions: a quoted value is the
+			// whole term (url:"http://example.com/").
+			m := query.NewMatchQuery(text)
+			m.SetField(field)
+			m.SetBoost(q.Boost())
+			m.SetFuzziness(fuzziness)
+			return m, nil
+		}
+		return q, nil
+	}
+	if r.an != nil && len(r.an.Analyze([]byte(text))) == 0 {
+		hasWord := strings.IndexFunc(text, func(c rune) bool { return unicode.IsLetter(c) || unicode.IsNumber(c) }) >= 0
+		switch {
+		case !hasWord && field != "":
+			return nil, badQuery("nothing to search for in %s:%s; put special characters in quotes or escape them with \\", field, text)
+		case hasWord && !negated:
+			r.dropped = append(r.dropped, dropped{text: text, phrase: phrase})
+		}
+		return nil, nil
+	}
+	if fuzziness > 0 {
+		r.costly++
+	}
+	if !negated {
+		r.terms = append(r.terms, text)
+	}
+	return fielded(q), nil
+}
+
+// ensurePositive makes sure q has something that selects documents. When
+// all its positive words were stop words, they are matched word for word
+// in titles instead (the only field that keeps them); a query of
+// exclusions only matches every document but those.
+func (r *rewriter) ensurePositive(q query.Query) (query.Query, error) {
+	b, _ := q.(*query.BooleanQuery)
+	if q != nil && (b == nil || b.Must != nil || b.Should != nil) {
+		return q, nil
+	}
+	var must query.Query
+	switch {
+	case len(r.dropped) > 0 && !r.titleWords:
+		must = query.NewMatchNoneQuery()
+	case len(r.dropped) > 0:
+		ws := make([]query.Query, 0, len(r.dropped))
+		for _, d := range r.dropped {
+			// The analyzer is named: the mapping finds a field's
+			// analyzer by its document path (title), not its name.
+			if d.phrase {
+				w := query.NewMatchPhraseQuery(d.text)
+				w.SetField(fTitleWords)
+				w.Analyzer = wordsAnalyzer
+				ws = append(ws, w)
+			} else {
+				w := query.NewMatchQuery(d.text)
+				w.SetField(fTitleWords)
+				w.Analyzer = wordsAnalyzer
+				ws = append(ws, w)
+			}
+			r.terms = append(r.terms, d.text)
+		}
+		must = query.NewConjunctionQuery(ws)
+	case b != nil && (b.MustNot != nil || b.Filter != nil):
+		must = query.NewMatchAllQuery()
+	default:
+		return nil, badQuery("the query has no words to search for")
+	}
+	if b == nil {
+		return must, nil
+	}
+	b.Must = must
+	return b, nil
+}
+
+// unranked tells a query with nothing to score: match all, possibly with
+// exclusions. Such queries are ordered by PageRank without scoring.
+func unranked(q query.Query) bool {
+	switch q := q.(type) {
+	case *query.MatchAllQuery:
+		return true
+	case *query.BooleanQuery:
+		return (q.Must == nil || unranked(q.Must)) && (q.Should == nil || unranked(q.Should))
+	case *query.ConjunctionQuery:
+		for _, c := range q.Conjuncts {
+			if !unranked(c) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// isNumberLiteral tells the range the query string adds for a bare
+// number: min = max, both inclusive.
+func isNumberLiteral(q *query.NumericRangeQuery) bool {
+	return q.Min != nil && q.Max != nil && *q.Min == *q.Max
+}
+
+func isText(field string) bool { return field == "" || queryFields[field] == kindText }
+
+// checkField refuses a field the index does not have or whose kind the
+// query cannot search. "" (no field) is the text fields.
+func checkField(field string, kinds ...fieldKind) error {
+	if field == "" {
+		if slices.Contains(kinds, kindText) {
+			return nil
+		}
+		return badQuery("this kind of query needs a field, such as pagerank:>1")
+	}
+	k, ok := queryFields[field]
+	switch {
+	case !ok:
+		return badQuery("unknown field %q: the fields are %s (to search for a word followed by a colon, put it in quotes or write \\:)", clip(field, 40), fieldNames())
+	case !slices.Contains(kinds, k):
+		return badQuery("field %s cannot be searched this way", field)
+	}
+	return nil
+}
+
+func checkFuzziness(term string, f int) error {
+	if f < 0 || f > 2 {
+		return badQuery("fuzziness of %s~%d must be 0, 1 or 2", clip(term, 40), f)
+	}
+	return nil
+}
+
+// clip shortens s for a message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// fieldQuery is a leaf query naming a field, with a boost.
+type fieldQuery interface {
+	query.FieldableQuery
+	query.BoostableQuery
+}
+
+// fielded returns q itself when it names a field, else q expanded over the
+// text fields.
+func fielded(q fieldQuery) query.Query {
+	if q.Field() != "" {
+		return q
+	}
+	switch q := q.(type) {
+	case *query.MatchQuery:
+		return overFields(q)
+	case *query.MatchPhraseQuery:
+		return overFields(q)
+	case *query.FuzzyQuery:
+		return overFields(q)
+	case *query.PrefixQuery:
+		return overFields(q)
+	case *query.WildcardQuery:
+		return overFields(q)
+	case *query.RegexpQuery:
+		return overFields(q)
+	}
+	return q
+}
+
+// overFields returns q as a disjunction of copies, one per text field
+// with its boost.
+func overFields[T any, P interface {
+	*T
+	fieldQuery
+}](q P) query.Query {
+	d := make([]query.Query, 0, len(boosts))
+	for _, b := range boosts {
+		c := *q
+		P(&c).SetField(b.field)
+		P(&c).SetBoost(b.boost * q.Boost())
+		d = append(d, P(&c))
+	}
+	return query.NewDisjunctionQuery(d)
+}
+
+func badQuery(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadQuery, fmt.Sprintf(format, args...))
+}
