@@ -41,6 +41,22 @@ func TestDocPage(t *testing.T) {
 	)
 }
 
+// Hosts are stored in ASCII and shown in Unicode; links keep the ASCII
+// form. An inlink through a redirect says which URL it linked to.
+func TestDocPageUnicodeHost(t *testing.T) {
+	s, _ := newTestServer(t, canned(), Options{})
+	res, body := get(t, s, "/doc?url="+url.QueryEscape("http://xn--bcher-kva.de/"))
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	wantContains(t, "idna", body,
+		"<h1>http://bücher.de/</h1>",
+		`<a href="http://xn--bcher-kva.de/" rel="noreferrer nofollow">http://bücher.de/</a>`,
+		`<a href="/doc?url=http%3A%2F%2Fxn--caf-dma.example%2F">http://café.example/</a>`,
+		`via <a href="/doc?url=http%3A%2F%2Fxn--bcher-kva.de%2Findex.html">http://bücher.de/index.html</a>`,
+	)
+}
+
 func TestDocPageSparse(t *testing.T) {
 	s, _ := newTestServer(t, canned(), Options{})
 	res, body := get(t, s, "/doc?url=https://www.example.com/lonely")

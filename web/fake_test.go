@@ -208,6 +208,12 @@ func canned() *fake {
 	f.docs["https://www.example.com/lonely"] = &serving.DocInfo{
 		URL: "https://www.example.com/lonely", Row: "com.example.www/lonely", Status: "unfetched",
 	}
+	// An internationalized host, stored in ASCII, with an inlink through a
+	// redirect.
+	f.docs["http://xn--bcher-kva.de/"] = &serving.DocInfo{
+		URL: "http://xn--bcher-kva.de/", Row: "de.xn--bcher-kva:http/", Status: "ok", Canonical: "http://xn--bcher-kva.de/",
+		Inlinks: []serving.Inlink{{URL: "http://xn--caf-dma.example/", Anchor: "books", Via: "http://xn--bcher-kva.de/index.html"}},
+	}
 	evilDoc := &serving.DocInfo{
 		URL: evilPage, Row: xss, Canonical: xssURL, ContentHash: xss, PageRank: 1,
 		Status: `ok" onmouseover="window.__xss=1`, HTTPStatus: 200, FetchedAt: ago(time.Minute),

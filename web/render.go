@@ -8,6 +8,8 @@ import (
 	"html/template"
 	"net/http"
 	"time"
+
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 //go:embed templates/*.html
@@ -54,6 +56,8 @@ func (s *Server) funcs() template.FuncMap {
 		"docHref":   docHref,
 		"topHref":   topHref,
 		"clip":      clip,
+		"showURL":   webtable.DisplayURL,
+		"showHost":  webtable.DisplayHost,
 	}
 }
 
