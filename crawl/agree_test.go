@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -137,6 +138,10 @@ func checkAgreement(t *testing.T, pages []agreePage) {
 			t.Fatal(err)
 		}
 		row := rowOf(t, seed)
+		if b := tb.get(seed, webtable.Body); !bytes.Equal(b, p.body) {
+			// What both sides read: the bytes served, whatever the charset.
+			t.Errorf("%s: stored body %q, served %q", p.name, b, p.body)
+		}
 		var stored, state []byte
 		err = tb.db.Update(ctx, func(tx *percolator.Tx) error {
 			if err := parse.Run(ctx, tx, row, webtable.Body); err != nil {
