@@ -10,9 +10,11 @@ const (
 	// Content-Type and X-Robots-Tag, so a refetch with identical bytes and
 	// headers leaves the body (and its observers) alone.
 	ColBodySum = "crawl:bodysum"
-	// ColTextSum is the hex SHA-256 of the page's visible text (HTML with
-	// tags, scripts and styles stripped and whitespace collapsed) or of
-	// the body for other types: "changed" for the adaptive schedule.
+	// ColTextSum is, for HTML, the page's content hash as package extract
+	// computes it (extract.Page.Hash: the hex SHA-256 of the visible text,
+	// lower-cased, whitespace collapsed; of "" when there is none), and
+	// the body's SHA-256 for other types: "changed" for the adaptive
+	// schedule.
 	ColTextSum = "crawl:textsum"
 	// ColFails counts consecutive failed fetches (network errors, 5xx,
 	// 429), for the retry backoff. Deleted on success.

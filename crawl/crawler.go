@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/caffeine-go/caffeine/extract"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -51,6 +52,11 @@ func New(db *percolator.DB, opt Options) (*Crawler, error) {
 		id:    db.ID() + "/" + hex.EncodeToString(id[:]),
 		log:   opt.Logger,
 		known: newLRU(opt.KnownRows),
+	}
+	if token, _, _ := strings.Cut(opt.UserAgent, "/"); !strings.EqualFold(strings.TrimSpace(token), extract.Agent) {
+		// The parse observer cannot know the User-Agent a page was
+		// fetched with, so both read page robots rules for one token.
+		c.log.Warn("robots meta and X-Robots-Tag rules are read for "+extract.Agent+", not for this User-Agent", "user_agent", opt.UserAgent)
 	}
 	_, c.exclusive = db.Store().(percolator.ExclusiveStore)
 	c.hosts = newHosts(&c.opt)

@@ -10,7 +10,9 @@
 // The frontier lives in the table: each page row has crawl:due and an index
 // row webtable.DuePrefix + %013d(due ms) + "/" + page row; Run scans that
 // index in time order, leases each page (crawl:lease) in a claim
-// transaction, fetches it with colly and loads it. The table is the visited
+// transaction, fetches it with colly, reads a 2xx HTML body's links,
+// robots rules and text hash with package extract (as the parse observer
+// will read the stored body), and loads it. The table is the visited
 // set: memory stays bounded whatever the crawl's size, a restart resumes
 // where the last run stopped, and two crawlers on one table never fetch a
 // page at once (their claims conflict).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/caffeine-go/caffeine/extract"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -46,9 +47,12 @@ type result struct {
 	err       error // why there is no usable response
 	permanent bool  // err is not worth a retry soon (robots, refused address)
 
-	html      bool   // parsed as HTML/XHTML
-	extracted        // links, base, robots meta, text hash of HTML
-	redirect  string // normalized Location of a 3xx
+	// Of a 2xx response, read by extract (see result.extract):
+	html    bool           // extract.IsHTML: the body was read as HTML
+	links   []extract.Link // outlinks, absolute and normalized; none when nofollow
+	textSum string         // hash of the visible text (HTML only)
+
+	redirect string // normalized Location of a 3xx
 }
 
 // fetcher fetches pages with one colly collector in synchronous mode, so
@@ -76,28 +80,14 @@ func (c *Crawler) newFetcher(ctx context.Context) *fetcher {
 		// Each redirect target is fetched as its own URL.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	})
+	// colly only fetches: with no OnHTML or OnXML callback it parses
+	// nothing, and the body is read by package extract after the fetch.
 	cc.OnResponse(func(r *colly.Response) {
 		f.cur.status = r.StatusCode
 		f.cur.header = *r.Headers
 		if !f.cur.keep {
 			f.cur.body = r.Body
 		}
-	})
-	agent := strings.ToLower(c.opt.UserAgent)
-	if i := strings.IndexByte(agent, '/'); i >= 0 {
-		agent = agent[:i]
-	}
-	// colly parses HTML and XHTML once; one callback on the one <head> of
-	// every parsed document walks the tree once for links, base, robots
-	// meta and the text hash (colly's per-element callbacks would build a
-	// text and a WHATWG URL per link).
-	cc.OnHTML("head", func(e *colly.HTMLElement) {
-		n := e.DOM.Nodes[0]
-		for n.Parent != nil {
-			n = n.Parent
-		}
-		f.cur.html = true
-		f.cur.extracted = extract(n, agent)
 	})
 	f.c = cc
 	return f
@@ -121,6 +111,9 @@ func (f *fetcher) fetch(j *job) result {
 	r := *f.cur
 	if err != nil && r.header == nil {
 		r = result{err: err, permanent: errors.Is(err, ErrPrivateAddress)}
+	}
+	if r.status/100 == 2 {
+		r.extract(j.url)
 	}
 	if r.status/100 == 3 {
 		if loc := r.header.Get("Location"); loc != "" {
@@ -265,37 +258,23 @@ func (c *Crawler) process(ctx, fetchCtx context.Context, f *fetcher, j *job) boo
 	}
 }
 
-// parseLinks normalizes j's links and keeps those in scope and depth.
+// parseLinks returns the links of j's page that are in scope and depth.
+// They come from extract, resolved, normalized and without repeats.
 func (c *Crawler) parseLinks(j *job) []link {
 	r := &j.res
-	if r.status/100 != 2 || r.nofollow || len(r.links) == 0 || (c.opt.MaxDepth > 0 && j.depth+1 > c.opt.MaxDepth) {
+	if r.status/100 != 2 || len(r.links) == 0 || (c.opt.MaxDepth > 0 && j.depth+1 > c.opt.MaxDepth) {
 		return nil
-	}
-	base, err := url.Parse(j.url)
-	if err != nil {
-		return nil
-	}
-	if r.base != "" {
-		if b, err := base.Parse(strings.TrimSpace(r.base)); err == nil {
-			base = b
-		}
 	}
 	out := make([]link, 0, len(r.links))
-	seen := make(map[string]bool, len(r.links))
-	for _, href := range r.links {
-		if seen[href] || strings.HasPrefix(href, "#") {
+	for _, l := range r.links {
+		if !c.scope.contains(l.URL) {
 			continue
 		}
-		seen[href] = true
-		u, err := webtable.Resolve(base, href)
-		if err != nil || !c.scope.contains(u) {
-			continue
-		}
-		row, err := webtable.Row(u)
+		row, err := webtable.Row(l.URL)
 		if err != nil {
 			continue
 		}
-		out = append(out, link{url: u, row: row, depth: j.depth + 1})
+		out = append(out, link{url: l.URL, row: row, depth: j.depth + 1})
 	}
 	return out
 }

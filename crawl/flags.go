@@ -21,7 +21,7 @@ func Flags(fs *flag.FlagSet) func() (Options, error) {
 		maxPages  = fs.Int("max-pages", 0, "stop after this many fetches (0: no limit)")
 		once      = fs.Bool("once", false, "exit when nothing is due (the first crawl is done) instead of recrawling")
 		private   = fs.Bool("allow-private", false, "allow private, loopback and link-local addresses (local corpora, tests)")
-		userAgent = fs.String("user-agent", DefaultUserAgent, "User-Agent sent, and matched against robots.txt")
+		userAgent = fs.String("user-agent", DefaultUserAgent, "User-Agent sent, and matched against robots.txt (robots meta and X-Robots-Tag rules are read for caffeine-crawler)")
 		delay     = fs.Duration("delay", time.Second, "least time between two requests to one host (a larger Crawl-delay wins; 0: none)")
 		parallel  = fs.Int("parallel", 1, "concurrent requests per host")
 		workers   = fs.Int("workers", 32, "concurrent fetches overall")

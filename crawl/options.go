@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/caffeine-go/caffeine/extract"
 )
 
 // Scope says which discovered URLs the crawl follows.
@@ -22,8 +24,10 @@ const (
 )
 
 // DefaultUserAgent is sent when Options.UserAgent is empty. robots.txt
-// groups match its product token, "caffeine-crawler".
-const DefaultUserAgent = "caffeine-crawler/0.1 (+https://github.com/caffeine-go/caffeine)"
+// groups match its product token, extract.Agent ("caffeine-crawler"),
+// which is also the token whose robots meta and X-Robots-Tag rules are
+// honoured.
+const DefaultUserAgent = extract.Agent + "/0.1 (+https://github.com/caffeine-go/caffeine)"
 
 // Options configure a Crawler. The zero value of every field selects the
 // default named in its comment.
@@ -45,7 +49,10 @@ type Options struct {
 	// addresses. They are refused by default, also after DNS resolution.
 	AllowPrivate bool
 
-	// UserAgent is sent with every request. Default DefaultUserAgent.
+	// UserAgent is sent with every request and matched against
+	// robots.txt. Default DefaultUserAgent. Robots rules in pages (meta,
+	// X-Robots-Tag) are read by package extract for extract.Agent whatever
+	// UserAgent says, so that the parse observer reaches the same verdict.
 	UserAgent string
 	// Delay is the least time between the starts of two requests to one
 	// host; a larger robots.txt Crawl-delay (up to MaxCrawlDelay) wins.

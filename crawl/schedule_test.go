@@ -3,12 +3,9 @@ package crawl
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"golang.org/x/net/html"
 
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -65,11 +62,12 @@ func ExampleNextInterval() {
 
 func TestTextSum(t *testing.T) {
 	sum := func(s string) string {
-		n, err := html.Parse(strings.NewReader(s))
-		if err != nil {
-			t.Fatal(err)
+		r := result{status: http.StatusOK, header: http.Header{"Content-Type": {"text/html"}}, body: []byte(s)}
+		r.extract("http://example.com/")
+		if !r.html || r.textSum == "" {
+			t.Fatalf("%q: html %v, text sum %q", s, r.html, r.textSum)
 		}
-		return textSum(n)
+		return r.textSum
 	}
 	base := sum(`<html><body><p>Hello   world</p><script>var t=1</script></body></html>`)
 	for name, tc := range map[string]struct {
@@ -80,7 +78,10 @@ func TestTextSum(t *testing.T) {
 		"attributes":  {`<html><body><p class="x" id="y">Hello world</p></body></html>`, true},
 		"script":      {`<html><body><p>Hello world</p><script>var t=2</script></body></html>`, true},
 		"comment":     {`<html><body><!-- built 12:00 --><p>Hello world</p></body></html>`, true},
+		"letter case": {`<html><body><p>HELLO World</p></body></html>`, true},
 		"text change": {`<html><body><p>Hello there</p></body></html>`, false},
+		"words split": {`<html><body><p>Hello</p><p>world</p></body></html>`, true},
+		"words join":  {`<html><body><p>Hello<b>world</b></p></body></html>`, false},
 	} {
 		if got := sum(tc.doc) == base; got != tc.same {
 			t.Errorf("%s: same = %v, want %v", name, got, tc.same)

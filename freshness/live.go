@@ -12,7 +12,7 @@ import (
 
 	"github.com/temoto/robotstxt"
 
-	"github.com/caffeine-go/caffeine/observers/extract"
+	"github.com/caffeine-go/caffeine/extract"
 )
 
 // errDisallowed is why a document is skipped when robots.txt forbids the

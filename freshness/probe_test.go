@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caffeine-go/caffeine/extract"
 	"github.com/caffeine-go/caffeine/freshness"
 	"github.com/caffeine-go/caffeine/freshness/changingweb"
-	"github.com/caffeine-go/caffeine/observers/extract"
 )
 
 // fakeDeployment stands in for cmd/search's JSON API over a crawl of a

@@ -154,6 +154,25 @@ func anchors(d *observers.Doc) []string {
 	return out
 }
 
+// The parse observer honours robots rules as the crawler does (package
+// extract): for all robots and for extract.Agent, not for other robots.
+func TestParseRobotsAgent(t *testing.T) {
+	e := newEnv(t)
+	const h = "http://robots.test"
+	e.fetch(h+"/ours", 200, `<meta name="caffeine-crawler" content="noindex, nofollow"><p>ours</p><a href="/x">x</a>`)
+	e.fetch(h+"/all", 200, `<meta name="ROBOTS" content="noindex"><p>all</p><a href="/x">x</a>`)
+	e.fetch(h+"/other", 200, `<meta name="googlebot" content="noindex, nofollow"><p>other</p><a href="/x">x</a>`)
+	e.idle()
+	for u, want := range map[string]string{"/ours": webtable.StateNoIndex, "/all": webtable.StateNoIndex, "/other": webtable.StateOK} {
+		if got := e.get(h+u, webtable.State); got != want {
+			t.Errorf("%s state %q, want %q", u, got, want)
+		}
+	}
+	if got := e.get(h+"/other", webtable.Links); !strings.Contains(got, h+"/x") {
+		t.Errorf("/other links %q", got)
+	}
+}
+
 func TestChainFixtureWeb(t *testing.T) {
 	e := newEnv(t)
 	const h = "http://site.test"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caffeine-go/caffeine/observers/extract"
+	"github.com/caffeine-go/caffeine/extract"
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"

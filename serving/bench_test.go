@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caffeine-go/caffeine/extract"
 	"github.com/caffeine-go/caffeine/internal/corpus"
 	"github.com/caffeine-go/caffeine/observers"
-	"github.com/caffeine-go/caffeine/observers/extract"
 )
 
 // benchCopies of the PostgreSQL manual (1,169 pages) make ≥ 10,000

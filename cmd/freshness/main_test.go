@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caffeine-go/caffeine/extract"
 	"github.com/caffeine-go/caffeine/freshness"
 	"github.com/caffeine-go/caffeine/freshness/changingweb"
-	"github.com/caffeine-go/caffeine/observers/extract"
 )
 
 // fakeAPI is cmd/search's JSON API over an index holding, for every page

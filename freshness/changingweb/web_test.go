@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caffeine-go/caffeine/extract"
 	"github.com/caffeine-go/caffeine/freshness"
 	"github.com/caffeine-go/caffeine/freshness/changingweb"
-	"github.com/caffeine-go/caffeine/observers/extract"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -24,6 +24,7 @@ func FuzzHTML(f *testing.F) {
 		`<base href="//other.example/a/"><a href="../b">b</a><a href="/%2e%2e/x">x</a>`,
 		`<a href="http://[::1]:80/">v6</a><a href="http://%25/">pct host</a><a href="http://a..">dots</a>`,
 		`<meta name=robots content=none><a href=x>x</a>`,
+		`<meta name=caffeine-crawler content=nofollow><a href=x rel=ugc>x</a><a href=y>y</a>`,
 		`<svg><title>t<a href=y>y</a></svg><template><a href=z>`,
 		"<a href=\"/q?\xff\">\xfe</a><title>\x00</title>",
 		`<meta charset="utf-16"><p>x`,
@@ -31,6 +32,7 @@ func FuzzHTML(f *testing.F) {
 		f.Add(testURL, []byte(s), "", "noindex")
 	}
 	f.Add("https://Example.com:443/a/../b?x#y", []byte(`<a href="c">c</a>`), "application/xhtml+xml", "")
+	f.Add(testURL, []byte(`<a href="c">c</a>`), "text/html", "caffeine-crawler: none, otherbot: noindex")
 	f.Fuzz(func(t *testing.T, pageURL string, body []byte, contentType, xrobots string) {
 		p, err := HTML(pageURL, body, contentType, Options{MaxTextBytes: 4096, XRobotsTag: xrobots})
 		if err != nil {

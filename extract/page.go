@@ -31,8 +31,9 @@ type Page struct {
 	// Canonical is the normalized absolute rel=canonical, "" if none or
 	// unusable.
 	Canonical string
-	// NoIndex and NoFollow come from meta robots ("none" sets both) and
-	// Options.XRobotsTag.
+	// NoIndex and NoFollow come from <meta name=robots> and <meta
+	// name=caffeine-crawler> ("none" sets both) and Options.XRobotsTag:
+	// the rules for all robots and for Agent.
 	NoIndex  bool
 	NoFollow bool
 	// Links are the outlinks in document order, one per URL. Left out:
@@ -416,14 +417,14 @@ func (s *scanner) onMeta() {
 			content = v
 		}
 	}
-	switch strings.ToLower(strings.TrimSpace(string(name))) {
-	case "description":
+	switch {
+	case robotsMeta(string(name)):
+		metaRobots(string(content), &s.noindex, &s.nofollow)
+	case strings.EqualFold(strings.TrimSpace(string(name)), "description"):
 		if !s.haveDesc {
 			s.haveDesc = true
 			s.description = collapse(content, s.limit)
 		}
-	case "robots":
-		metaRobots(string(content), &s.noindex, &s.nofollow)
 	}
 	if s.contentLang == "" && strings.EqualFold(strings.TrimSpace(string(equiv)), "content-language") {
 		s.contentLang = langTag(string(content))

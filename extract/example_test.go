@@ -3,7 +3,7 @@ package extract_test
 import (
 	"fmt"
 
-	"github.com/caffeine-go/caffeine/observers/extract"
+	"github.com/caffeine-go/caffeine/extract"
 )
 
 func ExampleHTML() {

@@ -2,6 +2,21 @@ package extract
 
 import "strings"
 
+// Agent is the robots product token whose rules HTML honours besides the
+// rules for all robots: <meta name=caffeine-crawler> as <meta name=robots>,
+// and X-Robots-Tag directives prefixed "caffeine-crawler:". It is the
+// product token of the crawler's default User-Agent. The crawler and the
+// parse observer both read a page's robots rules through HTML, so both
+// honour this one token, whatever User-Agent the page was fetched with.
+const Agent = "caffeine-crawler"
+
+// robotsMeta reports whether a <meta name> carries robots rules for us:
+// "robots" or Agent, in any letter case.
+func robotsMeta(name string) bool {
+	name = strings.TrimSpace(name)
+	return strings.EqualFold(name, "robots") || strings.EqualFold(name, Agent)
+}
+
 // metaRobots applies the directives of a <meta name=robots content=...>:
 // comma- or space-separated, case-insensitive; "none" is noindex+nofollow.
 func metaRobots(content string, noindex, nofollow *bool) {
@@ -14,8 +29,8 @@ func metaRobots(content string, noindex, nofollow *bool) {
 
 // xRobotsTag applies an X-Robots-Tag header (several headers joined with
 // ", "). A "name:" prefix naming a user agent makes the directives after it
-// apply to that agent only, and those are ignored: this crawler honours the
-// rules for all robots.
+// apply to that agent only: they are honoured when it names Agent (or "*"),
+// ignored otherwise.
 func xRobotsTag(header string, noindex, nofollow *bool) {
 	agent := ""
 	for _, part := range strings.Split(header, ",") {
@@ -28,7 +43,7 @@ func xRobotsTag(header string, noindex, nofollow *bool) {
 				agent, part = name, rest
 			}
 		}
-		if agent == "" || agent == "*" {
+		if agent == "" || agent == "*" || agent == Agent {
 			robotsDirective(strings.TrimSpace(part), noindex, nofollow)
 		}
 	}

@@ -1,7 +1,12 @@
-// Package extract turns one fetched HTML page into what the parse observer
-// records about it: title, visible text, description, language, outlinks
-// with anchor text, rel=canonical, meta robots, and a content hash that
-// duplicate clustering groups pages by.
+// Package extract is the HTML extraction of the whole system: the crawler
+// (package crawl) takes a fetched page's links, robots rules and text hash
+// from it, and the parse observer everything it records about the page:
+// title, visible text, description, language, outlinks with anchor text,
+// rel=canonical, robots rules, and the content hash that duplicate
+// clustering groups pages by. Both call [HTML] on the same bytes (the raw
+// body, its Content-Type and X-Robots-Tag as stored in the table), so the
+// links the frontier follows are the links the chain records, and a page's
+// robots rules are the same for both.
 //
 // # Basics
 //
@@ -18,6 +23,14 @@
 // noembed, noframes and title contents are raw text in the tokenizer and are
 // dropped from Text; template contents are dropped from Text and Links.
 //
+// Robots rules come from <meta name=robots>, from <meta name=[Agent]> (the
+// crawler's product token, "caffeine-crawler"), and from the X-Robots-Tag
+// header, unprefixed or prefixed "caffeine-crawler:". Rules for other
+// robots ("googlebot: noindex", <meta name=googlebot>) are ignored. The
+// token is a constant, not the crawler's configured User-Agent: the parse
+// observer reads a page long after its fetch and must reach the same
+// verdict.
+//
 // # Caveats
 //
 //   - Text follows token order, not the tree builder's: text misnested in a
@@ -25,9 +38,8 @@
 //     the next <a> or </a> (its anchor text is cut at 200 runes anyway).
 //   - Links come from <a href> and <area href> only: no frames, meta
 //     refresh, Link headers or script-built links. Links that resolve to the
-//     page itself (#fragments included) are left out.
-//   - Bot-specific robots rules ("googlebot: noindex") are ignored; only
-//     rules for all robots apply.
+//     page itself (#fragments included) are left out, and so are
+//     rel=nofollow, rel=ugc and rel=sponsored links.
 //   - Charset: a byte-order mark wins, then the Content-Type charset, then
 //     <meta charset> in the first 1024 bytes (golang.org/x/net/html/charset).
 //     An undeclared or windows-1252 page (ISO-8859-1 is windows-1252 in
