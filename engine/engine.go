@@ -44,8 +44,7 @@ type Config struct {
 	// GCInterval is the interval of old-version collection; default 1
 	// minute, negative for none. A pass reads every row, so the wait after
 	// a pass is at least gcIdle times what it took: GC gets at most a tenth
-	// of the time however big the table (a pass over 100,000 pages takes
-	// 4–5 s on two cores).
+	// of the time however big the table.
 	GCInterval time.Duration
 	// GCGrace is how long old versions are kept (percolator.Options.GCGrace);
 	// default 1 minute.

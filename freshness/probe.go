@@ -154,7 +154,7 @@ type DocCheck struct {
 	Skipped    string    `json:"skipped,omitempty"` // why it was not checked
 }
 
-// The JSON API as this package reads it (issue 6's names). Only what
+// The JSON API as this package reads it (serving's api.go names). Only what
 // Probe uses is decoded.
 type (
 	apiResults struct {

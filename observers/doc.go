@@ -8,6 +8,8 @@
 //	                            └─ !rank/BLOCK rg:ROW ─rank─▶ rank:value ┤
 //	                                                  doc:dirty ─export─▶ !export/ queue
 //
-// The weak columns (rank:dirty, dup:dirty, doc:dirty) carry work to hot rows
-// without conflicts. cmd/indexer constructs the observers explicitly.
+// The weak columns (rank:dirty, dup:dirty, doc:dirty; dup:ranked and
+// doc:ranked for the background elect-rank and export-rank) carry work to hot
+// rows without conflicts. Chain returns the observers in order; cmd/indexer,
+// cmd/search and the freshness experiment run it.
 package observers

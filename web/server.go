@@ -14,7 +14,7 @@ import (
 	"github.com/caffeine-go/caffeine/serving"
 )
 
-// Backend answers the UI's questions. serving's engine implements it; tests
+// Backend answers the UI's questions. engine.Engine implements it; tests
 // use canned data. Every method must be safe for concurrent use, and the
 // ones taking a context must return soon after it is done (the query
 // timeout is a deadline on it). Returned values are only read.
