@@ -12,34 +12,14 @@ import (
 )
 
 // The frontier lives in the table. Every page row has crawl:due and one
-// index row DueRow(due, row) mirroring it; a page is fetched when its index
+// index row webtable.DueRow(due, row) mirroring it; a page is fetched when its index
 // row comes up in a time-ordered scan and a claim transaction gives this
 // crawler its crawl:lease. The loader transaction deletes the lease and
 // moves the index row to the next due time, with the page's fetch columns,
 // atomically.
 
-// DueRow returns the frontier index row of page row at due time ms.
-func DueRow(ms int64, row string) string {
-	return fmt.Sprintf("%s%013d/%s", webtable.DuePrefix, ms, row)
-}
-
-// parseDueRow splits a frontier index row into its due time and page row.
-func parseDueRow(key string) (ms int64, row string, ok bool) {
-	rest, ok := strings.CutPrefix(key, webtable.DuePrefix)
-	if !ok || len(rest) < 15 || rest[13] != '/' {
-		return 0, "", false
-	}
-	ms, err := strconv.ParseInt(rest[:13], 10, 64)
-	if err != nil {
-		return 0, "", false
-	}
-	return ms, rest[14:], true
-}
-
 // dueEnd is the first index row due after ms.
-func dueEnd(ms int64) string {
-	return fmt.Sprintf("%s%013d", webtable.DuePrefix, ms+1)
-}
+func dueEnd(ms int64) string { return webtable.DueFrom(ms + 1) }
 
 func itoa(n int64) []byte { return strconv.AppendInt(nil, n, 10) }
 
@@ -118,9 +98,9 @@ func (c *Crawler) enqueue(ctx context.Context, links []link) (int, error) {
 				got++
 				tx.Set(l.row, webtable.Depth, itoa(int64(l.depth)))
 				tx.Set(l.row, webtable.Due, itoa(now))
-				tx.Set(DueRow(now, l.row), ColPage, []byte(l.row))
+				tx.Set(webtable.DueRow(now, l.row), webtable.DuePage, []byte(l.row))
 				if l.hops > 0 {
-					tx.Set(l.row, ColHops, itoa(int64(l.hops)))
+					tx.Set(l.row, webtable.Hops, itoa(int64(l.hops)))
 				}
 				if l.hint > 0 {
 					tx.Set(l.row, webtable.Hint, itoa(l.hint))
@@ -159,8 +139,8 @@ func (c *Crawler) hint(ctx context.Context, tx *percolator.Tx, l link, now int64
 	if err != nil || due == nil || atoi(due) <= now {
 		return err
 	}
-	tx.Delete(DueRow(atoi(due), l.row), ColPage)
-	tx.Set(DueRow(now, l.row), ColPage, []byte(l.row))
+	tx.Delete(webtable.DueRow(atoi(due), l.row), webtable.DuePage)
+	tx.Set(webtable.DueRow(now, l.row), webtable.DuePage, []byte(l.row))
 	return tx.Set(l.row, webtable.Due, itoa(now))
 }
 
@@ -178,7 +158,7 @@ func (c *Crawler) addSeeds(ctx context.Context, seeds []string) error {
 			if err != nil {
 				return fmt.Errorf("%w: seed %q: %w", ErrInvalidOptions, s, err)
 			}
-			if err := tx.Set(SeedPrefix+row, ColSeed, []byte(u)); err != nil {
+			if err := tx.Set(webtable.SeedPrefix+row, webtable.SeedURL, []byte(u)); err != nil {
 				return err
 			}
 			links = append(links, link{url: u, row: row})
@@ -197,7 +177,7 @@ func (c *Crawler) addSeeds(ctx context.Context, seeds []string) error {
 func (c *Crawler) loadSeeds(ctx context.Context) ([]string, error) {
 	var seeds []string
 	err := c.db.View(ctx, func(tx *percolator.Tx) error {
-		return tx.Scan(ctx, SeedPrefix, SeedPrefix[:len(SeedPrefix)-1]+"0", ColSeed, func(_, _ string, v []byte) bool {
+		return tx.Scan(ctx, webtable.SeedPrefix, webtable.SeedPrefix[:len(webtable.SeedPrefix)-1]+"0", webtable.SeedURL, func(_, _ string, v []byte) bool {
 			seeds = append(seeds, string(v))
 			return true
 		})
@@ -222,8 +202,8 @@ func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int
 	var out []candidate
 	var next int64
 	err := c.db.View(ctx, func(tx *percolator.Tx) error {
-		err := tx.Scan(ctx, from, dueEnd(now), ColPage, func(key, _ string, _ []byte) bool {
-			ms, row, ok := parseDueRow(key)
+		err := tx.Scan(ctx, from, dueEnd(now), webtable.DuePage, func(key, _ string, _ []byte) bool {
+			ms, row, ok := webtable.ParseDueRow(key)
 			if !ok {
 				return true
 			}
@@ -233,8 +213,8 @@ func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int
 		if err != nil || len(out) >= limit {
 			return err
 		}
-		return tx.Scan(ctx, dueEnd(now), webtable.DuePrefix[:len(webtable.DuePrefix)-1]+"0", ColPage, func(key, _ string, _ []byte) bool {
-			next, _, _ = parseDueRow(key)
+		return tx.Scan(ctx, dueEnd(now), webtable.DuePrefix[:len(webtable.DuePrefix)-1]+"0", webtable.DuePage, func(key, _ string, _ []byte) bool {
+			next, _, _ = webtable.ParseDueRow(key)
 			return false
 		})
 	})
@@ -258,7 +238,7 @@ func (c *Crawler) claim(ctx context.Context, j *job) (bool, error) {
 			return err
 		}
 		if due, found := cols[webtable.Due]; !found || atoi(due) != j.due {
-			return tx.Delete(j.dueKey, ColPage)
+			return tx.Delete(j.dueKey, webtable.DuePage)
 		}
 		if l, found := cols[webtable.Lease]; found && c.leaseLive(l, now) {
 			return nil
@@ -276,13 +256,13 @@ func (c *Crawler) claim(ctx context.Context, j *job) (bool, error) {
 			return err
 		}
 		j.depth = int(atoi(cols[webtable.Depth]))
-		j.hops = int(atoi(cols[ColHops]))
-		j.fails = int(atoi(cols[ColFails]))
+		j.hops = int(atoi(cols[webtable.Hops]))
+		j.fails = int(atoi(cols[webtable.Fails]))
 		j.interval = time.Duration(atoi(cols[webtable.Interval])) * time.Millisecond
 		j.etag = string(cols[webtable.ETag])
 		j.lastMod = string(cols[webtable.LastMod])
-		j.bodySum = string(cols[ColBodySum])
-		j.textSum = string(cols[ColTextSum])
+		j.bodySum = string(cols[webtable.BodySum])
+		j.textSum = string(cols[webtable.TextSum])
 		j.prevCode = int(atoi(status))
 		j.fetched = status != nil
 		ok = true

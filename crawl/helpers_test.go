@@ -64,8 +64,8 @@ func (tb *table) checkFrontier() {
 	err := tb.db.View(context.Background(), func(tx *percolator.Tx) error {
 		return tx.Scan(context.Background(), "", "", "crawl:", func(row, col string, v []byte) bool {
 			switch {
-			case col == ColPage:
-				ms, page, ok := parseDueRow(row)
+			case col == webtable.DuePage:
+				ms, page, ok := webtable.ParseDueRow(row)
 				if !ok || page != string(v) {
 					tb.t.Errorf("bad index row %q = %q", row, v)
 				}

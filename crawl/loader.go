@@ -88,14 +88,14 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 		if sum != j.bodySum {
 			out.wroteBody = true
 			set(webtable.Body, r.body)
-			set(ColBodySum, []byte(sum))
+			set(webtable.BodySum, []byte(sum))
 			if r.truncated {
 				set(webtable.Truncated, []byte("1"))
 			} else {
 				del(webtable.Truncated)
 			}
 		}
-		set(ColTextSum, []byte(text))
+		set(webtable.TextSum, []byte(text))
 	case retryable(r.status):
 		// Still failing after the retries: a non-2xx response like any
 		// other for the index (webtable.Body's contract), retried sooner.
@@ -109,8 +109,8 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 	}
 	if deleteBody {
 		del(webtable.Body)
-		del(ColBodySum)
-		del(ColTextSum)
+		del(webtable.BodySum)
+		del(webtable.TextSum)
 		del(webtable.Truncated)
 	}
 
@@ -188,7 +188,7 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 	var next time.Time
 	if out.failed {
 		fails := j.fails + 1
-		set(ColFails, itoa(int64(fails)))
+		set(webtable.Fails, itoa(int64(fails)))
 		wait := c.opt.MinInterval << min(fails-1, 20)
 		if limit := max(interval, c.opt.MinInterval); wait > limit || wait <= 0 {
 			wait = limit
@@ -196,7 +196,7 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 		next = now.Add(max(wait, retryWait))
 	} else {
 		if j.fails > 0 {
-			tx.Delete(row, ColFails)
+			tx.Delete(row, webtable.Fails)
 		}
 		if interval <= 0 {
 			var lastMod string
@@ -221,8 +221,8 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 	due := next.UnixMilli()
 	set(webtable.Due, itoa(due))
 	tx.Delete(row, webtable.Lease)
-	tx.Delete(j.dueKey, ColPage)
-	return out, tx.Set(DueRow(due, row), ColPage, []byte(row))
+	tx.Delete(j.dueKey, webtable.DuePage)
+	return out, tx.Set(webtable.DueRow(due, row), webtable.DuePage, []byte(row))
 }
 
 // follow adds a redirect's target to the frontier (same depth, one more
@@ -266,9 +266,9 @@ func (c *Crawler) follow(ctx context.Context, tx *percolator.Tx, j *job, now tim
 	}
 	ms := now.UnixMilli()
 	tx.Set(trow, webtable.Depth, itoa(int64(j.depth)))
-	tx.Set(trow, ColHops, itoa(int64(j.hops+1)))
+	tx.Set(trow, webtable.Hops, itoa(int64(j.hops+1)))
 	tx.Set(trow, webtable.Due, itoa(ms))
-	tx.Set(DueRow(ms, trow), ColPage, []byte(trow))
+	tx.Set(webtable.DueRow(ms, trow), webtable.DuePage, []byte(trow))
 	return nil, true, nil
 }
 

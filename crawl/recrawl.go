@@ -43,8 +43,8 @@ func Recrawl(ctx context.Context, db *percolator.DB, urls []string, when time.Ti
 				return err
 			}
 			did = true
-			tx.Delete(DueRow(atoi(due), row), ColPage)
-			tx.Set(DueRow(ms, row), ColPage, []byte(row))
+			tx.Delete(webtable.DueRow(atoi(due), row), webtable.DuePage)
+			tx.Set(webtable.DueRow(ms, row), webtable.DuePage, []byte(row))
 			return tx.Set(row, webtable.Due, itoa(ms))
 		})
 		if err != nil {

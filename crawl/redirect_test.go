@@ -50,7 +50,7 @@ func TestRedirects(t *testing.T) {
 	if got := string(tb.get(s.URL+"/final", webtable.Body)); got != "final" {
 		t.Errorf("final body %q", got)
 	}
-	if h := string(tb.get(s.URL+"/final", ColHops)); h != "3" {
+	if h := string(tb.get(s.URL+"/final", webtable.Hops)); h != "3" {
 		t.Errorf("final hops %q, want 3", h)
 	}
 	for _, p := range []string{"/r1", "/r2", "/r3", "/final", "/loop-a", "/loop-b", "/self"} {

@@ -117,7 +117,7 @@ func TestRecrawlFailure(t *testing.T) {
 			if got := tb.get(s.URL+"/", webtable.Body) != nil; got != tc.keepBody {
 				t.Errorf("body kept = %v, want %v", got, tc.keepBody)
 			}
-			if got := tb.get(s.URL+"/", ColBodySum) != nil; got != tc.keepBody {
+			if got := tb.get(s.URL+"/", webtable.BodySum) != nil; got != tc.keepBody {
 				t.Errorf("body sum kept = %v, want %v", got, tc.keepBody)
 			}
 			if got := string(tb.get(s.URL+"/", webtable.Status)); got != tc.status {

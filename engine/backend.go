@@ -3,13 +3,11 @@ package engine
 import (
 	"context"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/web"
@@ -152,10 +150,9 @@ func (e *Engine) quiet(ctx context.Context) (bool, error) {
 			return err
 		}
 		// The frontier is in time order: the first entry tells.
-		return tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", crawl.ColPage, func(row, _ string, _ []byte) bool {
-			ms, _, _ := strings.Cut(strings.TrimPrefix(row, webtable.DuePrefix), "/")
-			t, err := strconv.ParseInt(ms, 10, 64)
-			found = err == nil && t <= nowMs
+		return tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", webtable.DuePage, func(row, _ string, _ []byte) bool {
+			t, _, ok := webtable.ParseDueRow(row)
+			found = ok && t <= nowMs
 			return false
 		})
 	})
@@ -201,10 +198,9 @@ func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
 		if err != nil {
 			return err
 		}
-		err = tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", crawl.ColPage, func(row, _ string, _ []byte) bool {
+		err = tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", webtable.DuePage, func(row, _ string, _ []byte) bool {
 			s.Frontier++
-			ms, _, _ := strings.Cut(strings.TrimPrefix(row, webtable.DuePrefix), "/")
-			if t, err := strconv.ParseInt(ms, 10, 64); err == nil && t <= nowMs {
+			if t, _, ok := webtable.ParseDueRow(row); ok && t <= nowMs {
 				s.Due++
 			}
 			return true

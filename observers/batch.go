@@ -23,10 +23,10 @@ const Damping = 0.85
 // cluster by content hash, invert links, PageRank by power iteration, and
 // build the set of exported documents.
 type Batch struct {
-	States    map[string]string  // page row → state
-	Rank      map[string]float64 // ok page row → PageRank
-	Canonical map[string]string  // ok page row → canonical row of its cluster
-	Docs      map[string]*Doc    // canonical row → exported document
+	States    map[string]string        // page row → state
+	Rank      map[string]float64       // ok page row → PageRank
+	Canonical map[string]string        // ok page row → canonical row of its cluster
+	Docs      map[string]*webtable.Doc // canonical row → exported document
 	Took      time.Duration
 }
 
@@ -98,7 +98,7 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 		return nil, fmt.Errorf("batch: scan pages: %w", err)
 	}
 
-	b := &Batch{States: make(map[string]string), Canonical: make(map[string]string), Docs: make(map[string]*Doc)}
+	b := &Batch{States: make(map[string]string), Canonical: make(map[string]string), Docs: make(map[string]*webtable.Doc)}
 	for r, p := range pages {
 		b.States[r] = p.state
 	}
@@ -179,7 +179,7 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 		if err != nil {
 			continue
 		}
-		doc := &Doc{URL: u, Host: HostOf(u), Title: p.page.Title, Text: p.page.Text, Description: p.page.Description,
+		doc := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: p.page.Title, Text: p.page.Text, Description: p.page.Description,
 			Lang: p.page.Lang, PageRank: b.Rank[c], FetchedAt: p.fetchedAt, ClusterSize: len(ms)}
 		inCluster := make(map[string]bool)
 		for _, m := range ms {
@@ -195,7 +195,7 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 		for i := 0; i < len(targets) && i < 10_000; i++ {
 			targets = append(targets, aliases[targets[i]]...)
 		}
-		seen := make(map[Anchor]bool)
+		seen := make(map[webtable.Anchor]bool)
 		for _, t := range targets {
 			for src, text := range in[t] {
 				if inCluster[src] {
@@ -212,14 +212,14 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 				if err != nil {
 					continue
 				}
-				a := Anchor{From: fu, Text: text}
+				a := webtable.Anchor{From: fu, Text: text}
 				if !seen[a] {
 					seen[a] = true
 					doc.Anchors = append(doc.Anchors, a)
 				}
 			}
 		}
-		slices.SortFunc(doc.Anchors, func(a, b Anchor) int {
+		slices.SortFunc(doc.Anchors, func(a, b webtable.Anchor) int {
 			if c := strings.Compare(a.From, b.From); c != 0 {
 				return c
 			}
@@ -341,7 +341,7 @@ func Verify(ctx context.Context, db *percolator.DB, rankTol float64, limit int) 
 				if err != nil {
 					return err
 				}
-				var last Doc
+				var last webtable.Doc
 				if err := json.Unmarshal([]byte(lastB), &last); err != nil {
 					add("%s: exported document unreadable: %v", r, err)
 					continue
@@ -371,7 +371,7 @@ func Verify(ctx context.Context, db *percolator.DB, rankTol float64, limit int) 
 // anchorKeys identifies anchors by the linking page's cluster (its batch
 // canonical) and text: where PageRank nearly ties, incremental and batch
 // may credit a cluster's anchors to different members, and that is fine.
-func (b *Batch) anchorKeys(as []Anchor) string {
+func (b *Batch) anchorKeys(as []webtable.Anchor) string {
 	keys := make([]string, 0, len(as))
 	for _, a := range as {
 		from := a.From

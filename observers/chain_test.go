@@ -99,13 +99,13 @@ func (e *env) get(url, col string) string {
 
 // index replays the export queue the way serving does: in row order, newest
 // version per document wins.
-func (e *env) index() map[string]*observers.Doc {
+func (e *env) index() map[string]*webtable.Doc {
 	e.t.Helper()
-	idx := make(map[string]*observers.Doc)
+	idx := make(map[string]*webtable.Doc)
 	ver := make(map[string]uint64)
 	err := e.db.View(bg, func(tx *percolator.Tx) error {
 		return tx.Scan(bg, webtable.ExportPrefix, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(_, _ string, v []byte) bool {
-			var x observers.Export
+			var x webtable.Export
 			if err := json.Unmarshal(v, &x); err != nil {
 				e.t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func (e *env) index() map[string]*observers.Doc {
 				return true
 			}
 			ver[x.URL] = x.Version
-			if x.Op == "delete" {
+			if x.Op == webtable.OpDelete {
 				delete(idx, x.URL)
 			} else {
 				idx[x.URL] = x.Doc
@@ -137,7 +137,7 @@ func page(title, text string, links ...string) string {
 	return b.String()
 }
 
-func keys(m map[string]*observers.Doc) []string {
+func keys(m map[string]*webtable.Doc) []string {
 	var k []string
 	for u := range m {
 		k = append(k, u)
@@ -146,7 +146,7 @@ func keys(m map[string]*observers.Doc) []string {
 	return k
 }
 
-func anchors(d *observers.Doc) []string {
+func anchors(d *webtable.Doc) []string {
 	var out []string
 	for _, a := range d.Anchors {
 		out = append(out, a.Text+"<"+a.From)

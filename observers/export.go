@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,41 +13,6 @@ import (
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
 )
-
-// Doc is the search document of a duplicate cluster, built from its
-// canonical page: what the export queue carries to serving.
-type Doc struct {
-	URL         string    `json:"url"`
-	Host        string    `json:"host"`
-	Title       string    `json:"title"`
-	Text        string    `json:"text"`
-	Description string    `json:"description,omitempty"`
-	Lang        string    `json:"lang,omitempty"`
-	PageRank    float64   `json:"pagerank"`
-	FetchedAt   time.Time `json:"fetched_at"`
-	ClusterSize int       `json:"cluster_size"`
-	Duplicates  []string  `json:"duplicates,omitempty"` // the other members' URLs
-	Anchors     []Anchor  `json:"anchors,omitempty"`    // inbound links to any member or alias
-}
-
-// Anchor is one inbound link's text.
-type Anchor struct {
-	From string `json:"from"` // URL of the linking page (the canonical of its cluster)
-	Text string `json:"text"`
-}
-
-// Export is one entry of the export queue: rows webtable.ExportPrefix +
-// %020d(version) + "/" + page row, applied by serving in row order. Version
-// is the start timestamp of the exporting transaction; two exports of one
-// document conflict in the table, so a later version is always the newer
-// document, and serving ignores anything older than what it has.
-type Export struct {
-	Op      string `json:"op"` // "upsert" or "delete"
-	Version uint64 `json:"version"`
-	Row     string `json:"row"`
-	URL     string `json:"url"`
-	Doc     *Doc   `json:"doc,omitempty"`
-}
 
 // ExportOptions configure the export observer. There are none yet: the
 // PageRank a document carries is rounded by webtable.RoundRank, which the
@@ -191,7 +155,7 @@ func forwardRedirect(ctx context.Context, tx *percolator.Tx, row string) error {
 
 // BuildDoc builds the document of the cluster whose canonical is row, as
 // seen by tx.
-func BuildDoc(ctx context.Context, tx *percolator.Tx, row string) (*Doc, error) {
+func BuildDoc(ctx context.Context, tx *percolator.Tx, row string) (*webtable.Doc, error) {
 	return buildDoc(ctx, tx, row, nil)
 }
 
@@ -202,7 +166,7 @@ type buildNotes struct {
 }
 
 // buildDoc is BuildDoc, taking notes if notes is not nil.
-func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNotes) (*Doc, error) {
+func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNotes) (*webtable.Doc, error) {
 	cols := make(map[string]string)
 	for _, c := range []string{webtable.Title, webtable.Text, webtable.Description, webtable.Lang, webtable.Rank, webtable.FetchedAt, webtable.ClusterHash} {
 		v, err := tx.Get(ctx, row, c)
@@ -215,7 +179,7 @@ func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNo
 	if err != nil {
 		return nil, err
 	}
-	doc := &Doc{URL: u, Host: HostOf(u), Title: cols[webtable.Title], Text: cols[webtable.Text],
+	doc := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: cols[webtable.Title], Text: cols[webtable.Text],
 		Description: cols[webtable.Description], Lang: cols[webtable.Lang], ClusterSize: 1}
 	doc.PageRank, _ = strconv.ParseFloat(cols[webtable.Rank], 64)
 	if ms, err := strconv.ParseInt(cols[webtable.FetchedAt], 10, 64); err == nil {
@@ -256,13 +220,13 @@ func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNo
 // and to any row redirecting to a member. Links from pages of the cluster
 // itself are left out, and duplicates linking alike count once (anchors
 // are keyed by the linking page's canonical).
-func anchorsOf(ctx context.Context, tx *percolator.Tx, members []string, notes *buildNotes) ([]Anchor, error) {
+func anchorsOf(ctx context.Context, tx *percolator.Tx, members []string, notes *buildNotes) ([]webtable.Anchor, error) {
 	inCluster := make(map[string]bool, len(members))
 	for _, m := range members {
 		inCluster[m] = true
 	}
-	seen := make(map[Anchor]bool)
-	var out []Anchor
+	seen := make(map[webtable.Anchor]bool)
+	var out []webtable.Anchor
 	for _, m := range members {
 		in, err := inbound(ctx, tx, m, notes)
 		if err != nil {
@@ -283,14 +247,14 @@ func anchorsOf(ctx context.Context, tx *percolator.Tx, members []string, notes *
 			if err != nil {
 				continue
 			}
-			a := Anchor{From: u, Text: l.text}
+			a := webtable.Anchor{From: u, Text: l.text}
 			if !seen[a] {
 				seen[a] = true
 				out = append(out, a)
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b Anchor) int {
+	slices.SortFunc(out, func(a, b webtable.Anchor) int {
 		if c := strings.Compare(a.From, b.From); c != 0 {
 			return c
 		}
@@ -391,7 +355,7 @@ func forward(ctx context.Context, tx *percolator.Tx, row, canon string) error {
 // docDigest identifies a document's exported content: PageRank as
 // webtable.RoundRank has it, the fetch time not at all (a recrawl that
 // changed nothing is not an update).
-func docDigest(d *Doc) string {
+func docDigest(d *webtable.Doc) string {
 	c := *d
 	c.FetchedAt = time.Time{}
 	c.PageRank, _ = strconv.ParseFloat(webtable.RoundRank(d.PageRank), 64)
@@ -401,11 +365,11 @@ func docDigest(d *Doc) string {
 }
 
 func queueRow(tx *percolator.Tx, row string) string {
-	return fmt.Sprintf("%s%020d/%s", webtable.ExportPrefix, tx.StartTs(), row)
+	return webtable.ExportRow(tx.StartTs(), row)
 }
 
-func enqueue(tx *percolator.Tx, row string, doc *Doc, digest string) error {
-	e, err := json.Marshal(Export{Op: "upsert", Version: tx.StartTs(), Row: row, URL: doc.URL, Doc: doc})
+func enqueue(tx *percolator.Tx, row string, doc *webtable.Doc, digest string) error {
+	e, err := json.Marshal(webtable.Export{Op: webtable.OpUpsert, Version: tx.StartTs(), Row: row, URL: doc.URL, Doc: doc})
 	if err != nil {
 		return err
 	}
@@ -423,7 +387,7 @@ func enqueue(tx *percolator.Tx, row string, doc *Doc, digest string) error {
 		{row, webtable.ExportRank, []byte(webtable.RoundRank(doc.PageRank))},
 		{row, webtable.ExportedAt, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))},
 		{row, webtable.ExportVer, []byte(strconv.FormatUint(tx.StartTs(), 10))},
-		{hostRow(row), "p:" + row, []byte(strconv.Itoa(doc.CrossHostAnchors()))},
+		{webtable.HostRow(row), webtable.HostPagePrefix + row, []byte(strconv.Itoa(doc.CrossHostAnchors()))},
 	} {
 		if err := tx.Set(w.row, w.col, w.val); err != nil {
 			return err
@@ -434,7 +398,7 @@ func enqueue(tx *percolator.Tx, row string, doc *Doc, digest string) error {
 
 func unexport(tx *percolator.Tx, row string) error {
 	u, _ := webtable.URL(row)
-	e, err := json.Marshal(Export{Op: "delete", Version: tx.StartTs(), Row: row, URL: u})
+	e, err := json.Marshal(webtable.Export{Op: webtable.OpDelete, Version: tx.StartTs(), Row: row, URL: u})
 	if err != nil {
 		return err
 	}
@@ -442,7 +406,7 @@ func unexport(tx *percolator.Tx, row string) error {
 		return err
 	}
 	for _, c := range []struct{ row, col string }{
-		{row, webtable.ExportDigest}, {row, webtable.ExportLast}, {row, webtable.ExportRank}, {hostRow(row), "p:" + row},
+		{row, webtable.ExportDigest}, {row, webtable.ExportLast}, {row, webtable.ExportRank}, {webtable.HostRow(row), webtable.HostPagePrefix + row},
 	} {
 		if err := tx.Delete(c.row, c.col); err != nil {
 			return err
@@ -452,28 +416,4 @@ func unexport(tx *percolator.Tx, row string) error {
 		return err
 	}
 	return tx.Set(row, webtable.ExportedAt, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10)))
-}
-
-// hostRow is the per-host row of a page: one cell p:ROW per indexed page,
-// holding its number of inbound anchors from other hosts.
-func hostRow(row string) string { return webtable.HostPrefix + webtable.HostOfRow(row) }
-
-// HostOf returns the host (with its port) of an http(s) URL.
-func HostOf(u string) string {
-	rest := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		rest = rest[:i]
-	}
-	return rest
-}
-
-// CrossHostAnchors counts the document's inbound anchors from other hosts.
-func (d *Doc) CrossHostAnchors() int {
-	n := 0
-	for _, a := range d.Anchors {
-		if HostOf(a.From) != d.Host {
-			n++
-		}
-	}
-	return n
 }

@@ -67,7 +67,7 @@ func crawlSite(t *testing.T, s *testsite.Site, e *env) {
 }
 
 // texts are the anchor texts of d, sorted.
-func texts(d *observers.Doc) []string {
+func texts(d *webtable.Doc) []string {
 	var out []string
 	if d != nil {
 		for _, a := range d.Anchors {
@@ -179,7 +179,7 @@ func TestRealSiteVerify(t *testing.T) {
 	}
 	// The redirect to a duplicate: its anchor reaches the cluster's one
 	// document, whichever copy is canonical.
-	var copies []*observers.Doc
+	var copies []*webtable.Doc
 	for _, p := range []string{"/copy1.html", "/copy2.html"} {
 		if d := idx[siteURL+p]; d != nil {
 			copies = append(copies, d)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/extract"
 	"github.com/caffeine-go/caffeine/internal/corpus"
-	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // benchCopies of the PostgreSQL manual (1,169 pages) make ≥ 10,000
@@ -40,12 +40,12 @@ func corpusExports(b *testing.B) []Update {
 					benchErr = err
 					return
 				}
-				d := &observers.Doc{URL: u, Host: observers.HostOf(u), Title: pg.Title, Text: pg.Text,
+				d := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: pg.Title, Text: pg.Text,
 					PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: time.Now().UTC(), ClusterSize: 1}
 				for _, l := range pg.Links[:min(len(pg.Links), 3)] {
-					d.Anchors = append(d.Anchors, observers.Anchor{From: l.URL, Text: l.Anchor})
+					d.Anchors = append(d.Anchors, webtable.Anchor{From: l.URL, Text: l.Anchor})
 				}
-				benchDocs = append(benchDocs, Update{Export: observers.Export{Op: "upsert", Version: uint64(c*10_000 + i + 1),
+				benchDocs = append(benchDocs, Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: uint64(c*10_000 + i + 1),
 					Row: fmt.Sprintf("row%d/%s", c, p.Path), URL: u, Doc: d}})
 			}
 		}
@@ -159,9 +159,9 @@ func BenchmarkMatchAll(b *testing.B) {
 			words[j] = vocab[int(rng.ExpFloat64()*2000)%len(vocab)]
 		}
 		u := fmt.Sprintf("http://h%d.example/p%d", i%50, i)
-		d := &observers.Doc{URL: u, Host: observers.HostOf(u), Title: strings.Join(words[:5], " "),
+		d := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: strings.Join(words[:5], " "),
 			Text: strings.Join(words, " "), PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: time.Now().UTC(), ClusterSize: 1}
-		us = append(us, Update{Export: observers.Export{Op: "upsert", Version: 1, Row: fmt.Sprintf("r%d", i), URL: u, Doc: d}})
+		us = append(us, Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: 1, Row: fmt.Sprintf("r%d", i), URL: u, Doc: d}})
 	}
 	for chunk := range slices.Chunk(us, 500) {
 		if _, err := ix.Apply(chunk); err != nil {

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -142,7 +141,7 @@ func (f *Feeder) Drain(ctx context.Context) (int, error) {
 
 type queued struct {
 	row string // the queue row
-	e   observers.Export
+	e   webtable.Export
 }
 
 // step applies one batch from the queue and returns its size.
@@ -159,14 +158,14 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 	start := webtable.ExportPrefix
 	safe := f.db.SafePoint()
 	if f.floor > 0 {
-		start = fmt.Sprintf("%s%020d/", webtable.ExportPrefix, f.floor)
+		start = webtable.ExportFrom(f.floor)
 	}
 	if from != fromStart && f.cursor > 0 {
 		v := f.cursor // entries of one version may straddle two batches
 		if from == sinceLag {
 			v = percolator.TsFromTime(percolator.TimeFromTs(f.cursor).Add(-f.opt.Lag))
 		}
-		start = fmt.Sprintf("%s%020d/", webtable.ExportPrefix, v)
+		start = webtable.ExportFrom(v)
 	}
 	var (
 		batch   []queued
@@ -182,7 +181,7 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 			if oldest == "" {
 				oldest = row
 			}
-			var e observers.Export
+			var e webtable.Export
 			if err := json.Unmarshal(v, &e); err != nil || e.Row == "" {
 				f.opt.Logger.Error("serving: bad export queue entry; dropped", "row", row, "err", err)
 				bad = append(bad, row)
@@ -251,7 +250,7 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 		for _, a := range applied {
 			s := Searchable{At: a.IndexedAt, Version: a.Version, Fetched: a.FetchedAt,
 				Exported: percolator.TimeFromTs(a.Version).UTC()}
-			if prev := had[a.Row]; !a.NewContent && a.Op == "upsert" && prev.Version > 0 {
+			if prev := had[a.Row]; !a.NewContent && a.Op == webtable.OpUpsert && prev.Version > 0 {
 				// The same content again (new rank, anchors, duplicates):
 				// its stage times stay those of its first export.
 				s.At, s.Exported = prev.At, prev.Exported

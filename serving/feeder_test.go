@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -42,13 +41,13 @@ func openDBGrace(t *testing.T, grace time.Duration) *percolator.DB {
 // enqueue writes an export queue entry as the export observer does, with
 // the version the test wants (the observer uses its start timestamp), and
 // the page row's export bookkeeping that Rebuild reads.
-func enqueue(t *testing.T, db *percolator.DB, e observers.Export) {
+func enqueue(t *testing.T, db *percolator.DB, e webtable.Export) {
 	t.Helper()
 	err := db.Update(bg, func(tx *percolator.Tx) error {
 		b, _ := json.Marshal(e)
 		tx.Set(fmt.Sprintf("%s%020d/%s", webtable.ExportPrefix, e.Version, e.Row), webtable.ExportDoc, b)
 		tx.Set(e.Row, webtable.ExportVer, []byte(strconv.FormatUint(e.Version, 10)))
-		if e.Op == "delete" {
+		if e.Op == webtable.OpDelete {
 			tx.Delete(e.Row, webtable.ExportDigest)
 			return tx.Delete(e.Row, webtable.ExportLast)
 		}
@@ -100,7 +99,7 @@ func TestFeederOrder(t *testing.T) {
 	if got := find(t, ix, "zebra"); len(got) != 0 {
 		t.Fatalf("straggler applied: %v", got)
 	}
-	enqueue(t, db, observers.Export{Op: "delete", Version: 30, Row: a, URL: u})
+	enqueue(t, db, webtable.Export{Op: webtable.OpDelete, Version: 30, Row: a, URL: u})
 	drain(t, f)
 	enqueue(t, db, upsert(25, a, u, "Zombie", "giraffe", 1))
 	drain(t, f)
@@ -147,7 +146,7 @@ func TestRebuild(t *testing.T) {
 	for i := range 30 {
 		enqueue(t, db, upsert(uint64(10+i), fmt.Sprintf("com.example/%02d", i), fmt.Sprintf("http://example.com/%02d", i), "T", fmt.Sprintf("word%d common", i), 1))
 	}
-	enqueue(t, db, observers.Export{Op: "delete", Version: 100, Row: "com.example/03", URL: "http://example.com/03"})
+	enqueue(t, db, webtable.Export{Op: webtable.OpDelete, Version: 100, Row: "com.example/03", URL: "http://example.com/03"})
 	drain(t, f)
 	enqueue(t, db, upsert(200, "com.example/04", "http://example.com/04", "T", "changed common", 1))
 	ix.Close()

@@ -13,7 +13,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	index "github.com/blevesearch/bleve_index_api"
 
-	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // Options configure an Index.
@@ -35,7 +35,7 @@ type Options struct {
 type Applied struct {
 	URL       string
 	Row       string
-	Op        string // "upsert" or "delete"
+	Op        webtable.Op
 	Version   uint64 // the export's version (its transaction's start timestamp)
 	FetchedAt time.Time
 	IndexedAt time.Time // when the batch became searchable
@@ -64,7 +64,7 @@ type Index struct {
 // index has for the row (zero if none), which tells a new page or content
 // from a change of rank, anchors or duplicates.
 type Update struct {
-	observers.Export
+	webtable.Export
 	Prev time.Time
 }
 
@@ -142,13 +142,13 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 		u := newest[row]
 		a := Applied{URL: u.URL, Row: row, Op: u.Op, Version: u.Version, IndexedAt: now}
 		switch {
-		case u.Op == "upsert" && u.Doc != nil:
+		case u.Op == webtable.OpUpsert && u.Doc != nil:
 			a.FetchedAt = u.Doc.FetchedAt
 			a.NewContent = u.Doc.FetchedAt.After(u.Prev)
 			if err := b.Index(row, fields(u.Doc, u.Version, now)); err != nil {
 				return nil, fmt.Errorf("serving: index %s: %w", u.URL, err)
 			}
-		case u.Op == "delete":
+		case u.Op == webtable.OpDelete:
 			b.Delete(row)
 		default:
 			ix.opt.Logger.Warn("serving: bad export; skipped", "op", u.Op, "row", row)
@@ -199,7 +199,7 @@ type document struct {
 // topAnchors is how many distinct anchor texts a result shows.
 const topAnchors = 5
 
-func fields(d *observers.Doc, version uint64, now time.Time) document {
+func fields(d *webtable.Doc, version uint64, now time.Time) document {
 	doc := document{
 		URL: d.URL, Host: d.Host, Lang: d.Lang, Title: d.Title, Text: d.Text,
 		Duplicates: d.Duplicates, PageRank: d.PageRank, ClusterSize: float64(d.ClusterSize),
@@ -233,7 +233,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // exactly docs, the export set of a batch recomputation (keyed by
 // canonical row), all at version 1. The batch mode of the freshness
 // experiment swaps such an index in after each full run.
-func BuildIndex(dir string, docs map[string]*observers.Doc, opt Options) (*Index, error) {
+func BuildIndex(dir string, docs map[string]*webtable.Doc, opt Options) (*Index, error) {
 	if _, err := os.Stat(dir); err == nil {
 		return nil, fmt.Errorf("serving: build index: %s exists", dir)
 	}
@@ -244,7 +244,7 @@ func BuildIndex(dir string, docs map[string]*observers.Doc, opt Options) (*Index
 	const batch = 1000
 	var es []Update
 	for _, row := range sortedKeys(docs) {
-		es = append(es, Update{Export: observers.Export{Op: "upsert", Version: 1, Row: row, URL: docs[row].URL, Doc: docs[row]}})
+		es = append(es, Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: 1, Row: row, URL: docs[row].URL, Doc: docs[row]}})
 		if len(es) == batch {
 			if _, err := ix.Apply(es); err != nil {
 				ix.Close()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 func openIndex(t testing.TB) *Index {
@@ -22,7 +22,7 @@ func openIndex(t testing.TB) *Index {
 }
 
 // apply applies exports to ix as new documents.
-func apply(t testing.TB, ix *Index, es ...observers.Export) {
+func apply(t testing.TB, ix *Index, es ...webtable.Export) {
 	t.Helper()
 	us := make([]Update, len(es))
 	for i, e := range es {
@@ -33,13 +33,13 @@ func apply(t testing.TB, ix *Index, es ...observers.Export) {
 	}
 }
 
-func upsert(version uint64, row, url, title, text string, pr float64, anchors ...string) observers.Export {
-	d := &observers.Doc{URL: url, Host: observers.HostOf(url), Title: title, Text: text, PageRank: pr,
+func upsert(version uint64, row, url, title, text string, pr float64, anchors ...string) webtable.Export {
+	d := &webtable.Doc{URL: url, Host: webtable.HostOf(url), Title: title, Text: text, PageRank: pr,
 		FetchedAt: time.UnixMilli(int64(version)).UTC(), ClusterSize: 1}
 	for _, a := range anchors {
-		d.Anchors = append(d.Anchors, observers.Anchor{From: "http://other.example/", Text: a})
+		d.Anchors = append(d.Anchors, webtable.Anchor{From: "http://other.example/", Text: a})
 	}
-	return observers.Export{Op: "upsert", Version: version, Row: row, URL: url, Doc: d}
+	return webtable.Export{Op: webtable.OpUpsert, Version: version, Row: row, URL: url, Doc: d}
 }
 
 func find(t *testing.T, ix *Index, q string) []string {

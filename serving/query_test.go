@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // queryDocs is a small site of real-looking pages on a few hosts.
-func queryDocs() []observers.Export {
-	return []observers.Export{
+func queryDocs() []webtable.Export {
+	return []webtable.Export{
 		upsert(1, "a", "http://127.0.0.1:8000/sort.html", "Sorting", "How to sort a list in Python: use sorted() or list.sort().", 2),
 		upsert(1, "b", "http://www.example.com/file", "The file", "What is a file? A file holds bytes.", 1),
 		upsert(1, "c", "http://example.com/decorators", "Decorators", "What is a decorator? A function that wraps another.", 3),

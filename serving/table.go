@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -43,13 +42,13 @@ func Rebuild(ctx context.Context, db *percolator.DB, dir string, opt Options) (*
 				if row == "" || cells[webtable.ExportDigest] == nil || cells[webtable.ExportLast] == nil {
 					return
 				}
-				var d observers.Doc
+				var d webtable.Doc
 				if err := json.Unmarshal(cells[webtable.ExportLast], &d); err != nil {
 					opt.Logger.Error("serving: rebuild: bad exported document", "row", row, "err", err)
 					return
 				}
 				v, _ := strconv.ParseUint(string(cells[webtable.ExportVer]), 10, 64)
-				batch = append(batch, Update{Export: observers.Export{Op: "upsert", Version: max(v, 1), Row: row, URL: d.URL, Doc: &d},
+				batch = append(batch, Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: max(v, 1), Row: row, URL: d.URL, Doc: &d},
 					Prev: d.FetchedAt}) // not new: its latency was counted when it was fed
 				if len(batch) >= 1000 {
 					cbErr = flush()

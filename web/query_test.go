@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // indexBackend answers searches and top lists from a real serving index,
@@ -50,9 +50,9 @@ func realServer(t *testing.T, iopt serving.Options, opt Options) (*Server, *sync
 	}
 	var us []serving.Update
 	for i, p := range pages {
-		d := &observers.Doc{URL: p.url, Host: observers.HostOf(p.url), Title: p.title, Text: p.text,
+		d := &webtable.Doc{URL: p.url, Host: webtable.HostOf(p.url), Title: p.title, Text: p.text,
 			PageRank: p.pr, FetchedAt: testNow.Add(-time.Hour), ClusterSize: 1}
-		us = append(us, serving.Update{Export: observers.Export{Op: "upsert", Version: 1, Row: string(rune('a' + i)), URL: p.url, Doc: d}})
+		us = append(us, serving.Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: 1, Row: string(rune('a' + i)), URL: p.url, Doc: d}})
 	}
 	if _, err := ix.Apply(us); err != nil {
 		t.Fatal(err)

@@ -47,6 +47,7 @@ import (
 	"github.com/caffeine-go/caffeine/freshness/changingweb"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // Modes.
@@ -246,7 +247,7 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 		cfg.OnApply = func(as []serving.Applied) {
 			evs := make([]freshness.Event, 0, len(as))
 			for _, a := range as {
-				evs = append(evs, freshness.Event{URL: a.URL, FetchedAt: a.FetchedAt, IndexedAt: a.IndexedAt, Deleted: a.Op == "delete"})
+				evs = append(evs, freshness.Event{URL: a.URL, FetchedAt: a.FetchedAt, IndexedAt: a.IndexedAt, Deleted: a.Op == webtable.OpDelete})
 			}
 			idx.Apply(evs...)
 		}

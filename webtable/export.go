@@ -1,0 +1,106 @@
+package webtable
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Doc is the search document of a duplicate cluster, built from its
+// canonical page by the export observer: what the export queue carries to
+// serving.
+type Doc struct {
+	URL         string    `json:"url"`
+	Host        string    `json:"host"`
+	Title       string    `json:"title"`
+	Text        string    `json:"text"`
+	Description string    `json:"description,omitempty"`
+	Lang        string    `json:"lang,omitempty"`
+	PageRank    float64   `json:"pagerank"`
+	FetchedAt   time.Time `json:"fetched_at"`
+	ClusterSize int       `json:"cluster_size"`
+	Duplicates  []string  `json:"duplicates,omitempty"` // the other members' URLs
+	Anchors     []Anchor  `json:"anchors,omitempty"`    // inbound links to any member or alias
+}
+
+// Anchor is one inbound link's text.
+type Anchor struct {
+	From string `json:"from"` // URL of the linking page (the canonical of its cluster)
+	Text string `json:"text"`
+}
+
+// CrossHostAnchors counts the document's inbound anchors from other hosts.
+func (d *Doc) CrossHostAnchors() int {
+	n := 0
+	for _, a := range d.Anchors {
+		if HostOf(a.From) != d.Host {
+			n++
+		}
+	}
+	return n
+}
+
+// Op is what an export queue entry does to the index.
+type Op string
+
+const (
+	OpUpsert Op = "upsert" // add or replace the document
+	OpDelete Op = "delete" // remove the document
+)
+
+// Export is one entry of the export queue (row ExportRow(Version, Row),
+// column ExportDoc, as JSON), applied by serving in row order. Version is
+// the start timestamp of the exporting transaction; two exports of one
+// document conflict in the table, so a later version is always the newer
+// document, and serving ignores anything older than what it has.
+type Export struct {
+	Op      Op     `json:"op"`
+	Version uint64 `json:"version"`
+	Row     string `json:"row"`
+	URL     string `json:"url"`
+	Doc     *Doc   `json:"doc,omitempty"` // nil for OpDelete
+}
+
+// ExportRow is the export queue row of an export of page row at version:
+// ExportPrefix + %020d(version) + "/" + row, so the queue is in version
+// order.
+func ExportRow(version uint64, row string) string {
+	return ExportFrom(version) + row
+}
+
+// ExportFrom is where the export queue's entries of version and later
+// start.
+func ExportFrom(version uint64) string {
+	return fmt.Sprintf("%s%020d/", ExportPrefix, version)
+}
+
+// ParseExportRow splits an export queue row into its version and page row.
+func ParseExportRow(key string) (version uint64, row string, ok bool) {
+	rest, found := strings.CutPrefix(key, ExportPrefix)
+	if !found || len(rest) < 21 || rest[20] != '/' {
+		return 0, "", false
+	}
+	v, err := strconv.ParseUint(rest[:20], 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	return v, rest[21:], true
+}
+
+// HostRow is the per-host row of a page row: one cell HostPagePrefix+ROW
+// per indexed page, holding its number of inbound anchors from other hosts
+// (written by the export observer, read by serving's top pages).
+func HostRow(row string) string { return HostPrefix + HostOfRow(row) }
+
+// HostPagePrefix + page row is a cell of a HostRow.
+const HostPagePrefix = "p:"
+
+// HostOf returns the host (with its port) of an http(s) URL.
+func HostOf(u string) string {
+	rest := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
