@@ -11,12 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
 )
-
-// Damping is PageRank's d.
-const Damping = 0.85
 
 // Batch is the whole index recomputed from the raw pages with full scans,
 // the way the MapReduce pipeline the paper replaced did it: parse all,
@@ -134,7 +132,7 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 			graph[r] = nil
 		}
 	}
-	b.Rank = PowerIteration(graph, Damping, 1e-10, 500)
+	b.Rank = rank.PowerIterationMap(graph, rank.Damping)
 
 	// Clusters by content hash; canonical by PageRank.
 	clusters := make(map[string][]string)
@@ -229,41 +227,6 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 	}
 	b.Took = time.Since(began)
 	return b, nil
-}
-
-// PowerIteration computes PR(p) = (1 − d) + d · Σ_{q→p} PR(q)/outdeg(q)
-// over graph (node → distinct targets, all of them nodes), starting from
-// 1 − d, until no value moves more than tol. A dangling node's rank is not
-// redistributed.
-func PowerIteration(graph map[string][]string, d, tol float64, maxIter int) map[string]float64 {
-	pr := make(map[string]float64, len(graph))
-	for n := range graph {
-		pr[n] = 1 - d
-	}
-	for range maxIter {
-		next := make(map[string]float64, len(graph))
-		for n := range graph {
-			next[n] = 1 - d
-		}
-		for n, out := range graph {
-			if len(out) == 0 {
-				continue
-			}
-			share := d * pr[n] / float64(len(out))
-			for _, t := range out {
-				next[t] += share
-			}
-		}
-		delta := 0.0
-		for n, v := range next {
-			delta = math.Max(delta, math.Abs(v-pr[n]))
-		}
-		pr = next
-		if delta < tol {
-			break
-		}
-	}
-	return pr
 }
 
 // Verify compares what the incremental chain left in the table with a batch

@@ -11,16 +11,9 @@ import (
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
-// Power iteration stops when no value moves more than batchTol, or after
-// batchIterations.
-const (
-	batchTol        = 1e-9
-	batchIterations = 200
-)
-
 // Batch computes PageRank from scratch by power iteration over one snapshot
 // of the table: the same model and graph as the observer (see the package
-// doc), with the default damping. It returns the value of every ok page by
+// doc), with the default damping (Damping). It returns the value of every ok page by
 // row; the caller owns the map.
 func Batch(ctx context.Context, db *percolator.DB) (map[string]float64, error) {
 	var opt Options
@@ -89,30 +82,7 @@ func Batch(ctx context.Context, db *percolator.DB) (map[string]float64, error) {
 		}
 	}
 
-	x := make([]float64, len(rows))
-	next := make([]float64, len(rows))
-	for i := range x {
-		x[i] = 1 - d
-	}
-	for range batchIterations {
-		for i := range next {
-			next[i] = 1 - d
-		}
-		for i, ts := range out {
-			share := d * x[i] / float64(len(ts))
-			for _, j := range ts {
-				next[j] += share
-			}
-		}
-		change := 0.0
-		for i := range x {
-			change = max(change, math.Abs(next[i]-x[i]))
-		}
-		x, next = next, x
-		if change < batchTol {
-			break
-		}
-	}
+	x := PowerIteration(out, d)
 	ranks := make(map[string]float64, len(rows))
 	for i, row := range rows {
 		ranks[row] = x[i]

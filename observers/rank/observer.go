@@ -13,7 +13,7 @@ import (
 // Options configure the rank observer and the batch. The zero value of
 // every field selects its default.
 type Options struct {
-	// Damping is d, the probability of following a link. Default 0.85.
+	// Damping is d, the probability of following a link. Default Damping.
 	Damping float64
 	// Epsilon is the relative change of what a block gives a page of
 	// another block that is sent on to that block; smaller changes wait for
@@ -27,7 +27,7 @@ type Options struct {
 
 func (o *Options) ensureDefaults() {
 	if o.Damping <= 0 || o.Damping >= 1 {
-		o.Damping = 0.85
+		o.Damping = Damping
 	}
 	if o.Epsilon <= 0 {
 		o.Epsilon = 1e-4
