@@ -9,14 +9,14 @@ import (
 // flows through them. cmd/indexer and cmd/search run exactly these.
 func Chain() []percolator.Observer {
 	return []percolator.Observer{
-		Parse(),                         // fetch:body → page:*
-		Links(),                         // page:links → in:SRC on targets
-		Cluster(),                       // page:hash → !dup/HASH members
-		Elect(),                         // dup:dirty → cluster:canon
-		rank.Observer(rank.Options{}),   // rank:dirty → !rank/KEY block solve → rank:value
-		ExportObserver(ExportOptions{}), // doc:dirty → !export/ queue
+		Parse(),                       // fetch:body → page:*
+		Links(),                       // page:links → in:SRC on targets
+		Cluster(),                     // page:hash → !dup/HASH members
+		Elect(),                       // dup:dirty → cluster:canon
+		rank.Observer(rank.Options{}), // rank:dirty → !rank/KEY block solve → rank:value
+		ExportObserver(),              // doc:dirty → !export/ queue
 		// The same for a new PageRank only, in the background.
-		ElectRank(),                         // dup:ranked → cluster:canon
-		ExportRankObserver(ExportOptions{}), // doc:ranked → !export/ queue
+		ElectRank(),          // dup:ranked → cluster:canon
+		ExportRankObserver(), // doc:ranked → !export/ queue
 	}
 }
