@@ -238,27 +238,6 @@ func (e *Engine) gcLoop(ctx context.Context) {
 	}
 }
 
-// WaitIdle returns when the engine is idle (Stats.Idle, looked at afresh
-// without the rest of Stats) or ctx is done.
-func (e *Engine) WaitIdle(ctx context.Context) error {
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
-	for {
-		idle, err := e.idle(ctx)
-		if err != nil {
-			return err
-		}
-		if idle {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
 // Close closes the index and the table.
 func (e *Engine) Close() error {
 	var errs []error

@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// WaitIdle returns when the engine is idle (Stats.Idle, looked at afresh
+// without the rest of Stats) or ctx is done.
+func (e *Engine) WaitIdle(ctx context.Context) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		idle, err := e.idle(ctx)
+		if err != nil {
+			return err
+		}
+		if idle {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// idleHold is how long the idle condition must hold, with nothing fetched
+// or applied meanwhile, before Stats reports idle: one look at the table
+// is not a snapshot, so a notification moved from a row not yet scanned to
+// one already scanned could hide (Apache Fluo's wait does the same).
+const idleHold = 300 * time.Millisecond
+
+// holdIdle reports whether the engine has been quiet for idleHold with
+// nothing fetched or applied meanwhile, given that it is quiet now. The
+// caller holds statsMu.
+func (e *Engine) holdIdle(quiet bool, loaded, applied int64) bool {
+	is := &e.idleSince
+	switch {
+	case !quiet:
+		is.ok = false
+	case !is.ok || is.loaded != loaded || is.applied != applied:
+		is.ok, is.at, is.loaded, is.applied = true, time.Now(), loaded, applied
+	}
+	return is.ok && time.Since(is.at) >= idleHold
+}
+
+// idle is Stats().Idle computed afresh, without the counts Stats gathers
+// for the status page (a scan of every page): WaitIdle's look.
+func (e *Engine) idle(ctx context.Context) (bool, error) {
+	var loaded, applied int64
+	if e.Crawler != nil {
+		loaded = e.Crawler.Stats().Fetched
+	}
+	if e.Feeder != nil {
+		applied = e.Feeder.Applied()
+	}
+	quiet, err := e.quiet(ctx)
+	if err != nil {
+		return false, err
+	}
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	return e.holdIdle(quiet, loaded, applied), nil
+}
+
+// quiet reports whether no work is left: nothing due for a running
+// crawler and no fetch under way, no notification pending but parked
+// failures, an empty export queue.
+func (e *Engine) quiet(ctx context.Context) (bool, error) {
+	if !e.crawlerQuiet() {
+		return false, nil
+	}
+	_, total, failed, err := e.notifications(ctx)
+	if err != nil {
+		return false, err
+	}
+	if total > len(failed) {
+		return false, nil
+	}
+	crawling := e.Crawler != nil && !e.crawlerDone()
+	nowMs := time.Now().UnixMilli()
+	found := false
+	err = e.DB.View(ctx, func(tx *percolator.Tx) error {
+		err := tx.Scan(ctx, webtable.ExportPrefix, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(string, string, []byte) bool {
+			found = true
+			return false
+		})
+		if err != nil || found || !crawling {
+			return err
+		}
+		// The frontier is in time order: the first entry tells.
+		return tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", webtable.DuePage, func(row, _ string, _ []byte) bool {
+			t, _, ok := webtable.ParseDueRow(row)
+			found = ok && t <= nowMs
+			return false
+		})
+	})
+	return !found, err
+}
+
+// crawlerQuiet reports whether no fetch is under way.
+func (e *Engine) crawlerQuiet() bool {
+	return e.Crawler == nil || e.crawlerDone() || e.Crawler.Stats().InFlight == 0
+}
+
+func (e *Engine) crawlerDone() bool {
+	select {
+	case <-e.crawlDone:
+		return true
+	default:
+		return false
+	}
+}
