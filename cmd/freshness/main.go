@@ -226,7 +226,11 @@ func measure(ctx context.Context, opt freshness.ProbeOptions, stdout io.Writer, 
 
 // serveWeb serves the fixture on addr until ctx ends, then writes the
 // change log.
+// webClock is the served fixture's clock (tests move it by hand).
+var webClock = time.Now
+
 func serveWeb(ctx context.Context, addr string, opt changingweb.Options, logPath string, stderr io.Writer) error {
+	opt.Clock = webClock
 	w, err := changingweb.New(opt)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)

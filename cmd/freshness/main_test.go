@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,14 +123,24 @@ func TestUsage(t *testing.T) {
 // TestServeWeb runs the fixture as a server and stops it: the change log
 // is written and reads back.
 func TestServeWeb(t *testing.T) {
+	var now atomic.Int64 // the fixture's clock, Unix ns
+	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	webClock = func() time.Time { return time.Unix(0, now.Load()) }
+	defer func() { webClock = time.Now }()
 	ctx, cancel := context.WithCancel(context.Background())
 	logPath := filepath.Join(t.TempDir(), "changes.jsonl")
 	done := make(chan int)
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
+	errb := newWatchWriter("changing web of")
 	go func() {
-		done <- run(ctx, []string{"-web", "127.0.0.1:0", "-pages", "20", "-hot-rate", "50", "-log", logPath}, &out, &errb)
+		done <- run(ctx, []string{"-web", "127.0.0.1:0", "-pages", "20", "-hot-rate", "50", "-log", logPath}, &out, errb)
 	}()
-	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-errb.seen: // serving
+	case code := <-done:
+		t.Fatalf("exit %d before serving: %s", code, errb.String())
+	}
+	now.Add(int64(time.Minute)) // 20 pages changing 50 times a second (hot) or 0.002 (cold)
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
@@ -142,4 +154,34 @@ func TestServeWeb(t *testing.T) {
 	if err != nil || len(h) == 0 {
 		t.Errorf("change log: %d pages, %v (%s)", len(h), err, errb.String())
 	}
+}
+
+// watchWriter is a concurrency-safe buffer that closes seen once what was
+// written contains want.
+type watchWriter struct {
+	mu   sync.Mutex
+	b    bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func newWatchWriter(want string) *watchWriter {
+	return &watchWriter{want: want, seen: make(chan struct{})}
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := strings.Contains(w.b.String(), w.want)
+	n, err := w.b.Write(p)
+	if !had && strings.Contains(w.b.String(), w.want) {
+		close(w.seen)
+	}
+	return n, err
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
