@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/internal/termline"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -66,8 +67,8 @@ func run(args []string, stderr io.Writer) int {
 	case *quiet:
 		level = slog.LevelWarn
 	}
-	tty := isTerminal(os.Stderr) && !*quiet
-	logw := &lineWriter{w: stderr, tty: tty}
+	tty := termline.IsTerminal(os.Stderr) && !*quiet
+	logw := &termline.Writer{W: stderr, TTY: tty}
 	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
 
 	opt.Logger = log
@@ -128,18 +129,18 @@ func run(args []string, stderr io.Writer) int {
 }
 
 // progress redraws one status line on the terminal every 250ms.
-func progress(ctx context.Context, c *crawl.Crawler, w *lineWriter, done chan<- struct{}) {
+func progress(ctx context.Context, c *crawl.Crawler, w *termline.Writer, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			w.status("")
+			w.Status("")
 			return
 		case <-t.C:
 			s := c.Stats()
-			w.status(fmt.Sprintf("%d pages  %.1f/s  %d errors  %d in flight  %d due  %v late  %s",
+			w.Status(fmt.Sprintf("%d pages  %.1f/s  %d errors  %d in flight  %d due  %v late  %s",
 				s.Fetched, s.Rate(), s.Errors, s.InFlight, s.Queue, s.MeanLate().Round(time.Millisecond), bytesString(s.Bytes)))
 		}
 	}
@@ -155,9 +156,4 @@ func bytesString(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

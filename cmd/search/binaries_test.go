@@ -45,6 +45,7 @@ func TestSeparateBinaries(t *testing.T) {
 	}
 	separate := start(t, "-data", dir)
 	separate.waitIdle(30 * time.Second)
+	separate.waitLog("idle: everything fetched is searchable", 10*time.Second)
 	together := start(t, append([]string{"-data", t.TempDir()}, crawlArgs...)...)
 	together.waitIdleWith(60*time.Second, func(s stats) bool { return s.Indexed == 4 })
 

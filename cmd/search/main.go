@@ -35,9 +35,14 @@ import (
 
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/engine"
+	"github.com/caffeine-go/caffeine/internal/termline"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/web"
 )
+
+// progressInterval is how often the status line is redrawn and idleness
+// looked at.
+const progressInterval = time.Second
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -60,6 +65,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		workers  = fs.Int("index-workers", 16, "observer transactions at once")
 		timeout  = fs.Duration("query-timeout", 5*time.Second, "bound on one query")
 		verbose  = fs.Bool("v", false, "log every page and observer failure")
+		quiet    = fs.Bool("q", false, "no progress line on a terminal")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: search -data DIR [-addr HOST:PORT] [-seeds URL[,URL...] [crawler flags]] [-rebuild]")
@@ -84,7 +90,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	f, isFile := stderr.(*os.File)
+	logw := &termline.Writer{W: stderr, TTY: isFile && termline.IsTerminal(f) && !*quiet}
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
 
 	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, Logger: log}
 	if !*noChain {
@@ -126,7 +134,16 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-	if err := e.Run(ctx); err != nil {
+	pctx, stopProgress := context.WithCancel(ctx)
+	progressDone := make(chan struct{})
+	go func() {
+		defer close(progressDone)
+		progress(pctx, e, logw, log, progressInterval)
+	}()
+	err = e.Run(ctx)
+	stopProgress()
+	<-progressDone
+	if err != nil {
 		srv.Close()
 		fmt.Fprintln(stderr, "search:", err)
 		return 1

@@ -25,6 +25,7 @@ type deployment struct {
 	t    *testing.T
 	base string
 	stop func() int
+	log  *syncBuffer // what it wrote to stderr
 }
 
 // start runs the command with args and waits until it listens.
@@ -33,8 +34,8 @@ func start(t *testing.T, args ...string) *deployment {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	code := make(chan int, 1)
-	var log syncBuffer
-	go func() { code <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), &log, ready) }()
+	log := &syncBuffer{}
+	go func() { code <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), log, ready) }()
 	var addr string
 	select {
 	case addr = <-ready:
@@ -45,7 +46,7 @@ func start(t *testing.T, args ...string) *deployment {
 		cancel()
 		t.Fatal("search did not start")
 	}
-	d := &deployment{t: t, base: "http://" + addr}
+	d := &deployment{t: t, base: "http://" + addr, log: log}
 	stopped := false
 	d.stop = func() int {
 		if stopped {
@@ -61,6 +62,17 @@ func start(t *testing.T, args ...string) *deployment {
 	}
 	t.Cleanup(func() { d.stop() })
 	return d
+}
+
+// waitLog waits until the command has logged a line containing want.
+func (d *deployment) waitLog(want string, timeout time.Duration) {
+	d.t.Helper()
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if strings.Contains(d.log.String(), want) {
+			return
+		}
+	}
+	d.t.Fatalf("no %q in the log after %v:\n%s", want, timeout, d.log.String())
 }
 
 type syncBuffer struct {
