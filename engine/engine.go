@@ -73,12 +73,15 @@ type Engine struct {
 
 	crawlDone chan struct{} // closed when the crawler's Run returned
 
-	computeMu sync.Mutex // held while computing Stats: one at a time
-	statsMu   sync.Mutex // guards the fields below
-	statsAt   time.Time
-	statsKeep time.Duration // how long stats is served again
-	stats     *serving.Stats
-	idleSince struct {
+	computeMu  sync.Mutex      // held while computing Stats: one at a time
+	lastCounts *tableCounts    // the last table scan's, under computeMu
+	changed    <-chan struct{} // a commit of this process since (DB.Watch)
+	stopWatch  func()
+	statsMu    sync.Mutex // guards the fields below
+	statsAt    time.Time
+	statsKeep  time.Duration // how long stats is served again
+	stats      *serving.Stats
+	idleSince  struct {
 		ok              bool
 		at              time.Time
 		applied, loaded int64
@@ -118,6 +121,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if e.DB, err = percolator.Open(ctx, e.store, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: cfg.GCGrace, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
+	e.changed, e.stopWatch = e.DB.Watch("")
 	iopt := serving.Options{OnApply: cfg.OnApply, Logger: cfg.Logger}
 	dir := filepath.Join(cfg.Dir, IndexDir)
 	if cfg.Rebuild {
@@ -240,6 +244,9 @@ func (e *Engine) gcLoop(ctx context.Context) {
 
 // Close closes the index and the table.
 func (e *Engine) Close() error {
+	if e.stopWatch != nil {
+		e.stopWatch()
+	}
 	var errs []error
 	if e.Index != nil {
 		errs = append(errs, e.Index.Close())

@@ -68,14 +68,40 @@ func (e *Engine) cachedStats() *serving.Stats {
 	return &s
 }
 
-func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
-	now := time.Now()
-	s := &serving.Stats{Time: now.UTC(), Crawling: e.Crawler != nil && !e.crawlerDone(), Observers: []serving.ObserverCount{}}
-	nowMs := now.UnixMilli()
+// tableCounts are the parts of Stats read from the table and the index.
+type tableCounts struct {
+	pages, frontier, due, exportQueue, indexed int
+	nextDue                                    int64 // the earliest due time after the scan, Unix ms; 0 if none
+	pending                                    map[string]int
+	total                                      int
+	failed                                     []percolator.Failure
+	at                                         time.Time
+}
+
+// statsMaxReuse bounds how long table counts are reused while nothing
+// changes: commits of other processes (which Watch does not see) show
+// within it.
+const statsMaxReuse = time.Minute
+
+// counts returns the table counts, scanning the table only when this
+// process committed something since the last scan, a frontier page has
+// become due, or statsMaxReuse passed: an idle engine does not scan its
+// table every few seconds. The caller holds computeMu.
+func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
+	select {
+	case <-e.changed:
+	default:
+		if c := e.lastCounts; c != nil && time.Since(c.at) < statsMaxReuse &&
+			(c.nextDue == 0 || time.Now().UnixMilli() < c.nextDue) {
+			return c, nil
+		}
+	}
+	c := &tableCounts{at: time.Now()}
+	nowMs := c.at.UnixMilli()
 	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
 		err := tx.Scan(ctx, "", "", webtable.FetchedAt, func(row, _ string, _ []byte) bool {
 			if !strings.HasPrefix(row, "!") {
-				s.Pages++
+				c.pages++
 			}
 			return true
 		})
@@ -83,9 +109,14 @@ func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
 			return err
 		}
 		err = tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", webtable.DuePage, func(row, _ string, _ []byte) bool {
-			s.Frontier++
-			if t, _, ok := webtable.ParseDueRow(row); ok && t <= nowMs {
-				s.Due++
+			c.frontier++
+			t, _, ok := webtable.ParseDueRow(row)
+			switch {
+			case !ok:
+			case t <= nowMs:
+				c.due++
+			case c.nextDue == 0 || t < c.nextDue:
+				c.nextDue = t
 			}
 			return true
 		})
@@ -93,29 +124,41 @@ func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
 			return err
 		}
 		return tx.Scan(ctx, webtable.ExportPrefix, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(string, string, []byte) bool {
-			s.ExportQueue++
+			c.exportQueue++
 			return true
 		})
 	})
 	if err != nil {
 		return nil, err
 	}
-	if s.Indexed, err = e.Index.Count(); err != nil {
+	if c.indexed, err = e.Index.Count(); err != nil {
 		return nil, err
 	}
-	pending, total, failed, err := e.notifications(ctx)
+	if c.pending, c.total, c.failed, err = e.notifications(ctx); err != nil {
+		return nil, err
+	}
+	e.lastCounts = c
+	return c, nil
+}
+
+func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
+	c, err := e.counts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s.PendingNotifications, s.FailedNotifications = total, len(failed)
+	s := &serving.Stats{
+		Time: time.Now().UTC(), Crawling: e.Crawler != nil && !e.crawlerDone(), Observers: []serving.ObserverCount{},
+		Pages: c.pages, Frontier: c.frontier, Due: c.due, ExportQueue: c.exportQueue, Indexed: c.indexed,
+		PendingNotifications: c.total, FailedNotifications: len(c.failed),
+	}
 	byObserver := make(map[string]int)
-	for _, f := range failed {
+	for _, f := range c.failed {
 		byObserver[f.Observer]++
 	}
 	if e.Worker != nil {
 		for _, o := range e.Worker.Stats() {
 			s.Observers = append(s.Observers, serving.ObserverCount{
-				Name: o.Name, Column: o.Column, Pending: pending[o.Column], Failed: byObserver[o.Name],
+				Name: o.Name, Column: o.Column, Pending: c.pending[o.Column], Failed: byObserver[o.Name],
 				Runs: o.Runs, Commits: o.Commits, Conflicts: o.Conflicts, RunTimeS: o.RunTime.Seconds(),
 			})
 		}
