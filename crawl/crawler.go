@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -98,6 +99,9 @@ func (c *Crawler) Run(ctx context.Context) error {
 	}
 	if len(seeds) == 0 {
 		return ErrNoSeeds
+	}
+	if err := c.checkRemembered(seeds); err != nil {
+		return err
 	}
 	c.scope = newScope(c.opt.Scope, seeds)
 
@@ -308,4 +312,35 @@ func originOf(u string) string {
 		return u[:i+3+j]
 	}
 	return u
+}
+
+// checkRemembered refuses to recrawl, without Options.AllowPrivate, a table
+// whose remembered seeds (not given again in Options.Seeds) are private
+// addresses: they were crawled with AllowPrivate, and every page would now
+// be refused and leave the index. Seeds given again are the caller's
+// choice.
+func (c *Crawler) checkRemembered(seeds []string) error {
+	if c.opt.AllowPrivate {
+		return nil
+	}
+	given := make(map[string]bool, len(c.opt.Seeds))
+	for _, s := range c.opt.Seeds {
+		if u, err := webtable.Normalize(s); err == nil {
+			given[u] = true
+		}
+	}
+	var private []string
+	for _, s := range seeds {
+		u, err := url.Parse(s)
+		if err != nil || given[s] {
+			continue
+		}
+		if checkHost(u.Hostname()) != nil {
+			private = append(private, s)
+		}
+	}
+	if len(private) > 0 {
+		return fmt.Errorf("%w: %v", ErrPrivateSeeds, private)
+	}
+	return nil
 }

@@ -11,6 +11,11 @@ var (
 	// table name a seed to crawl from.
 	ErrNoSeeds = errors.New("crawl: no seeds")
 
+	// ErrPrivateSeeds is returned by Run when seeds the table remembers
+	// are private or loopback addresses and Options.AllowPrivate is false:
+	// recrawling them would refuse every page and empty the index.
+	ErrPrivateSeeds = errors.New("crawl: the table's seeds are private addresses (crawled with AllowPrivate); allow them to recrawl")
+
 	// ErrRunning is returned by Run when the crawler is already running.
 	ErrRunning = errors.New("crawl: already running")
 

@@ -174,9 +174,13 @@ func (c *Crawler) addSeeds(ctx context.Context, seeds []string) error {
 }
 
 // loadSeeds returns every seed the table remembers.
-func (c *Crawler) loadSeeds(ctx context.Context) ([]string, error) {
+func (c *Crawler) loadSeeds(ctx context.Context) ([]string, error) { return Seeds(ctx, c.db) }
+
+// Seeds returns every seed the table remembers: the seeds of every crawl
+// into it, which define its scope across restarts.
+func Seeds(ctx context.Context, db *percolator.DB) ([]string, error) {
 	var seeds []string
-	err := c.db.View(ctx, func(tx *percolator.Tx) error {
+	err := db.View(ctx, func(tx *percolator.Tx) error {
 		return tx.Scan(ctx, webtable.SeedPrefix, webtable.SeedPrefix[:len(webtable.SeedPrefix)-1]+"0", webtable.SeedURL, func(_, _ string, v []byte) bool {
 			seeds = append(seeds, string(v))
 			return true

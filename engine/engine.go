@@ -161,7 +161,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 
 // Run runs the crawler, the worker, the feeder, GC and the status sampler
 // until ctx is done or one of them fails. A crawler that finishes
-// (Options.Once, MaxPages) stops alone and the rest keeps going; a crawler
+// (Options.Once, MaxPages) or has nothing to crawl (crawl.ErrNoSeeds,
+// crawl.ErrPrivateSeeds) stops alone and the rest keeps going; a crawler
 // or feeder that fails stops everything, and Run returns its error (the
 // first, if several fail). Run returns nil when ctx ends it.
 func (e *Engine) Run(ctx context.Context) error {
@@ -177,6 +178,10 @@ func (e *Engine) Run(ctx context.Context) error {
 			switch {
 			case err == nil:
 				e.log.Info("crawl done", "fetched", e.Crawler.Stats().Fetched)
+			case errors.Is(err, crawl.ErrNoSeeds):
+				e.log.Info("nothing to crawl: no seeds given or remembered")
+			case errors.Is(err, crawl.ErrPrivateSeeds):
+				e.log.Warn("not recrawling", "err", err)
 			case ctx.Err() == nil:
 				e.log.Error("crawler stopped", "err", err)
 				return fmt.Errorf("engine: crawler: %w", err)

@@ -5,7 +5,8 @@
 //
 //	search -data DIR [-addr 127.0.0.1:8080]
 //	    serve DIR (the chain and the index feeder run too, so a table left
-//	    by crawler and indexer is served complete)
+//	    by crawler and indexer is served complete), and recrawl its pages
+//	    when due from the seeds it remembers (-no-crawl: don't)
 //	search -data DIR -seeds URL[,URL...] [crawler flags]
 //	    the one-command quick start: crawl, index and serve
 //	search -data DIR -rebuild
@@ -61,6 +62,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		addr     = fs.String("addr", "127.0.0.1:8080", "listen `address` of the UI and API")
 		rebuild  = fs.Bool("rebuild", false, "delete the serving index and rebuild it from the table before serving")
 		noChain  = fs.Bool("no-index", false, "do not run the indexing chain (serve and feed the index only)")
+		noCrawl  = fs.Bool("no-crawl", false, "do not crawl (without -seeds the table's remembered seeds are recrawled when due)")
 		scanners = fs.Int("scanners", 2, "notification scanner goroutines of the chain")
 		workers  = fs.Int("index-workers", 16, "observer transactions at once")
 		timeout  = fs.Duration("query-timeout", 5*time.Second, "bound on one query")
@@ -98,7 +100,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if !*noChain {
 		cfg.Observers = observers.Chain()
 	}
-	if len(copt.Seeds) > 0 {
+	if !*noCrawl {
+		// Without -seeds, the seeds the table remembers: pages are
+		// recrawled when due.
 		copt.Logger = log
 		cfg.Crawl = &copt
 	}
