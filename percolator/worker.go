@@ -63,8 +63,10 @@ type WorkerOptions struct {
 	// does not wait for a pass: the worker is told its row at once.
 	// Defaults 100ms and 5s.
 	IdleMin, IdleMax time.Duration
-	// Metrics receives per-observer counters (optional).
-	Metrics *Metrics
+	// Metrics, if set, is told of the worker by NewWorker, so that it can
+	// export the worker's counters (Stats, Inflight). Package
+	// percolator/promstats implements it for Prometheus.
+	Metrics Watcher
 	// Logger receives failures. Default: the DB's logger.
 	Logger *slog.Logger
 }
@@ -188,7 +190,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		w.obs[o.Column] = &observerState{Observer: o, ack: ackColumn(o.Name), weak: db.weak[o.Column]}
 	}
 	if opt.Metrics != nil {
-		opt.Metrics.watch(w)
+		opt.Metrics.Watch(w)
 	}
 	return w, nil
 }
