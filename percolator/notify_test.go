@@ -13,6 +13,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 )
 
 // startWorker starts a worker with fast idle polling, closed at cleanup.
@@ -590,11 +591,7 @@ func (s *countingStore) ReadRows(ctx context.Context, start, end string, fn func
 // scanning the whole notify group without pause).
 func TestIdleScannersSettle(t *testing.T) {
 	st := &countingStore{Store: openStore(t, t.TempDir())}
-	db, err := percolator.Open(bg, st, percolator.Options{Weak: []string{"c"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close(); st.Close() })
+	db := percolatortest.OpenOn(t, st, percolator.Options{Weak: []string{"c"}})
 	var runs atomic.Int64
 	w, err := percolator.NewWorker(db, percolator.WorkerOptions{Scanners: 4, IdleMin: 10 * time.Millisecond, IdleMax: 200 * time.Millisecond},
 		percolator.Observer{Name: "o", Column: "c", Run: func(context.Context, *percolator.Tx, string, string) error {
@@ -650,11 +647,7 @@ func (s *blindStore) ReadRows(ctx context.Context, start, end string, fn func(st
 // read the row before the new write.
 func TestFollowNotifiedRows(t *testing.T) {
 	st := &blindStore{Store: openStore(t, t.TempDir())}
-	db, err := percolator.Open(bg, st, percolator.Options{Observed: []string{"a", "b"}, Weak: []string{"w"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close(); st.Close() })
+	db := percolatortest.OpenOn(t, st, percolator.Options{Observed: []string{"a", "b"}, Weak: []string{"w"}})
 	var mu sync.Mutex
 	runs := make(map[string][]string) // row → values of b seen by its runs
 	hold, held := make(chan struct{}), make(chan struct{})

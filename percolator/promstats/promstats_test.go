@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/caffeine-go/caffeine/percolator"
-	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 	"github.com/caffeine-go/caffeine/percolator/promstats"
 )
 
@@ -15,16 +15,7 @@ import (
 // workers, under the names dashboards use.
 func TestMetrics(t *testing.T) {
 	ctx := context.Background()
-	st, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	db, err := percolator.Open(ctx, st, percolator.Options{Weak: []string{"c"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, _ := percolatortest.Open(t, percolator.Options{Weak: []string{"c"}})
 
 	m := promstats.NewMetrics()
 	reg := prometheus.NewRegistry()
