@@ -122,6 +122,11 @@ type Worker struct {
 
 	hints *hintQueue // rows this process notified: see follow
 
+	// idleWait is how an idle scanner waits: d, or until ctx is done, when
+	// it returns ctx's error. It is sleep; tests replace it to drive the
+	// scanners' clock.
+	idleWait func(ctx context.Context, d time.Duration) error
+
 	failMu   sync.Mutex                // guards failures
 	failures map[cellKey]*failureState // notifications whose observer failed
 
@@ -170,6 +175,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		failures: make(map[cellKey]*failureState),
 		tasks:    make(chan task, opt.Workers),
 		bgTasks:  make(chan task, opt.Background),
+		idleWait: sleep,
 	}
 	names := make(map[string]bool)
 	for _, o := range observers {
