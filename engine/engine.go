@@ -19,6 +19,7 @@ import (
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/promstats"
 	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -133,7 +134,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	if len(cfg.Observers) > 0 {
-		m := percolator.NewMetrics()
+		m := promstats.NewMetrics()
 		e.Metrics.MustRegister(m)
 		e.Worker, err = percolator.NewWorker(e.DB, percolator.WorkerOptions{Scanners: cfg.Scanners, Workers: cfg.Workers, Metrics: m}, cfg.Observers...)
 		if err != nil {

@@ -129,3 +129,19 @@ func (r *registry) has(ts uint64) bool {
 	defer r.mu.Unlock()
 	return r.overflow[ts] > 0
 }
+
+// count returns the number of registered timestamps.
+func (r *registry) count() int {
+	n := 0
+	for i := range r.slots {
+		if r.slots[i].ts.Load() != 0 {
+			n++
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.overflow {
+		n += c
+	}
+	return n
+}

@@ -251,6 +251,12 @@ func (db *DB) forget(tx *Tx) {
 	}
 }
 
+// Running returns the number of transactions begun on db that have not
+// ended: neither committed nor rolled back, or, for DB.View and DB.ViewAt,
+// whose function has not returned. A transaction left running holds the GC
+// safe point back; tests check that none is left.
+func (db *DB) Running() int { return db.active.count() }
+
 // oldestActive returns the smallest start timestamp of a running
 // transaction, or math.MaxUint64.
 func (db *DB) oldestActive() uint64 { return db.active.oldest() }

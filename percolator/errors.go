@@ -24,9 +24,10 @@ var (
 	// after the configured number of attempts. It wraps the last error.
 	ErrGaveUp = errors.New("percolator: transaction kept conflicting")
 
-	// ErrLocked is returned by Get when a lock at or before the transaction's
-	// start timestamp belongs to a live writer and did not go away within
-	// Options.LockWait. Retrying later is safe.
+	// ErrLocked is returned by Get and Scan when a lock at or before the
+	// transaction's start timestamp belongs to a live writer and did not go
+	// away while the read waited for it, up to twice Options.LockTTL in all.
+	// Retrying later is safe.
 	ErrLocked = errors.New("percolator: cell locked by a live transaction")
 
 	// ErrClosed is returned when the DB has been closed.

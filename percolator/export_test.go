@@ -1,6 +1,9 @@
 package percolator
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Test hooks for package percolator_test.
 
@@ -19,4 +22,16 @@ func CountLocks(db *DB) (int, error) {
 		return true
 	}, Filter{Family: famLock, KeysOnly: true})
 	return n, err
+}
+
+// SetIdleWait replaces how w's idle scanners wait between passes (d, or
+// until ctx is done); call it before Start.
+func SetIdleWait(w *Worker, wait func(ctx context.Context, d time.Duration) error) { w.idleWait = wait }
+
+// HintedLater reports whether w met a hint for row while a task on row was
+// in flight, and so looks at row again when that task ends.
+func HintedLater(w *Worker, row string) bool {
+	w.rowsMu.Lock()
+	defer w.rowsMu.Unlock()
+	return w.later[row]
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 )
 
 // GC never changes what a read at or above the safe point sees; reads below
@@ -112,14 +113,7 @@ func TestGCBoundsDisk(t *testing.T) {
 	if testing.Short() {
 		n = 20_000
 	}
-	dir := t.TempDir()
-	st := openStore(t, dir)
-	defer st.Close()
-	db, err := percolator.Open(bg, st, percolator.Options{GCGrace: time.Nanosecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, st := percolatortest.Open(t, percolator.Options{GCGrace: time.Nanosecond})
 	val := make([]byte, 2048) // beyond inlining and Badger's value threshold
 	var peak int64
 	for i := 0; i < n; i++ {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 )
 
 // openStore opens a real Badger store in a temporary directory.
@@ -18,19 +19,12 @@ func openStore(t testing.TB, dir string) *badger.Store {
 	return st
 }
 
-// openDB opens a DB on a fresh Badger store and closes both at cleanup,
-// after checking that no transaction is still registered.
+// openDB opens a DB on a fresh Badger store; at cleanup it checks that no
+// transaction is still running and no lock is left, and closes both (see
+// percolatortest.Open).
 func openDB(t testing.TB, opt percolator.Options) *percolator.DB {
 	t.Helper()
-	st := openStore(t, t.TempDir())
-	db, err := percolator.Open(context.Background(), st, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Close()
-		st.Close()
-	})
+	db, _ := percolatortest.Open(t, opt)
 	return db
 }
 

@@ -35,6 +35,45 @@ func (db *DB) Dump(ctx context.Context, w io.Writer, start, end string) error {
 	return werr
 }
 
+// Lock is a lock in the table: a cell of a transaction that has neither
+// committed nor rolled back yet, or whose writer died before it cleaned up.
+type Lock struct {
+	Row, Column string
+	// StartTs is the start timestamp of the transaction.
+	StartTs uint64
+	// Primary is whether this is the transaction's primary lock, whose
+	// fate decides the others'.
+	Primary bool
+	// Writer is the ID of the DB that took the lock.
+	Writer string
+}
+
+// Locks returns the locks in the table, by row and column. Like Dump, it
+// reads the store directly, outside any transaction; it resolves nothing
+// (see CleanLocks).
+func (db *DB) Locks(ctx context.Context) ([]Lock, error) {
+	var locks []Lock
+	var decodeErr error
+	err := db.st.ReadRows(ctx, "", "", func(row string, cells []Cell) bool {
+		for _, c := range cells {
+			l, err := decodeLock(c.Value)
+			if err != nil {
+				decodeErr = fmt.Errorf("%w: %q %q@%d", err, row, c.Column, c.Ts)
+				return false
+			}
+			locks = append(locks, Lock{Row: row, Column: c.Column, StartTs: c.Ts, Primary: l.primaryRow == row && l.primaryCol == c.Column, Writer: l.writer})
+		}
+		return true
+	}, Filter{Family: famLock})
+	if err == nil {
+		err = decodeErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("percolator: scan locks: %w", err)
+	}
+	return locks, nil
+}
+
 func familyName(f string) string {
 	switch f {
 	case famData:

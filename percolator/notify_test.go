@@ -13,6 +13,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 )
 
 // startWorker starts a worker with fast idle polling, closed at cleanup.
@@ -585,41 +586,96 @@ func (s *countingStore) ReadRows(ctx context.Context, start, end string, fn func
 }
 
 // Idle scanners stay idle: after a wake-up and the work it brought, they
-// back off instead of waking each other again and again (a wake-up passed
-// from scanner to scanner once kept every scanner of an idle worker
-// scanning the whole notify group without pause).
+// back off to IdleMax instead of waking each other again and again (a
+// wake-up passed from scanner to scanner once kept every scanner of an idle
+// worker scanning the whole notify group without pause). The test drives
+// the scanners' clock: every idle wait is handed to it, and ends when it
+// says.
 func TestIdleScannersSettle(t *testing.T) {
+	const (
+		scanners         = 4
+		idleMin, idleMax = 10 * time.Millisecond, 200 * time.Millisecond
+	)
 	st := &countingStore{Store: openStore(t, t.TempDir())}
-	db, err := percolator.Open(bg, st, percolator.Options{Weak: []string{"c"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close(); st.Close() })
+	db := percolatortest.OpenOn(t, st, percolator.Options{Weak: []string{"c"}})
 	var runs atomic.Int64
-	w, err := percolator.NewWorker(db, percolator.WorkerOptions{Scanners: 4, IdleMin: 10 * time.Millisecond, IdleMax: 200 * time.Millisecond},
+	done := make(chan struct{}) // closed by the third run
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{Scanners: scanners, IdleMin: idleMin, IdleMax: idleMax},
 		percolator.Observer{Name: "o", Column: "c", Run: func(context.Context, *percolator.Tx, string, string) error {
-			runs.Add(1)
+			if runs.Add(1) == 3 {
+				close(done)
+			}
 			return nil
 		}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	type wait struct {
+		d    time.Duration
+		over chan struct{}
+	}
+	waits := make(chan wait)
+	percolator.SetIdleWait(w, func(ctx context.Context, d time.Duration) error {
+		wt := wait{d, make(chan struct{})}
+		select {
+		case waits <- wt:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case <-wt.over:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
 	w.Start()
 	t.Cleanup(w.Close)
+	next := func() wait {
+		t.Helper()
+		select {
+		case wt := <-waits:
+			return wt
+		case <-time.After(10 * time.Second):
+			t.Fatal("no scanner waits")
+			return wait{}
+		}
+	}
+
 	for i := range 3 {
 		if err := db.Notify(bg, fmt.Sprintf("r%d", i), "c"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for runs.Load() < 3 {
-		time.Sleep(time.Millisecond)
+	// Time passes for the scanners while the work is done.
+	for busy := true; busy; {
+		select {
+		case <-done:
+			busy = false
+		case wt := <-waits:
+			close(wt.over)
+		}
 	}
-	time.Sleep(300 * time.Millisecond) // back off to IdleMax
+
+	// Then every pass is followed by a wait, and the waits grow to IdleMax
+	// (five doublings) and stay there. The scanners take turns: a scanner
+	// whose wait has not ended cannot pass.
+	const rounds = 12
 	before := st.passes.Load()
-	time.Sleep(time.Second)
-	// Four scanners at IdleMax: about 20 passes a second.
-	if n := st.passes.Load() - before; n > 60 {
-		t.Fatalf("%d passes in a second of idleness", n)
+	var ds []time.Duration
+	for range rounds * scanners {
+		wt := next()
+		ds = append(ds, wt.d)
+		close(wt.over)
+	}
+	// Each released scanner may be in its next pass.
+	if n := st.passes.Load() - before; n > rounds*scanners+scanners {
+		t.Errorf("%d passes for %d idle waits of %d scanners", n, rounds*scanners, scanners)
+	}
+	for _, d := range ds[len(ds)-2*scanners:] {
+		if d != idleMax {
+			t.Fatalf("idle waits %v: the last %d are not all IdleMax (%v)", ds, 2*scanners, idleMax)
+		}
 	}
 }
 
@@ -650,11 +706,7 @@ func (s *blindStore) ReadRows(ctx context.Context, start, end string, fn func(st
 // read the row before the new write.
 func TestFollowNotifiedRows(t *testing.T) {
 	st := &blindStore{Store: openStore(t, t.TempDir())}
-	db, err := percolator.Open(bg, st, percolator.Options{Observed: []string{"a", "b"}, Weak: []string{"w"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close(); st.Close() })
+	db := percolatortest.OpenOn(t, st, percolator.Options{Observed: []string{"a", "b"}, Weak: []string{"w"}})
 	var mu sync.Mutex
 	runs := make(map[string][]string) // row → values of b seen by its runs
 	hold, held := make(chan struct{}), make(chan struct{})
@@ -674,7 +726,10 @@ func TestFollowNotifiedRows(t *testing.T) {
 			if row == "slow" {
 				if first {
 					close(held)
-					<-hold
+					select {
+					case <-hold:
+					case <-ctx.Done(): // the worker closes: the test failed
+					}
 				}
 				return nil // no write that would tell the worker the row again
 			}
@@ -726,8 +781,10 @@ func TestFollowNotifiedRows(t *testing.T) {
 	<-held
 	reads := st.reads.Load()
 	set(t, db, "slow", "b", "2")
-	wait("the worker's look at the busy row", func() bool { return st.reads.Load() > reads })
-	time.Sleep(10 * time.Millisecond) // and its finding the row busy
+	wait("the worker's finding the row busy", func() bool { return percolator.HintedLater(w, "slow") })
+	if st.reads.Load() == reads {
+		t.Error("the worker found the row busy without reading it")
+	}
 	close(hold)
 	wait("busy row", func() bool { return count("slow") == 2 })
 	mu.Lock()

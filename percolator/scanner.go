@@ -25,13 +25,9 @@ func (w *Worker) scan(bg bool) {
 			idle = w.opt.IdleMin
 			continue
 		}
-		t := time.NewTimer(idle)
-		select {
-		case <-w.ctx.Done():
-		case <-t.C:
+		if w.idleWait(w.ctx, idle) == nil {
 			idle = min(2*idle, w.opt.IdleMax)
 		}
-		t.Stop()
 	}
 }
 

@@ -60,3 +60,13 @@ func (w *Worker) Stats() []ObserverStats {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// Watcher is told of new workers, to read their counters (Stats,
+// Inflight) when it needs them; see WorkerOptions.Metrics.
+type Watcher interface {
+	Watch(w *Worker)
+}
+
+// Inflight returns the number of observer tasks dispatched and not
+// finished.
+func (w *Worker) Inflight() int64 { return w.inflight.Load() }

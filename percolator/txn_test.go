@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 )
 
 var bg = context.Background()
@@ -454,13 +455,8 @@ func (s slowStore) CheckAndMutateRow(ctx context.Context, row string, pred []per
 // wait for it instead of rolling it back, however long it takes.
 func TestLongCommitStaysAlive(t *testing.T) {
 	st := openStore(t, t.TempDir())
-	defer st.Close()
-	db, err := percolator.Open(bg, slowStore{st, "slow/", 50 * time.Millisecond},
+	db := percolatortest.OpenOn(t, slowStore{st, "slow/", 50 * time.Millisecond},
 		percolator.Options{LockTTL: 300 * time.Millisecond, CommitParallelism: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 
 	tx, _ := db.Begin(bg)
 	tx.Set("a", "c", []byte("primary"))
@@ -482,7 +478,7 @@ func TestLongCommitStaysAlive(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	err = tx.Commit(bg)
+	err := tx.Commit(bg)
 	close(stop)
 	readers.Wait()
 	if err != nil {

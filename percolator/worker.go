@@ -63,8 +63,10 @@ type WorkerOptions struct {
 	// does not wait for a pass: the worker is told its row at once.
 	// Defaults 100ms and 5s.
 	IdleMin, IdleMax time.Duration
-	// Metrics receives per-observer counters (optional).
-	Metrics *Metrics
+	// Metrics, if set, is told of the worker by NewWorker, so that it can
+	// export the worker's counters (Stats, Inflight). Package
+	// percolator/promstats implements it for Prometheus.
+	Metrics Watcher
 	// Logger receives failures. Default: the DB's logger.
 	Logger *slog.Logger
 }
@@ -120,6 +122,11 @@ type Worker struct {
 
 	hints *hintQueue // rows this process notified: see follow
 
+	// idleWait is how an idle scanner waits: d, or until ctx is done, when
+	// it returns ctx's error. It is sleep; tests replace it to drive the
+	// scanners' clock.
+	idleWait func(ctx context.Context, d time.Duration) error
+
 	failMu   sync.Mutex                // guards failures
 	failures map[cellKey]*failureState // notifications whose observer failed
 
@@ -168,6 +175,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		failures: make(map[cellKey]*failureState),
 		tasks:    make(chan task, opt.Workers),
 		bgTasks:  make(chan task, opt.Background),
+		idleWait: sleep,
 	}
 	names := make(map[string]bool)
 	for _, o := range observers {
@@ -188,7 +196,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		w.obs[o.Column] = &observerState{Observer: o, ack: ackColumn(o.Name), weak: db.weak[o.Column]}
 	}
 	if opt.Metrics != nil {
-		opt.Metrics.watch(w)
+		opt.Metrics.Watch(w)
 	}
 	return w, nil
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/promstats"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -141,7 +142,7 @@ func run(ctx context.Context, args []string) error {
 }
 
 func runWorker(ctx context.Context, db *percolator.DB, obs []percolator.Observer, scanners, workers int, untilIdle bool, metricsAddr string) error {
-	m := percolator.NewMetrics()
+	m := promstats.NewMetrics()
 	if metricsAddr != "" {
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(m)

@@ -16,6 +16,11 @@
 // guarantees, so the same suite runs against the embedded Badger store and
 // the Bigtable (emulator) store. Cell timestamps written by the suite lie in
 // [1, 2^52); filter bounds may also be 0 and percolator.MaxTs.
+//
+// Model is a reference implementation of the contract, which passes the
+// suite. A backend's differential test applies random operations to the
+// backend and to a Model and compares every result (package badger's
+// TestDifferential).
 package storetest
 
 import (

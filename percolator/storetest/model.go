@@ -10,15 +10,22 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"testing"
 
 	"github.com/caffeine-go/caffeine/percolator"
 )
 
-// memStore is the reference implementation of the contract: one mutex over
-// a map of rows, each row's cells kept sorted by family, column and
-// timestamp descending. It exists to run the suite, not to be used.
-type memStore struct {
+// Model is the reference implementation of the contract: one mutex over a
+// map of rows, each row's cells kept sorted by family, column and timestamp
+// descending. It is the model a backend is compared with, operation by
+// operation, in differential tests; it is slow and keeps everything in
+// memory, so it is not meant to hold a table. It implements
+// percolator.ExclusiveStore and percolator.Compactor. Its zero value is not
+// usable: call NewModel.
+//
+// Increment writes the new value one timestamp above the newest cell and
+// deletes the older versions; a backend may choose other timestamps, so a
+// differential test compares counters by value.
+type Model struct {
 	mu     sync.Mutex
 	fams   map[string]percolator.Family
 	rows   map[string][]percolator.Cell
@@ -26,25 +33,28 @@ type memStore struct {
 }
 
 var (
-	_ percolator.ExclusiveStore = (*memStore)(nil)
-	_ percolator.Compactor      = (*memStore)(nil)
+	_ percolator.ExclusiveStore = (*Model)(nil)
+	_ percolator.Compactor      = (*Model)(nil)
 )
 
-var errClosed = errors.New("memstore: closed")
+// errClosed is returned by the methods of a closed Model.
+var errClosed = errors.New("storetest: model closed")
 
-func newMemStore() *memStore {
-	return &memStore{fams: make(map[string]percolator.Family), rows: make(map[string][]percolator.Cell)}
+// NewModel returns an empty, open model.
+func NewModel() *Model {
+	return &Model{fams: make(map[string]percolator.Family), rows: make(map[string][]percolator.Cell)}
 }
 
 // check reports why a call cannot proceed. s.mu must be held.
-func (s *memStore) check(ctx context.Context) error {
+func (s *Model) check(ctx context.Context) error {
 	if s.closed {
 		return errClosed
 	}
 	return ctx.Err()
 }
 
-func (s *memStore) EnsureFamilies(ctx context.Context, fams []percolator.Family) error {
+// EnsureFamilies implements percolator.Store.
+func (s *Model) EnsureFamilies(ctx context.Context, fams []percolator.Family) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -63,7 +73,7 @@ func compareCells(a, b percolator.Cell) int {
 }
 
 // read returns the cells of row matching the filters. s.mu must be held.
-func (s *memStore) read(row string, filters []percolator.Filter) []percolator.Cell {
+func (s *Model) read(row string, filters []percolator.Filter) []percolator.Cell {
 	type colKey struct{ fam, col string }
 	selected := make(map[int]bool) // index in row → with value
 	for _, f := range filters {
@@ -99,13 +109,13 @@ func (s *memStore) read(row string, filters []percolator.Filter) []percolator.Ce
 
 // apply applies muts to row atomically: all or, on error, none. s.mu must be
 // held.
-func (s *memStore) apply(row string, muts []percolator.Mutation) error {
+func (s *Model) apply(row string, muts []percolator.Mutation) error {
 	for _, m := range muts {
 		if _, ok := s.fams[m.Family]; !ok {
-			return fmt.Errorf("memstore: %v: unknown family %q", m, m.Family)
+			return fmt.Errorf("storetest: model: %v: unknown family %q", m, m.Family)
 		}
 		if m.Op < percolator.SetCell || m.Op > percolator.DeleteOlder {
-			return fmt.Errorf("memstore: %v: unknown op", m)
+			return fmt.Errorf("storetest: model: %v: unknown op", m)
 		}
 	}
 	cells := s.rows[row]
@@ -133,7 +143,8 @@ func (s *memStore) apply(row string, muts []percolator.Mutation) error {
 	return nil
 }
 
-func (s *memStore) ReadRow(ctx context.Context, row string, filters ...percolator.Filter) ([]percolator.Cell, error) {
+// ReadRow implements percolator.Store.
+func (s *Model) ReadRow(ctx context.Context, row string, filters ...percolator.Filter) ([]percolator.Cell, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -142,7 +153,9 @@ func (s *memStore) ReadRow(ctx context.Context, row string, filters ...percolato
 	return s.read(row, filters), nil
 }
 
-func (s *memStore) ReadRows(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+// ReadRows implements percolator.Store. Each row is read under the
+// mutex; the scan as a whole is not a snapshot.
+func (s *Model) ReadRows(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
 	s.mu.Lock()
 	if err := s.check(ctx); err != nil {
 		s.mu.Unlock()
@@ -174,7 +187,8 @@ func (s *memStore) ReadRows(ctx context.Context, start, end string, fn func(row 
 	return nil
 }
 
-func (s *memStore) CheckAndMutateRow(ctx context.Context, row string, predicate []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
+// CheckAndMutateRow implements percolator.Store.
+func (s *Model) CheckAndMutateRow(ctx context.Context, row string, predicate []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -186,7 +200,8 @@ func (s *memStore) CheckAndMutateRow(ctx context.Context, row string, predicate 
 	return false, s.apply(row, ifNoMatch)
 }
 
-func (s *memStore) CheckAndMutateRowAt(ctx context.Context, row string, predicate []percolator.Filter, ts func() (uint64, error), ifNoMatch func(ts uint64) []percolator.Mutation) (bool, error) {
+// CheckAndMutateRowAt implements percolator.ExclusiveStore.
+func (s *Model) CheckAndMutateRowAt(ctx context.Context, row string, predicate []percolator.Filter, ts func() (uint64, error), ifNoMatch func(ts uint64) []percolator.Mutation) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -197,12 +212,13 @@ func (s *memStore) CheckAndMutateRowAt(ctx context.Context, row string, predicat
 	}
 	t, err := ts()
 	if err != nil {
-		return false, fmt.Errorf("memstore: timestamp: %w", err)
+		return false, fmt.Errorf("storetest: model: timestamp: %w", err)
 	}
 	return false, s.apply(row, ifNoMatch(t))
 }
 
-func (s *memStore) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {
+// MutateRows implements percolator.Store.
+func (s *Model) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -215,7 +231,8 @@ func (s *memStore) MutateRows(ctx context.Context, rows []percolator.RowMutation
 	return errors.Join(errs...)
 }
 
-func (s *memStore) Increment(ctx context.Context, row, family, column string, delta int64) (int64, error) {
+// Increment implements percolator.Store.
+func (s *Model) Increment(ctx context.Context, row, family, column string, delta int64) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -225,7 +242,7 @@ func (s *memStore) Increment(ctx context.Context, row, family, column string, de
 	ts := uint64(1)
 	if cs := s.read(row, []percolator.Filter{{Family: family, Column: column, Latest: true}}); len(cs) > 0 {
 		if len(cs[0].Value) != 8 {
-			return 0, fmt.Errorf("memstore: increment %s:%s of row %q: value is %d bytes, not 8", family, column, row, len(cs[0].Value))
+			return 0, fmt.Errorf("storetest: model: increment %s:%s of row %q: value is %d bytes, not 8", family, column, row, len(cs[0].Value))
 		}
 		v = int64(binary.BigEndian.Uint64(cs[0].Value))
 		ts = cs[0].Ts + 1
@@ -239,28 +256,18 @@ func (s *memStore) Increment(ctx context.Context, row, family, column string, de
 	return v, err
 }
 
-// Compact has nothing to do: deletions free their cells at once.
-func (s *memStore) Compact(ctx context.Context, safeTs uint64) error {
+// Compact implements percolator.Compactor. It has nothing to do:
+// deletions free their cells at once.
+func (s *Model) Compact(ctx context.Context, safeTs uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.check(ctx)
 }
 
-func (s *memStore) Close() error {
+// Close implements percolator.Store. Every later call returns an error.
+func (s *Model) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
 	return nil
-}
-
-func TestMemStore(t *testing.T) {
-	Run(t, func(t *testing.T) percolator.Store { return newMemStore() })
-}
-
-// TestMemStorePlain runs the suite on a store without the optional
-// interfaces, whose tests must skip.
-func TestMemStorePlain(t *testing.T) {
-	Run(t, func(t *testing.T) percolator.Store {
-		return struct{ percolator.Store }{newMemStore()}
-	})
 }

@@ -1,21 +1,29 @@
-package percolator
+// Package promstats exports the counters of percolator workers as
+// Prometheus metrics, so that package percolator itself does not depend on
+// Prometheus.
+package promstats
 
 import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/caffeine-go/caffeine/percolator"
 )
 
 // Metrics exports per-observer counters of the workers it watches as
-// Prometheus metrics. It reads the workers' counters at scrape time, so it
-// adds nothing to the observer path. Register it with a registry:
+// Prometheus metrics. It reads the workers' counters (Worker.Stats and
+// Worker.Inflight) at scrape time, so it adds nothing to the observer path.
+// Register it with a registry and pass it to the workers:
 //
-//	m := percolator.NewMetrics()
+//	m := promstats.NewMetrics()
 //	reg.MustRegister(m)
 //	w, _ := percolator.NewWorker(db, percolator.WorkerOptions{Metrics: m}, obs...)
+//
+// It is safe for concurrent use.
 type Metrics struct {
 	mu      sync.Mutex // guards workers
-	workers []*Worker
+	workers []*percolator.Worker
 
 	runs, commits, nothing, conflicts, failures, parked, runSeconds, pending, inflight *prometheus.Desc
 }
@@ -38,7 +46,12 @@ func NewMetrics() *Metrics {
 	}
 }
 
-func (m *Metrics) watch(w *Worker) {
+// Watch adds w to the workers whose counters m exports. NewWorker calls it
+// for the Metrics of its options. A nil m watches nothing.
+func (m *Metrics) Watch(w *percolator.Worker) {
+	if m == nil {
+		return // a nil *Metrics in WorkerOptions watches nothing
+	}
 	m.mu.Lock()
 	m.workers = append(m.workers, w)
 	m.mu.Unlock()
@@ -54,12 +67,12 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
-	workers := append([]*Worker(nil), m.workers...)
+	workers := append([]*percolator.Worker(nil), m.workers...)
 	m.mu.Unlock()
-	sums := make(map[string]ObserverStats)
+	sums := make(map[string]percolator.ObserverStats)
 	var inflight int64
 	for _, w := range workers {
-		inflight += w.inflight.Load()
+		inflight += w.Inflight()
 		for _, s := range w.Stats() {
 			t := sums[s.Name]
 			t.Runs += s.Runs

@@ -1,0 +1,144 @@
+package badger
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+
+	bdb "github.com/dgraph-io/badger/v4"
+)
+
+// Kinds of batch entries.
+const (
+	opSet  = iota + 1 // a live cell
+	opTomb            // a Badger tombstone
+	opDel             // a metaDeleted marker
+)
+
+type entry struct {
+	key []byte
+	ver uint64
+	op  byte
+	val []byte // opSet only
+}
+
+type entryID struct {
+	key string
+	ver uint64
+}
+
+// A batch collects the entries of one atomic write.
+type batch struct {
+	entries []entry
+	at      map[entryID]int // later entries for the same key and version replace earlier ones
+}
+
+func (b *batch) add(e entry) {
+	// Most writes have a handful of entries: a linear search beats hashing.
+	const small = 16
+	if b.at == nil {
+		for i := range b.entries {
+			if b.entries[i].ver == e.ver && bytes.Equal(b.entries[i].key, e.key) {
+				b.entries[i] = e
+				return
+			}
+		}
+		if len(b.entries) < small {
+			b.entries = append(b.entries, e)
+			return
+		}
+		b.at = make(map[entryID]int, 2*small)
+		for i, e := range b.entries {
+			b.at[entryID{string(e.key), e.ver}] = i
+		}
+	}
+	id := entryID{string(e.key), e.ver}
+	if i, ok := b.at[id]; ok {
+		b.entries[i] = e
+		return
+	}
+	b.at[id] = len(b.entries)
+	b.entries = append(b.entries, e)
+}
+
+// flush writes entries to Badger atomically, as far as Badger allows.
+//
+// Entries that all have one version go in a managed transaction committed
+// at that version: Badger marks its entries as one transaction in the value
+// log, so that a crash keeps all or none of them, and it is the cheapest way
+// to write. Entries of several versions need a managed write batch, which
+// Badger commits without those marks (so a crash in mid-write may keep part
+// of it) and, when it outgrows a transaction, in several commits.
+func (s *Store) flush(entries []entry) error {
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if sameVersion(entries) {
+		err := s.commitAt(entries)
+		if !errors.Is(err, bdb.ErrTxnTooBig) {
+			if err != nil {
+				return fmt.Errorf("badger: write: %w", err)
+			}
+			return nil
+		}
+	}
+	wb := s.db.NewManagedWriteBatch()
+	for _, e := range entries {
+		var err error
+		if e.op == opTomb {
+			err = wb.DeleteAt(e.key, e.ver)
+		} else {
+			err = wb.SetEntryAt(e.badger(), e.ver)
+		}
+		if err != nil {
+			wb.Cancel()
+			return fmt.Errorf("badger: write: %w", err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("badger: write: %w", err)
+	}
+	return nil
+}
+
+func sameVersion(entries []entry) bool {
+	for _, e := range entries[1:] {
+		if e.ver != entries[0].ver {
+			return false
+		}
+	}
+	return true
+}
+
+// commitAt writes entries, which all have one version, in one managed
+// transaction. Nothing is written if it returns bdb.ErrTxnTooBig.
+func (s *Store) commitAt(entries []entry) error {
+	// Without conflict detection, the read timestamp of a transaction that
+	// reads nothing does not matter.
+	txn := s.db.NewTransactionAt(math.MaxUint64, true)
+	defer txn.Discard()
+	for _, e := range entries {
+		var err error
+		if e.op == opTomb {
+			err = txn.Delete(e.key)
+		} else {
+			err = txn.SetEntry(e.badger())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return txn.CommitAt(entries[0].ver, nil)
+}
+
+// badger returns the Badger entry of e, a live cell or a marker, without
+// its version.
+func (e *entry) badger() *bdb.Entry {
+	switch {
+	case e.op == opDel:
+		return bdb.NewEntry(e.key, []byte{0}).WithMeta(metaDeleted)
+	case len(e.val) == 0:
+		return bdb.NewEntry(e.key, []byte{0}).WithMeta(metaEmpty)
+	}
+	return bdb.NewEntry(e.key, e.val)
+}

@@ -1,0 +1,85 @@
+// Package percolatortest opens Percolator tables for tests and checks,
+// when a test ends, that it left its table clean, as bbolt's
+// internal/btesting does: no transaction still running, no lock left in
+// the table, and Close succeeding.
+package percolatortest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
+)
+
+// Open opens a DB with opt on a new Badger store in t.TempDir(). When the
+// test ends it checks the table (see Check), then closes the DB and the
+// store, failing t if anything is left or Close fails. Cleanups registered
+// after Open (closing a worker, say) run before it.
+func Open(t testing.TB, opt percolator.Options) (*percolator.DB, *badger.Store) {
+	t.Helper()
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return OpenOn(t, st, opt), st
+}
+
+// OpenOn opens a DB with opt on st, which it takes over: at cleanup it
+// checks the table, then closes the DB and st, as Open does. Tests that
+// wrap a store (to count or hide calls) pass the wrapper.
+func OpenOn(t testing.TB, st percolator.Store, opt percolator.Options) *percolator.DB {
+	t.Helper()
+	db, err := percolator.Open(context.Background(), st, opt)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		t.Helper()
+		if err := Check(context.Background(), db); err != nil {
+			t.Error(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Errorf("percolatortest: close db: %v", err)
+		}
+		if err := st.Close(); err != nil {
+			t.Errorf("percolatortest: close store: %v", err)
+		}
+	})
+	return db
+}
+
+// Check returns an error if a transaction of db is still running or a lock
+// is left in its table, and nil if the table is clean. Locks of writers
+// that died are left too: a test that kills a writer cleans up after it
+// (DB.CleanLocks) before it ends.
+func Check(ctx context.Context, db *percolator.DB) error {
+	var problems []string
+	if n := db.Running(); n > 0 {
+		problems = append(problems, fmt.Sprintf("%d transactions still running (begun and neither committed nor rolled back)", n))
+	}
+	locks, err := db.Locks(ctx)
+	if err != nil {
+		return fmt.Errorf("percolatortest: %w", err)
+	}
+	if len(locks) > 0 {
+		const show = 5
+		var b strings.Builder
+		fmt.Fprintf(&b, "%d locks left in the table:", len(locks))
+		for i, l := range locks {
+			if i == show {
+				fmt.Fprintf(&b, " …")
+				break
+			}
+			fmt.Fprintf(&b, " %q %q@%d (primary %v, writer %s)", l.Row, l.Column, l.StartTs, l.Primary, l.Writer)
+		}
+		problems = append(problems, b.String())
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("percolatortest: table not clean: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
