@@ -169,8 +169,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 func (e *Engine) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	if e.Worker != nil {
-		e.Worker.Start()
-		defer e.Worker.Close()
+		g.Go(func() error { return e.Worker.Run(ctx) })
 	}
 	if e.Crawler != nil {
 		g.Go(func() error {

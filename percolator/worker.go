@@ -260,6 +260,17 @@ func (w *Worker) Close() {
 	w.db.unfollow(w.hints)
 }
 
+// Run starts the worker, runs it until ctx is done, and closes it: the
+// lifecycle of the crawler and the serving feeder (crawl.Crawler.Run,
+// serving.Feeder.Run), so a process runs them all alike. It returns nil
+// when ctx ends it.
+func (w *Worker) Run(ctx context.Context) error {
+	w.Start()
+	defer w.Close()
+	<-ctx.Done()
+	return nil
+}
+
 // runTasks is one goroutine of the observer pool, taking tasks from ch.
 func (w *Worker) runTasks(ch chan task) {
 	defer w.wg.Done()

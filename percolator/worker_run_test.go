@@ -1,0 +1,41 @@
+package percolator_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/percolator"
+)
+
+// Run runs the worker until its context ends, then closes it: an observer
+// runs while it does, none after, and Run returns nil.
+func TestWorkerRun(t *testing.T) {
+	db := openDB(t, percolator.Options{Observed: []string{"a"}})
+	ran := make(chan string, 10)
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{IdleMin: time.Millisecond, IdleMax: 10 * time.Millisecond},
+		percolator.Observer{Name: "oa", Column: "a", Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+			ran <- row
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	set(t, db, "r1", "a", "x")
+	if row := <-ran; row != "r1" {
+		t.Fatalf("ran on %q", row)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	set(t, db, "r2", "a", "x") // after Run returned: nothing runs it
+	select {
+	case row := <-ran:
+		t.Fatalf("ran on %q after Run returned", row)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
