@@ -11,6 +11,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -49,9 +50,16 @@ func (tb *table) close() {
 	}
 	if !tb.t.Failed() {
 		tb.checkFrontier()
+		if err := percolatortest.Check(context.Background(), tb.db); err != nil {
+			tb.t.Error(err)
+		}
 	}
-	tb.db.Close()
-	tb.st.Close()
+	if err := tb.db.Close(); err != nil {
+		tb.t.Errorf("close db: %v", err)
+	}
+	if err := tb.st.Close(); err != nil {
+		tb.t.Errorf("close store: %v", err)
+	}
 	tb.db = nil
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
-	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -28,24 +28,13 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
-	st, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, _ := percolatortest.Open(t, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
 	w, err := percolator.NewWorker(db, percolator.WorkerOptions{IdleMin: time.Millisecond, IdleMax: 20 * time.Millisecond}, chain()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Start()
-	t.Cleanup(func() {
-		w.Close()
-		db.Close()
-		st.Close()
-	})
+	t.Cleanup(w.Close) // before percolatortest's check of the table
 	return &env{t, db, w}
 }
 

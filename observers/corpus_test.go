@@ -11,7 +11,7 @@ import (
 	"github.com/caffeine-go/caffeine/internal/corpus"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
-	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -62,23 +62,12 @@ func loadCorpus(tb testing.TB, db *percolator.DB, pages map[string][]byte, hosts
 }
 
 func openChain(tb testing.TB, workers int) (*percolator.DB, *percolator.Worker) {
-	st, err := badger.Open(tb.TempDir(), badger.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db, _ := percolatortest.Open(tb, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
 	w, err := percolator.NewWorker(db, percolator.WorkerOptions{Workers: workers, IdleMin: time.Millisecond, IdleMax: 20 * time.Millisecond}, chain()...)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		w.Close()
-		db.Close()
-		st.Close()
-	})
+	tb.Cleanup(w.Close) // before percolatortest's check of the table
 	return db, w
 }
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
-	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -19,22 +19,10 @@ var bg = context.Background()
 func openDB(t *testing.T) *percolator.DB { return openDBGrace(t, 0) }
 
 // openDBGrace opens a DB whose GC keeps old versions for grace (0: the
-// default).
+// default); at cleanup percolatortest checks the table and closes it.
 func openDBGrace(t *testing.T, grace time.Duration) *percolator.DB {
 	t.Helper()
-	st, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: grace})
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Close()
-		st.Close()
-	})
+	db, _ := percolatortest.Open(t, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: grace})
 	return db
 }
 
@@ -45,7 +33,7 @@ func enqueue(t *testing.T, db *percolator.DB, e webtable.Export) {
 	t.Helper()
 	err := db.Update(bg, func(tx *percolator.Tx) error {
 		b, _ := json.Marshal(e)
-		tx.Set(fmt.Sprintf("%s%020d/%s", webtable.ExportPrefix, e.Version, e.Row), webtable.ExportDoc, b)
+		tx.Set(webtable.ExportRow(e.Version, e.Row), webtable.ExportDoc, b)
 		tx.Set(e.Row, webtable.ExportVer, []byte(strconv.FormatUint(e.Version, 10)))
 		if e.Op == webtable.OpDelete {
 			tx.Delete(e.Row, webtable.ExportDigest)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -21,14 +22,22 @@ func load(t *testing.T, dir string, edit func(ctx context.Context, db *percolato
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
 	db, err := percolator.Open(ctx, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
 	if err != nil {
+		st.Close()
 		t.Fatal(err)
 	}
-	defer db.Close()
 	if err := db.Update(ctx, func(tx *percolator.Tx) error { return edit(ctx, db) }); err != nil {
 		t.Fatal(err)
+	}
+	if err := percolatortest.Check(ctx, db); err != nil {
+		t.Error(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Error(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Error(err)
 	}
 }
 

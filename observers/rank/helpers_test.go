@@ -12,29 +12,18 @@ import (
 
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
-	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
 var bg = context.Background()
 
-// openDB opens a DB on a real Badger store in a temporary directory and
-// closes both at cleanup.
+// openDB opens a DB on a real Badger store in a temporary directory; at
+// cleanup percolatortest checks that no transaction or lock is left and
+// closes both.
 func openDB(t testing.TB) *percolator.DB {
 	t.Helper()
-	st, err := badger.Open(t.TempDir(), badger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := percolator.Open(bg, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		db.Close()
-		st.Close()
-	})
+	db, _ := percolatortest.Open(t, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
 	return db
 }
 
