@@ -261,7 +261,8 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 	// Wait for one-phase commits that took their commit timestamp before our
 	// start timestamp: the store's scan may otherwise start before they land.
 	tx.db.gate.Lock()
-	tx.db.gate.Unlock() //nolint:staticcheck // an empty critical section is the point
+	//lint:ignore SA2001 an empty critical section is the point: it waits for the holders
+	tx.db.gate.Unlock()
 	if tx.startTs < tx.db.safe.Load() {
 		return ErrTooOld
 	}

@@ -26,7 +26,7 @@ func testExclusive(t *testing.T, s percolator.Store) {
 	// call runs CheckAndMutateRowAt with a ts function returning ts, err and
 	// counts the calls of ts and ifNoMatch.
 	type counts struct{ ts, build atomic.Int32 }
-	call := func(t *testing.T, row string, pred []fl, ts uint64, tsErr error, build func(uint64) muts) (bool, error, *counts) {
+	call := func(t *testing.T, row string, pred []fl, ts uint64, tsErr error, build func(uint64) muts) (bool, *counts, error) {
 		t.Helper()
 		var c counts
 		matched, err := es.CheckAndMutateRowAt(ctx, row, pred,
@@ -41,14 +41,14 @@ func testExclusive(t *testing.T, s percolator.Store) {
 				}
 				return build(got)
 			})
-		return matched, err, &c
+		return matched, &c, err
 	}
 	lockAndWrite := func(ts uint64) muts { return muts{fput("l", "c", ts), fput("w", "c", ts)} }
 
 	t.Run("Matched", func(t *testing.T) {
 		const row = "x/matched"
 		mutate(t, s, row, fput("l", "c", 5))
-		matched, err, c := call(t, row, lockPred, 7, nil, lockAndWrite)
+		matched, c, err := call(t, row, lockPred, 7, nil, lockAndWrite)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func testExclusive(t *testing.T, s percolator.Store) {
 	t.Run("NotMatched", func(t *testing.T) {
 		const row = "x/notmatched"
 		mutate(t, s, row, fput("d", "a", 1), fput("l", "x", 3))
-		matched, err, c := call(t, row, lockPred, 42, nil, lockAndWrite)
+		matched, c, err := call(t, row, lockPred, 42, nil, lockAndWrite)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,13 +82,13 @@ func testExclusive(t *testing.T, s percolator.Store) {
 		mutate(t, s, row, fput("w", "c", 10))
 		// Percolator's conflict check with start ts 11: the write at 10 is older.
 		pred := []fl{{Family: "l", Column: "c", KeysOnly: true}, {Family: "w", Column: "c", MinTs: 11, KeysOnly: true}}
-		matched, err, c := call(t, row, pred, 50, nil, lockAndWrite)
+		matched, c, err := call(t, row, pred, 50, nil, lockAndWrite)
 		if err != nil || matched || c.ts.Load() != 1 {
 			t.Errorf("predicate not matching the older write: matched = %v, err = %v, ts calls = %d; want false, nil, 1", matched, err, c.ts.Load())
 		}
 		// Start ts 10: conflicts with the write at 10 and with the lock at 50.
 		pred[1].MinTs = 10
-		matched, err, c = call(t, row, pred, 60, nil, lockAndWrite)
+		matched, c, err = call(t, row, pred, 60, nil, lockAndWrite)
 		if err != nil || !matched || c.ts.Load() != 0 {
 			t.Errorf("predicate matching: matched = %v, err = %v, ts calls = %d; want true, nil, 0", matched, err, c.ts.Load())
 		}
@@ -98,7 +98,7 @@ func testExclusive(t *testing.T, s percolator.Store) {
 	t.Run("TsError", func(t *testing.T) {
 		const row = "x/tserror"
 		mutate(t, s, row, fput("d", "a", 1))
-		matched, err, c := call(t, row, lockPred, 8, errOracle, lockAndWrite)
+		matched, c, err := call(t, row, lockPred, 8, errOracle, lockAndWrite)
 		if err == nil {
 			t.Errorf("CheckAndMutateRowAt with a failing ts returned (matched=%v, nil), want an error", matched)
 		}
@@ -114,7 +114,7 @@ func testExclusive(t *testing.T, s percolator.Store) {
 		}
 		checkCells(t, "row after the failed call", got, cells(fx, k("d", "a", 1)))
 		returns(t, "CheckAndMutateRowAt after a failed ts", func() {
-			matched, err, _ = call(t, row, lockPred, 9, nil, lockAndWrite)
+			matched, _, err = call(t, row, lockPred, 9, nil, lockAndWrite)
 		})
 		if err != nil || matched {
 			t.Errorf("CheckAndMutateRowAt after a failed ts: matched = %v, err = %v; want false, nil", matched, err)
