@@ -10,8 +10,8 @@ import (
 // Store is the Bigtable-like table Percolator runs on: a sorted map
 // (row, family:column, timestamp) → value with single-row atomicity. It is
 // deliberately narrow, and every method maps onto one Cloud Bigtable call, so
-// the embedded Badger backend and the Bigtable backend implement the same
-// contract (see package storetest).
+// that a Bigtable backend can implement the same contract as the embedded
+// Badger backend, the one there is (see package storetest).
 //
 // Timestamps are uint64 in the oracle's units: cells live at timestamps in
 // [1, 2^52); 0 and MaxTs occur only as bounds. Backends that need other units

@@ -10,8 +10,8 @@ import (
 // Badger, in managed mode, cannot know that the version of a key it finds
 // in the memtable is the key's newest: a write may put an older version
 // later. So a Get at a read timestamp that is not exactly a version of the
-// key searches every level of the LSM tree, a fifth or so of a point
-// read's time. A Get at exactly the key's version ends at the first table
+// key searches every level of the LSM tree (BENCHMARKS.md has what that
+// costs). A Get at exactly the key's version ends at the first table
 // holding it. For the families declared Newest (Percolator's write
 // records, read as "the newest version at or below the start timestamp"),
 // each stripe caches the Badger version of its columns' newest live
