@@ -45,8 +45,12 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) error {
 		Samples: len(hist),
 		Paused:  r.URL.Query().Get("refresh") == "0",
 		Charts: []chart{
-			newChart("Throughput", hist, now, rate,
-				seriesDef{"fetched/s", func(s serving.Sample) float64 { return s.Fetched }},
+			// Two charts, each on its own scale: re-exports after a
+			// PageRank pass index far more documents per second than the
+			// crawler fetches, and would flatten the fetch rate.
+			newChart("Fetched per second", hist, now, rate,
+				seriesDef{"fetched/s", func(s serving.Sample) float64 { return s.Fetched }}),
+			newChart("Indexed per second", hist, now, rate,
 				seriesDef{"indexed/s", func(s serving.Sample) float64 { return s.Exported }}),
 			newChart("Crawl → searchable latency", hist, now, seconds,
 				seriesDef{"p50", func(s serving.Sample) float64 { return s.LatencyP50 }},
