@@ -102,6 +102,7 @@ func TestSuggestion(t *testing.T) {
 		{"Vacum", "vacuum"},
 		{"vacum storage", "vacuum storage"},
 		{"vaccuum", "vacuum"},
+		{"vacuum storgae", "vacuum storage"}, // a transposition is one edit
 		{"configuraton file", "configuration file"},
 		{"vacum site:pg.test", "vacuum site:pg.test"},
 		// common words, or nothing close: no suggestion
@@ -135,7 +136,12 @@ func TestReplaceWord(t *testing.T) {
 			t.Errorf("replaceWord(%q, %q): %q, want %q", c.s, c.w, got, c.want)
 		}
 	}
-	if levenshtein("vacum", "vacuum") != 1 || levenshtein("kitten", "sitting") != 3 || levenshtein("", "abc") != 3 {
-		t.Error("levenshtein")
+	for _, c := range []struct {
+		a, b string
+		d    int
+	}{{"vacum", "vacuum", 1}, {"kitten", "sitting", 3}, {"", "abc", 3}, {"checkpiont", "checkpoint", 1}, {"explian", "explain", 1}, {"ab", "ba", 1}, {"état", "etat", 1}} {
+		if d := editDistance(c.a, c.b); d != c.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, d, c.d)
+		}
 	}
 }

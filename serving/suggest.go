@@ -120,12 +120,14 @@ type neighbour struct {
 }
 
 // bestNeighbour returns the term of the text field that most documents
-// have among those within one edit of w (two for words of five letters or
-// more), if it beats df. Candidates are the text field's terms near term
+// have among those within one edit of w (two for words of seven letters
+// or more; a transposition is one edit), if it beats df. Candidates are the text field's terms near term
 // (w's stem) and the words of titles near w itself, which are not stemmed:
 // "configuraton" is far from the stem "configur" but one edit from
 // "configuration" in a title. A fuzzy dictionary does not count
-// documents, so each candidate costs a term lookup; there are few. The
+// documents, so each candidate costs a term lookup; there are few. Bleve's
+// automaton counts a transposition as two edits, so it is asked for two
+// and the candidates are filtered by editDistance. The
 // first letter is kept: typos rarely change it, and fixing it makes the
 // automaton's walk of the dictionary much shorter.
 func bestNeighbour(ctx context.Context, r index.IndexReader, fz index.IndexReaderFuzzy, an analysis.Analyzer, w, term string, df uint64) (neighbour, error) {
@@ -133,11 +135,11 @@ func bestNeighbour(ctx context.Context, r index.IndexReader, fz index.IndexReade
 	bestScore := float64(max(df, fewHits))
 	consider := func(field, near string, stemmed bool) error {
 		edits := 1
-		if utf8.RuneCountInString(near) >= 5 {
+		if utf8.RuneCountInString(near) >= 7 {
 			edits = 2
 		}
 		first, _ := utf8.DecodeRuneInString(near)
-		dict, err := fz.FieldDictFuzzy(field, near, edits, string(first))
+		dict, err := fz.FieldDictFuzzy(field, near, 2, string(first))
 		if err != nil {
 			return fmt.Errorf("serving: suggest %q: %w", near, err)
 		}
@@ -150,7 +152,7 @@ func bestNeighbour(ctx context.Context, r index.IndexReader, fz index.IndexReade
 			if e == nil {
 				return nil
 			}
-			d := levenshtein(near, e.Term)
+			d := editDistance(near, e.Term)
 			if d == 0 || d > edits {
 				continue
 			}
@@ -170,15 +172,17 @@ func bestNeighbour(ctx context.Context, r index.IndexReader, fz index.IndexReade
 			if d > 1 {
 				score /= farther
 			}
-			if score > bestScore {
+			if score > bestScore && c.term != best.term {
 				best, bestScore = c, score
 			}
 		}
 	}
-	if err := consider(fText, term, true); err != nil {
+	// Title words first: they come with the word as written, which a
+	// text term of the same stem (scored the same) does not replace.
+	if err := consider(fTitleWords, strings.ToLower(w), false); err != nil {
 		return neighbour{}, err
 	}
-	if err := consider(fTitleWords, strings.ToLower(w), false); err != nil {
+	if err := consider(fText, term, true); err != nil {
 		return neighbour{}, err
 	}
 	return best, nil
@@ -209,7 +213,7 @@ func (ix *Index) surface(ctx context.Context, an analysis.Analyzer, term, w stri
 	for _, t := range an.Analyze([]byte(text)) {
 		if string(t.Term) == term && t.Start < t.End && t.End <= len(text) {
 			form := strings.ToLower(text[t.Start:t.End])
-			if d := levenshtein(form, w); best == "" || d < bestD {
+			if d := editDistance(form, w); best == "" || d < bestD {
 				best, bestD = form, d
 			}
 		}
@@ -238,24 +242,30 @@ func replaceWord(s, w, by string) (string, bool) {
 
 func wordRune(c rune) bool { return unicode.IsLetter(c) || unicode.IsNumber(c) }
 
-// levenshtein is the edit distance between a and b, in runes.
-func levenshtein(a, b string) int {
+// editDistance is the optimal string alignment distance between a and b,
+// in runes: insertions, deletions, substitutions and transpositions of
+// neighbours ("checkpiont") count one edit each.
+func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
 		for j := 1; j <= len(rb); j++ {
 			cost := 1
 			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(rb)]
+	return d[len(ra)][len(rb)]
 }
