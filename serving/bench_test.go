@@ -213,7 +213,7 @@ func BenchmarkForgiving(b *testing.B) {
 		{"correct", "vacuum", ""},
 		{"misspelled", "vacum", "vacuum"},
 		{"misspelled2", "configuraton", "configuration"},
-		{"two_misspelled", "autovacum tresholds", "autovacuum thresholds"},
+		{"two_misspelled", "autovacum checkpiont", "autovacuum checkpoint"},
 		{"relaxed", "vacuum freeze xyzzyq", ""},
 	} {
 		b.Run(c.name, func(b *testing.B) {

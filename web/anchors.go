@@ -1,6 +1,7 @@
 package web
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -22,17 +23,33 @@ var navAnchors = map[string]bool{
 	"permalink": true, "source": true, "edit": true, "skip to content": true, "skip to main content": true,
 }
 
+// numbered are anchors that only name a place in a book: "Chapter 12",
+// "Part IV", "Section 3.2", "Appendix C".
+var numbered = regexp.MustCompile(`^(chapter|part|section|appendix|page|step|figure|table|example) [0-9ivxlc.]+$|^[a-z]$`)
+
+// sectionNumber is the numbering in front of a section title: "29.2. ".
+var sectionNumber = regexp.MustCompile(`^[0-9ivxlc]+(\.[0-9]+)*\.?\s+`)
+
+// anchorKey is an anchor or title reduced for comparison: lower case,
+// no surrounding punctuation, no section number.
+func anchorKey(s string) string {
+	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	s = sectionNumber.ReplaceAllString(s, "")
+	return strings.TrimFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+}
+
 // shownAnchors picks the anchor texts worth showing: no navigation words,
-// numbers or references ("[19]", "2", "»"), no repeats (ignoring case), at
-// most maxAnchorsShown and maxAnchorsLen runes in all.
-func shownAnchors(anchors []string) []string {
+// numbers, references or book places ("[19]", "2", "»", "Chapter 12"), no
+// repeats of the title or of each other (ignoring case and section
+// numbers), at most maxAnchorsShown and maxAnchorsLen runes in all.
+func shownAnchors(anchors []string, title string) []string {
 	var out []string
-	seen := make(map[string]bool)
+	seen := map[string]bool{anchorKey(title): true}
 	room := maxAnchorsLen
 	for _, a := range anchors {
 		a = strings.Join(strings.Fields(a), " ")
-		key := strings.ToLower(strings.TrimFunc(a, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }))
-		if key == "" || navAnchors[key] || seen[key] || !hasLetter(key) {
+		key := anchorKey(a)
+		if key == "" || navAnchors[key] || seen[key] || !hasLetter(key) || numbered.MatchString(key) {
 			continue
 		}
 		n := utf8.RuneCountInString(a)

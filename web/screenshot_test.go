@@ -23,7 +23,15 @@ func showcase() *fake {
 	f.stats.Observers = append(f.stats.Observers,
 		serving.ObserverCount{Name: "cluster", Column: "page:hash", Runs: 1169, Commits: 1169, RunTimeS: 28.5},
 		serving.ObserverCount{Name: "pagerank", Column: "links:out", Pending: 3, Runs: 1180, Commits: 1175, Conflicts: 5, RunTimeS: 41.2})
-	f.top[""].Pages = slices.DeleteFunc(f.top[""].Pages, func(p serving.TopPage) bool { return p.Title == xss })
+	f.top[""] = &serving.Top{
+		Pages: []serving.TopPage{
+			{URL: "https://www.example.com/", Title: "Example home", PageRank: 12.75, Inbound: 1234},
+			{URL: "https://www.example.com/percolator", Title: "Percolator: incremental processing", PageRank: 2.5, Inbound: 3},
+			{URL: "https://www.example.com/bigtable", Title: "Bigtable", PageRank: 1.9, Inbound: 2},
+			{URL: "https://blog.example.org/caffeine", Title: "Caffeine, a year later", PageRank: 1.2, Inbound: 0},
+		},
+		Hosts: []serving.HostCount{{Host: "www.example.com", Pages: 1169}, {Host: "blog.example.org", Pages: 42}, {Host: "mirror.example.com", Pages: 7}},
+	}
 	q := "percolatr transactions"
 	f.results[q] = append(slices.Clone(f.results["percolator"]), f.results["many"]...)
 	f.suggest[q] = "percolator transactions"
@@ -32,7 +40,7 @@ func showcase() *fake {
 		if i >= 2 {
 			r.Title = fmt.Sprintf("Transactions, part %d", i-1)
 			r.Snippet = []serving.Span{{Text: "Snapshot isolation keeps each "}, {Text: "transaction", Mark: true}, {Text: " on a consistent view of the table; writes commit in two phases."}}
-			r.Anchors = []string{"next", fmt.Sprintf("Transactions, part %d", i-1), "[3]"}
+			r.Anchors = []string{"next", fmt.Sprintf("Transactions, part %d", i-1), "[3]", fmt.Sprintf("snapshot isolation (%d)", i-1)}
 			f.results[q][i] = r
 		}
 	}

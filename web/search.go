@@ -57,7 +57,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 		d.Suggestion, d.SuggestHref = res.Suggestion, searchHref(res.Suggestion, 0, q.N)
 	}
 	for _, hit := range res.Results {
-		v := resultView{Result: hit, Href: safeHref(hit.URL), SnippetHTML: snippetHTML(hit.Snippet), Anchors: shownAnchors(hit.Anchors)}
+		v := resultView{Result: hit, Href: safeHref(hit.URL), SnippetHTML: snippetHTML(hit.Snippet), Anchors: shownAnchors(hit.Anchors, hit.Title)}
 		v.DupCount = max(len(hit.Duplicates), hit.ClusterSize-1)
 		d.Results = append(d.Results, v)
 	}

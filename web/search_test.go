@@ -300,15 +300,20 @@ func TestForgivingQueries(t *testing.T) {
 }
 
 func TestShownAnchors(t *testing.T) {
-	cases := []struct{ in, want []string }{
-		{[]string{"next", "Previous", "up", "19", "[19]", "»", "← Prev", "Home", "read more"}, nil},
-		{[]string{"VACUUM", "vacuum", " VACUUM ", "Routine Vacuuming"}, []string{"VACUUM", "Routine Vacuuming"}},
-		{[]string{"a", "b", "c", "d"}, []string{"a", "b", "c"}},
-		{[]string{strings.Repeat("long ", 30), "short"}, []string{strings.TrimSpace(strings.Repeat("long ", 18)) + "…"}},
-		{[]string{strings.Repeat("x", 60), strings.Repeat("y", 60)}, []string{strings.Repeat("x", 60)}},
+	cases := []struct {
+		in    []string
+		title string
+		want  []string
+	}{
+		{[]string{"next", "Previous", "up", "19", "[19]", "»", "← Prev", "Home", "read more", "Chapter 12", "Part IV", "C"}, "", nil},
+		{[]string{"29.2. Disk Full Failure", "disk full failure", "Disk full", "Chapter 29"}, "29.2. Disk Full Failure", []string{"Disk full"}},
+		{[]string{"VACUUM", "vacuum", " VACUUM ", "Routine Vacuuming"}, "", []string{"VACUUM", "Routine Vacuuming"}},
+		{[]string{"ab", "bc", "cd", "de"}, "", []string{"ab", "bc", "cd"}},
+		{[]string{strings.Repeat("long ", 30), "short"}, "", []string{strings.TrimSpace(strings.Repeat("long ", 18)) + "…"}},
+		{[]string{strings.Repeat("x", 60), strings.Repeat("y", 60)}, "", []string{strings.Repeat("x", 60)}},
 	}
 	for _, c := range cases {
-		if got := shownAnchors(c.in); !slices.Equal(got, c.want) {
+		if got := shownAnchors(c.in, c.title); !slices.Equal(got, c.want) {
 			t.Errorf("shownAnchors(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
