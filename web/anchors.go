@@ -47,7 +47,7 @@ func shownAnchors(anchors []string, title string) []string {
 	seen := map[string]bool{anchorKey(title): true}
 	room := maxAnchorsLen
 	for _, a := range anchors {
-		a = strings.Join(strings.Fields(a), " ")
+		a = withoutNav(strings.Join(strings.Fields(a), " "))
 		key := anchorKey(a)
 		if key == "" || navAnchors[key] || seen[key] || !hasLetter(key) || numbered.MatchString(key) {
 			continue
@@ -64,6 +64,23 @@ func shownAnchors(anchors []string, title string) []string {
 		}
 	}
 	return out
+}
+
+// withoutNav drops the navigation parts of an anchor whose parts are
+// separated by "|", as a navigation bar's links run together: "Prev | Up"
+// becomes "", "Next | I.1. Getting the Source" "I.1. Getting the Source".
+func withoutNav(a string) string {
+	if !strings.Contains(a, "|") {
+		return a
+	}
+	var keep []string
+	for _, part := range strings.Split(a, "|") {
+		part = strings.TrimSpace(part)
+		if k := anchorKey(part); k != "" && !navAnchors[k] {
+			keep = append(keep, part)
+		}
+	}
+	return strings.Join(keep, " | ")
 }
 
 func hasLetter(s string) bool { return strings.IndexFunc(s, unicode.IsLetter) >= 0 }

@@ -307,6 +307,8 @@ func TestShownAnchors(t *testing.T) {
 	}{
 		{[]string{"next", "Previous", "up", "19", "[19]", "»", "← Prev", "Home", "read more", "Chapter 12", "Part IV", "C"}, "", nil},
 		{[]string{"29.2. Disk Full Failure", "disk full failure", "Disk full", "Chapter 29"}, "29.2. Disk Full Failure", []string{"Disk full"}},
+		{[]string{"Prev | Up", "Next | I.1. Getting the Source via Git", "Git"}, "I.1. Getting the Source via Git", []string{"Git"}},
+		{[]string{"Next | Getting the Source", "a|b"}, "", []string{"Getting the Source", "a | b"}},
 		{[]string{"VACUUM", "vacuum", " VACUUM ", "Routine Vacuuming"}, "", []string{"VACUUM", "Routine Vacuuming"}},
 		{[]string{"ab", "bc", "cd", "de"}, "", []string{"ab", "bc", "cd"}},
 		{[]string{strings.Repeat("long ", 30), "short"}, "", []string{strings.TrimSpace(strings.Repeat("long ", 18)) + "…"}},
