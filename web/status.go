@@ -62,6 +62,10 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) error {
 				seriesDef{"pending", func(s serving.Sample) float64 { return float64(s.Pending) }}),
 		},
 	}
+	// The index rate keeps the colour it had beside the fetch rate.
+	if ix := &d.Charts[1]; len(ix.Series) == 1 {
+		ix.Series[0].Class, ix.Series[0].Color = "s1", seriesColors[1]
+	}
 	if d.Paused {
 		d.Refresh = 0
 	}
