@@ -88,6 +88,7 @@ type Engine struct {
 		applied, loaded int64
 	}
 	samples  []serving.Sample
+	history  history // the samples' file; used by Open, then by the sampler only
 	lastSamp struct {
 		at              time.Time
 		fetched, loaded int64
@@ -154,6 +155,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	} else {
 		close(e.crawlDone)
+	}
+	e.history.path = filepath.Join(cfg.Dir, HistoryFile)
+	if e.samples, err = e.history.load(); err != nil {
+		e.log.Warn("status history not loaded", "err", err)
 	}
 	e.Metrics.MustRegister(collector{e})
 	ok = true

@@ -8,14 +8,16 @@ import (
 	"github.com/caffeine-go/caffeine/serving"
 )
 
-// History returns the status page's time series, oldest first.
+// History returns the status page's time series, oldest first. It
+// survives a restart: the sampler keeps it in HistoryFile too.
 func (e *Engine) History() []serving.Sample {
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
 	return slices.Clone(e.samples)
 }
 
-// sample appends a point to the time series.
+// sample appends a point to the time series, in memory and in the
+// history file. A failed write is logged; the page keeps the point.
 func (e *Engine) sample(ctx context.Context) {
 	s, err := e.Stats(ctx)
 	if err != nil {
@@ -29,7 +31,6 @@ func (e *Engine) sample(ctx context.Context) {
 		loaded = e.Feeder.Applied()
 	}
 	e.statsMu.Lock()
-	defer e.statsMu.Unlock()
 	now := time.Now()
 	p := serving.Sample{Time: now.UTC(), Pages: s.Pages, Indexed: s.Indexed, Pending: s.PendingNotifications,
 		LatencyP50: s.Latency.P50, LatencyP90: s.Latency.P90, LatencyP99: s.Latency.P99}
@@ -39,9 +40,16 @@ func (e *Engine) sample(ctx context.Context) {
 		p.Exported = float64(max(loaded-ls.loaded, 0)) / dt
 	}
 	e.lastSamp.at, e.lastSamp.fetched, e.lastSamp.loaded = now, fetched, loaded
-	const keep = 720
-	if len(e.samples) == keep {
-		e.samples = slices.Delete(e.samples, 0, 1)
+	if len(e.samples) >= keepSamples {
+		e.samples = slices.Delete(e.samples, 0, len(e.samples)-keepSamples+1)
 	}
 	e.samples = append(e.samples, p)
+	var kept []serving.Sample
+	if e.history.lines+1 >= 2*keepSamples {
+		kept = slices.Clone(e.samples)
+	}
+	e.statsMu.Unlock()
+	if err := e.history.add(p, kept); err != nil {
+		e.log.Warn("status history not saved", "err", err)
+	}
 }

@@ -52,6 +52,12 @@ type Results struct {
 	Total   uint64        // all matching documents
 	Took    time.Duration // time spent searching
 	Results []Result
+	// Relaxed is true when no document has all the query's words: the
+	// results are the documents with most of them.
+	Relaxed bool
+	// Suggestion is the query with a misspelled word corrected from the
+	// index's own terms ("vacuum" for "vacum"), or "".
+	Suggestion string
 }
 
 // Inlink is an inbound link of a page.

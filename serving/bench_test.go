@@ -191,3 +191,49 @@ func BenchmarkMatchAll(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkForgiving measures what forgiving queries cost over the corpus
+// copies (≥ 10,000 documents): a misspelled word (a search that finds
+// nothing, then the suggestion), the suggestion alone, a query relaxed
+// because no page has all its words, and the correct word for comparison.
+func BenchmarkForgiving(b *testing.B) {
+	es := corpusExports(b)
+	ix, err := OpenIndex(filepath.Join(b.TempDir(), "index"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	for chunk := range slices.Chunk(es, 500) {
+		if _, err := ix.Apply(chunk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	for _, c := range []struct{ name, q, suggestion string }{
+		{"correct", "vacuum", ""},
+		{"misspelled", "vacum", "vacuum"},
+		{"misspelled2", "configuraton", "configuration"},
+		{"two_misspelled", "autovacum checkpiont", "autovacuum checkpoint"},
+		{"relaxed", "vacuum freeze xyzzyq", ""},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var res *Results
+			for b.Loop() {
+				if res, err = ix.Search(ctx, Query{Q: c.q, N: 10}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if res.Suggestion != c.suggestion {
+				b.Errorf("%q: suggestion %q, want %q", c.q, res.Suggestion, c.suggestion)
+			}
+			b.ReportMetric(float64(res.Total), "hits")
+		})
+	}
+	b.Run("suggest_only", func(b *testing.B) {
+		for b.Loop() {
+			if s, err := ix.suggest(ctx, "vacum", []string{"vacum"}); err != nil || s != "vacuum" {
+				b.Fatal(s, err)
+			}
+		}
+	})
+}

@@ -49,10 +49,12 @@ const maxExpensiveTerms = 8
 
 // plan is a parsed query, ready to run.
 type plan struct {
-	q      query.Query
-	terms  []string // words to mark in snippets
-	ranked bool     // false: nothing to score (match all, or only exclusions); ordered by PageRank
-	costly bool     // has regexp, wildcard, fuzzy or prefix terms
+	q       query.Query
+	relaxed query.Query // q with its words made optional, nil when it cannot be relaxed (see relax)
+	terms   []string    // words to mark in snippets
+	words   []string    // plain words over the text fields, as written: what spelling suggestions correct
+	ranked  bool        // false: nothing to score (match all, or only exclusions); ordered by PageRank
+	costly  bool        // has regexp, wildcard, fuzzy or prefix terms
 }
 
 // parse checks q's limits and parses its query string: unqualified terms
@@ -81,8 +83,9 @@ func parse(m mapping.IndexMapping, q Query) (*plan, error) {
 	if err != nil {
 		return nil, parseError(s, err)
 	}
-	r := rewriter{an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil}
-	out, err := r.rewrite(allRequired(p), false)
+	r := rewriter{an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil, optional: map[query.Query]bool{}}
+	p, defaulted := allRequired(p)
+	out, err := r.rewrite(p, false)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +101,11 @@ func parse(m mapping.IndexMapping, q Query) (*plan, error) {
 			return nil, badQuery("%v", err)
 		}
 	}
-	return &plan{q: out, terms: r.terms, ranked: !unranked(out), costly: r.costly > 0}, nil
+	pl := &plan{q: out, terms: r.terms, words: r.plain, ranked: !unranked(out), costly: r.costly > 0}
+	if defaulted {
+		pl.relaxed = relax(out, r.optional)
+	}
+	return pl, nil
 }
 
 // parseError turns a query-string parse error into a plain message. The
@@ -120,18 +127,19 @@ func parseError(s string, err error) error {
 // allRequired makes plain words all required, as users of web search
 // engines expect: "a b" finds pages with both. Bleve's query strings make
 // them optional unless some word has a +; with one, the rest stay
-// optional (they rank, not filter).
-func allRequired(q query.Query) query.Query {
+// optional (they rank, not filter). changed tells whether it made them
+// required: only then may the search relax them again (see relax).
+func allRequired(q query.Query) (_ query.Query, changed bool) {
 	b, ok := q.(*query.BooleanQuery)
 	if !ok || b.Must != nil || b.Should == nil {
-		return q
+		return q, false
 	}
 	d, ok := b.Should.(*query.DisjunctionQuery)
 	if !ok {
-		return q
+		return q, false
 	}
 	b.Must, b.Should = query.NewConjunctionQuery(d.Disjuncts), nil
-	return b
+	return b, true
 }
 
 // dropped is a word or phrase of the query that the analyzer turned into
@@ -146,8 +154,22 @@ type rewriter struct {
 	an         analysis.Analyzer
 	titleWords bool      // the index has title_words
 	terms      []string  // positive words over text fields, for snippets
+	plain      []string  // positive plain words over text fields (no phrase, no fuzziness), for spelling
 	dropped    []dropped // positive words and phrases made only of stop words
 	costly     int       // expensive terms, before field expansion
+	// optional holds the rewritten positive words, phrases and term
+	// patterns over text fields: what a relaxed query may leave out.
+	// Fields, hosts, ranges and exclusions always stay required.
+	optional map[query.Query]bool
+}
+
+// text returns q, a positive query over the text fields, recorded as one
+// a relaxed query may leave out.
+func (r *rewriter) text(q query.Query, negated bool) query.Query {
+	if !negated {
+		r.optional[q] = true
+	}
+	return q
 }
 
 // rewrite returns q rewritten, or nil when nothing of it is left (its
@@ -197,6 +219,7 @@ func (r *rewriter) rewrite(q query.Query, negated bool) (query.Query, error) {
 		r.costly++
 		if !negated && isText(q.FieldVal) {
 			r.terms = append(r.terms, q.Term)
+			return r.text(fielded(q), negated), nil
 		}
 		return fielded(q), nil
 	case *query.PrefixQuery:
@@ -204,6 +227,9 @@ func (r *rewriter) rewrite(q query.Query, negated bool) (query.Query, error) {
 			return nil, err
 		}
 		r.costly++
+		if isText(q.FieldVal) {
+			return r.text(fielded(q), negated), nil
+		}
 		return fielded(q), nil
 	case *query.WildcardQuery:
 		if strings.Trim(q.Wildcard, "*") == "" && (q.FieldVal == "" || q.FieldVal == "*") {
@@ -219,6 +245,9 @@ func (r *rewriter) rewrite(q query.Query, negated bool) (query.Query, error) {
 			return nil, err
 		}
 		r.costly++
+		if isText(q.FieldVal) {
+			return r.text(fielded(q), negated), nil
+		}
 		return fielded(q), nil
 	case *query.RegexpQuery:
 		if err := checkField(q.FieldVal, kindText, kindKeyword, kindHost); err != nil {
@@ -231,6 +260,9 @@ func (r *rewriter) rewrite(q query.Query, negated bool) (query.Query, error) {
 			return nil, err
 		}
 		r.costly++
+		if isText(q.FieldVal) {
+			return r.text(fielded(q), negated), nil
+		}
 		return fielded(q), nil
 	case *query.NumericRangeQuery:
 		if isNumberLiteral(q) && (q.FieldVal == "" || queryFields[q.FieldVal] != kindNumber) {
@@ -313,8 +345,11 @@ func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase
 	}
 	if !negated {
 		r.terms = append(r.terms, text)
+		if !phrase && fuzziness == 0 {
+			r.plain = append(r.plain, text)
+		}
 	}
-	return fielded(q), nil
+	return r.text(fielded(q), negated), nil
 }
 
 // ensurePositive makes sure q has something that selects documents. When

@@ -288,6 +288,7 @@ func FuzzQuery(f *testing.F) {
 		"host:127.0.0.1", "host:127.0.0.1:8000", "site:example.com", "site:127.0.0.1:8000", "*", "*:*",
 		"-vacuum", "+vacuum -file title:sort^2", "pagerank:>1", `fetched_at:>"2020-01-01"`, "vacu*",
 		"/vac.*/", "vacuum~1", "a:b:c", "(x", "127", `"a phrase"~1`, "url:http\\://example.com/", "lang:en",
+		"vacum", "vacum sort -file", "site:example.com vacum storage", "+vacum +sort", "title:vacum bytes",
 	} {
 		f.Add(s)
 	}

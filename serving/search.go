@@ -42,6 +42,11 @@ const rankWeight = 0.45
 // ordered by PageRank without scoring, which is cheap; other queries are
 // scored (see Score). Searches wait for a slot of the index's limiter
 // (see limiter) for as long as ctx allows.
+//
+// When no page has all the plain words of a query, it is run again with
+// them optional (see relax) and the results say Relaxed. A query with
+// fewHits or fewer hits gets a spelling suggestion when one of its words
+// is rare and a close term is common (see suggest).
 func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	started := time.Now()
 	p, err := parse(ix.bi.Mapping(), q)
@@ -53,27 +58,27 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		return nil, err
 	}
 	defer release()
-	var req *bleve.SearchRequest
-	if p.ranked {
-		scored := query.NewCustomScoreQueryWithScorer(p.q, func(_ context.Context, d *search.DocumentMatch) (float64, error) {
-			pr, _ := d.Fields[fPageRank].(float64)
-			return Score(d.Score, pr), nil
-		}, []string{fPageRank}, nil)
-		req = bleve.NewSearchRequestOptions(scored, q.N, q.Start, false)
-	} else {
-		req = bleve.NewSearchRequestOptions(p.q, q.N, q.Start, false)
-		req.Score = "none"
-		req.SortBy([]string{"-" + fPageRank, "_id"})
-	}
-	req.Fields = []string{fURL, fTitle, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize}
-	res, err := ix.bi.SearchInContext(ctx, req)
+	res, err := ix.run(ctx, q, p.q, p.ranked)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, searchError(q.Q, err)
+		return nil, err
 	}
-	out := &Results{Total: res.Total, Results: make([]Result, 0, len(res.Hits))}
+	strict := res.Total
+	relaxed := false
+	if strict == 0 && p.relaxed != nil {
+		if res, err = ix.run(ctx, q, p.relaxed, true); err != nil {
+			return nil, err
+		}
+		relaxed = true
+	}
+	out := &Results{Total: res.Total, Relaxed: relaxed, Results: make([]Result, 0, len(res.Hits))}
+	if strict <= fewHits && q.Start == 0 {
+		if out.Suggestion, err = ix.suggest(ctx, q.Q, p.words); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, err
+		}
+	}
 	an := ix.bi.Mapping().AnalyzerNamed(analyzer)
 	marks := analyzeTerms(an, p.terms)
 	for _, h := range res.Hits {
@@ -93,6 +98,31 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	}
 	out.Took = time.Since(started)
 	return out, nil
+}
+
+// run searches the index for pq, a parsed form of q.
+func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) (*bleve.SearchResult, error) {
+	var req *bleve.SearchRequest
+	if ranked {
+		scored := query.NewCustomScoreQueryWithScorer(pq, func(_ context.Context, d *search.DocumentMatch) (float64, error) {
+			pr, _ := d.Fields[fPageRank].(float64)
+			return Score(d.Score, pr), nil
+		}, []string{fPageRank}, nil)
+		req = bleve.NewSearchRequestOptions(scored, q.N, q.Start, false)
+	} else {
+		req = bleve.NewSearchRequestOptions(pq, q.N, q.Start, false)
+		req.Score = "none"
+		req.SortBy([]string{"-" + fPageRank, "_id"})
+	}
+	req.Fields = []string{fURL, fTitle, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize}
+	res, err := ix.bi.SearchInContext(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, searchError(q.Q, err)
+	}
+	return res, nil
 }
 
 // queryErrors are the messages of Bleve errors that the query causes.

@@ -73,8 +73,16 @@ func TestBrowser(t *testing.T) {
 	if got, want := texts(".result mark"), []string{"Percolator", "percolator"}; !slices.Equal(got, want) {
 		t.Errorf("highlighted %q, want %q", got, want)
 	}
-	if got := texts(".result .meta span"); len(got) < 2 || got[0] != "crawled 3 minutes ago" || got[1] != "PageRank 2.5" {
+	if got := texts(".result .meta summary span"); len(got) < 2 || got[0] != "crawled 3 minutes ago" {
 		t.Errorf("meta %q", got)
+	}
+	// PageRank and score are in the closed details, not the main line.
+	visible, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector(".result details.meta dd").checkVisibility()`))
+	if err != nil || visible {
+		t.Errorf("the ranking details are visible before a click (%v)", err)
+	}
+	if got := texts(".result .meta dd"); len(got) < 2 || got[0] != "2.5" || got[1] != "3.25" {
+		t.Errorf("ranking details %q", got)
 	}
 	// The duplicates open without script.
 	open := func() bool {

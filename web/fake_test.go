@@ -37,6 +37,8 @@ const (
 // plain error, "panic" panics.
 type fake struct {
 	results map[string][]serving.Result // by query
+	relaxed map[string]bool             // queries whose results are relaxed
+	suggest map[string]string           // spelling suggestions, by query
 	docs    map[string]*serving.DocInfo // by URL
 	top     map[string]*serving.Top     // by host, "" for all
 	stats   *serving.Stats
@@ -86,7 +88,8 @@ func (f *fake) Search(ctx context.Context, q serving.Query) (*serving.Results, e
 		return nil, fmt.Errorf("%w: unclosed parenthesis at offset %d", serving.ErrBadQuery, strings.Index(q.Q, "("))
 	}
 	all := f.results[q.Q]
-	res := &serving.Results{Total: uint64(len(all)), Took: 1234 * time.Microsecond}
+	res := &serving.Results{Total: uint64(len(all)), Took: 1234 * time.Microsecond,
+		Relaxed: f.relaxed[q.Q], Suggestion: f.suggest[q.Q]}
 	if q.Start < len(all) {
 		res.Results = all[q.Start:min(len(all), q.Start+q.N)]
 	}
@@ -132,6 +135,8 @@ func canned() *fake {
 	ago := func(d time.Duration) time.Time { return testNow.Add(-d) }
 	f := &fake{
 		results: map[string][]serving.Result{},
+		relaxed: map[string]bool{"percolator bigtable spanner": true},
+		suggest: map[string]string{"percolatr": "percolator", "percolator bigtable spanner": "percolator bigtable spinner"},
 		docs:    map[string]*serving.DocInfo{},
 		top:     map[string]*serving.Top{},
 	}
@@ -145,7 +150,7 @@ func canned() *fake {
 			},
 			Score: 3.25, PageRank: 2.5, FetchedAt: ago(3 * time.Minute), IndexedAt: ago(2 * time.Minute),
 			Duplicates:  []string{"https://mirror.example.com/percolator", "http://example.com/percolator"},
-			Anchors:     []string{"the Percolator paper", "Percolator", "read more"},
+			Anchors:     []string{"the Percolator paper", "next", "Percolator", "[19]", "read more", "percolator", "42", "Up", "Transactions in Bigtable"},
 			ClusterSize: 3,
 		},
 		{

@@ -10,9 +10,6 @@ import (
 	"github.com/caffeine-go/caffeine/serving"
 )
 
-// maxAnchorsShown is how many anchor texts a result shows; the API has all.
-const maxAnchorsShown = 5
-
 // searchData is the data of search.html.
 type searchData struct {
 	page
@@ -20,10 +17,16 @@ type searchData struct {
 	Total   uint64
 	Took    time.Duration
 	Results []resultView
-	First   int    // 1-based position of the first result shown
-	Last    int    // and of the last
-	Prev    string // link to the previous page, "" on the first
-	Next    string // link to the next page, "" on the last
+	First   int        // 1-based position of the first result shown
+	Last    int        // and of the last
+	Prev    string     // link to the previous page, "" on the first
+	Next    string     // link to the next page, "" on the last
+	Pages   []pageLink // numbered pages, none for a single page
+	Relaxed bool       // no page has all the words: these have most
+	// Suggestion is the corrected query, "" for none; SuggestHref
+	// searches for it.
+	Suggestion  string
+	SuggestHref string
 }
 
 // resultView is a result as the page shows it.
@@ -31,7 +34,7 @@ type resultView struct {
 	serving.Result
 	Href        string        // the link, "" when the URL is not http(s)
 	SnippetHTML template.HTML // escaped, then marked
-	Anchors     []string      // at most maxAnchorsShown
+	Anchors     []string      // those worth showing (see shownAnchors)
 	DupCount    int           // other members of the cluster, listed or not
 }
 
@@ -49,13 +52,13 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d.Total, d.Took = res.Total, took
+	d.Total, d.Took, d.Relaxed = res.Total, took, res.Relaxed
+	if res.Suggestion != "" && res.Suggestion != q.Q {
+		d.Suggestion, d.SuggestHref = res.Suggestion, searchHref(res.Suggestion, 0, q.N)
+	}
 	for _, hit := range res.Results {
-		v := resultView{Result: hit, Href: safeHref(hit.URL), SnippetHTML: snippetHTML(hit.Snippet), Anchors: hit.Anchors}
+		v := resultView{Result: hit, Href: safeHref(hit.URL), SnippetHTML: snippetHTML(hit.Snippet), Anchors: shownAnchors(hit.Anchors, hit.Title)}
 		v.DupCount = max(len(hit.Duplicates), hit.ClusterSize-1)
-		if len(v.Anchors) > maxAnchorsShown {
-			v.Anchors = v.Anchors[:maxAnchorsShown]
-		}
 		d.Results = append(d.Results, v)
 	}
 	if len(d.Results) > 0 {
@@ -67,6 +70,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 	if next := q.Start + q.N; uint64(next) < res.Total && next <= serving.MaxStart {
 		d.Next = searchHref(q.Q, next, q.N)
 	}
+	d.Pages = pager(q.Q, res.Total, q.Start, q.N)
 	return s.render(w, http.StatusOK, "search.html", d)
 }
 
@@ -104,9 +108,11 @@ func searchHref(q string, start, n int) string {
 
 // apiResults is the body of GET /api/search.
 type apiResults struct {
-	Total   uint64      `json:"total"`
-	TookMS  float64     `json:"took_ms"`
-	Results []apiResult `json:"results"`
+	Total      uint64      `json:"total"` // exact
+	TookMS     float64     `json:"took_ms"`
+	Relaxed    bool        `json:"relaxed"`    // no page has all the words; these have most of them
+	Suggestion string      `json:"suggestion"` // the query with misspelled words corrected, "" for none
+	Results    []apiResult `json:"results"`
 }
 
 // apiResult is one hit of GET /api/search. Times are RFC 3339; slices are
@@ -138,9 +144,11 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := apiResults{
-		Total:   res.Total,
-		TookMS:  float64(took) / float64(time.Millisecond),
-		Results: make([]apiResult, 0, len(res.Results)),
+		Total:      res.Total,
+		TookMS:     float64(took) / float64(time.Millisecond),
+		Relaxed:    res.Relaxed,
+		Suggestion: res.Suggestion,
+		Results:    make([]apiResult, 0, len(res.Results)),
 	}
 	for _, hit := range res.Results {
 		out.Results = append(out.Results, apiResult{

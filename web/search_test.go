@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -46,15 +47,19 @@ func TestSearchPage(t *testing.T) {
 		// escaped snippet, marked
 		`Large-scale incremental processing using <mark>Percolator</mark> &amp; distributed transactions`,
 		"crawled 3 minutes ago", "crawled 2 hours ago",
-		"PageRank 2.5", "PageRank 0.15",
+		// PageRank and score in the details, not the main line
+		"<dt>PageRank</dt><dd>2.5</dd>", "<dt>score</dt><dd>3.25</dd>", "<dt>PageRank</dt><dd>0.15</dd>",
 		// duplicates, expandable without script
 		`<details class="dups">`, `<summary>2 duplicates</summary>`,
 		`<a href="https://mirror.example.com/percolator" rel="noreferrer nofollow">`,
-		// anchors
-		`Linked as: <q>the Percolator paper</q>, <q>Percolator</q>, <q>read more</q>`,
-		// totals and time
-		"Results <b>1–2</b> of about <b>2</b>", "(1.2 ms)",
+		// anchors: no navigation, numbers or repeats; one line
+		`Linked as: <q>the Percolator paper</q>, <q>Percolator</q>, <q>Transactions in Bigtable</q>`,
+		// exact totals and time
+		"Results <b>1–2</b> of <b>2</b>", "(1.2 ms)",
 	)
+	if strings.Contains(body, "about") || strings.Contains(body, "<nav class=\"pages\"") || strings.Contains(body, "<p class=\"notice\">") {
+		t.Error("an exact total says about, a single page has a pager, or a strict result says it is relaxed")
+	}
 	if strings.Contains(body, `rel="next"`) || strings.Contains(body, `rel="prev"`) {
 		t.Error("one page of results has pagination")
 	}
@@ -81,7 +86,7 @@ func TestSearchPagination(t *testing.T) {
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("GET %s: status %d", c.target, res.StatusCode)
 		}
-		wantContains(t, c.target, body, ">"+c.first+"</a>", ">"+c.last+"</a>", "of about <b>25</b>")
+		wantContains(t, c.target, body, ">"+c.first+"</a>", ">"+c.last+"</a>", "of <b>25</b>")
 		for rel, href := range map[string]string{"prev": c.prev, "next": c.next} {
 			tag := `<a rel="` + rel + `" href="` + href + `">`
 			if href == "" && strings.Contains(body, `rel="`+rel+`"`) {
@@ -138,7 +143,7 @@ func TestSearchPageBadInput(t *testing.T) {
 func TestAPISearch(t *testing.T) {
 	s, _ := newTestServer(t, canned(), Options{})
 	m := getJSON(t, s, "/api/search?q=percolator", http.StatusOK)
-	wantKeys(t, "response", m, []string{"total", "took_ms", "results"})
+	wantKeys(t, "response", m, []string{"total", "took_ms", "relaxed", "suggestion", "results"})
 	if m["total"] != 2.0 {
 		t.Errorf("total %v", m["total"])
 	}
@@ -146,6 +151,9 @@ func TestAPISearch(t *testing.T) {
 		t.Errorf("took_ms %v", m["took_ms"])
 	}
 	results := wantArray(t, "response", m, "results", 2)
+	if m["relaxed"] != false || m["suggestion"] != "" {
+		t.Errorf("relaxed %v, suggestion %v", m["relaxed"], m["suggestion"])
+	}
 	resultKeys := []string{"url", "title", "snippet", "snippet_html", "score", "pagerank", "fetched_at", "indexed_at", "duplicates", "anchors", "cluster_size"}
 	for i, r := range results {
 		r := r.(map[string]any)
@@ -176,7 +184,7 @@ func TestAPISearch(t *testing.T) {
 	if dups := wantArray(t, "result 0", r0, "duplicates", 2); dups[0] != "https://mirror.example.com/percolator" {
 		t.Errorf("duplicates %v", dups)
 	}
-	wantArray(t, "result 0", r0, "anchors", 3)
+	wantArray(t, "result 0", r0, "anchors", 9) // all of them; the page filters
 	// nil in the backend, [] on the wire
 	wantArray(t, "result 1", r1, "duplicates", 0)
 	wantArray(t, "result 1", r1, "anchors", 0)
@@ -267,5 +275,88 @@ func BenchmarkAPISearch(b *testing.B) {
 		if rec.Code != http.StatusOK {
 			b.Fatal(rec.Code)
 		}
+	}
+}
+
+// TestForgivingQueries: relaxed results say so, and a suggestion links to
+// its search, in the page and in the API.
+func TestForgivingQueries(t *testing.T) {
+	f := canned()
+	f.results["percolator bigtable spanner"] = f.results["percolator"]
+	s, _ := newTestServer(t, f, Options{})
+	_, body := get(t, s, "/search?q="+url.QueryEscape("percolator bigtable spanner"))
+	wantContains(t, "relaxed", body,
+		`<p class="notice">No page has all the words; showing pages with most of them.</p>`,
+		`Did you mean <a href="/search?q=percolator&#43;bigtable&#43;spinner">percolator bigtable spinner</a>?`)
+	_, body = get(t, s, "/search?q=percolatr")
+	wantContains(t, "suggestion", body, `Did you mean <a href="/search?q=percolator">percolator</a>?`, "No pages match <b>percolatr</b>")
+	if strings.Contains(body, `class="notice"`) {
+		t.Error("a strict result says it is relaxed")
+	}
+	m := getJSON(t, s, "/api/search?q="+url.QueryEscape("percolator bigtable spanner"), http.StatusOK)
+	if m["relaxed"] != true || m["suggestion"] != "percolator bigtable spinner" {
+		t.Errorf("API: relaxed %v, suggestion %v", m["relaxed"], m["suggestion"])
+	}
+}
+
+func TestShownAnchors(t *testing.T) {
+	cases := []struct {
+		in    []string
+		title string
+		want  []string
+	}{
+		{[]string{"next", "Previous", "up", "19", "[19]", "»", "← Prev", "Home", "read more", "Chapter 12", "Part IV", "C"}, "", nil},
+		{[]string{"29.2. Disk Full Failure", "disk full failure", "Disk full", "Chapter 29"}, "29.2. Disk Full Failure", []string{"Disk full"}},
+		{[]string{"Prev | Up", "Next | I.1. Getting the Source via Git", "Git"}, "I.1. Getting the Source via Git", []string{"Git"}},
+		{[]string{"Next | Getting the Source", "a|b"}, "", []string{"Getting the Source", "a | b"}},
+		{[]string{"VACUUM", "vacuum", " VACUUM ", "Routine Vacuuming"}, "", []string{"VACUUM", "Routine Vacuuming"}},
+		{[]string{"ab", "bc", "cd", "de"}, "", []string{"ab", "bc", "cd"}},
+		{[]string{strings.Repeat("long ", 30), "short"}, "", []string{strings.TrimSpace(strings.Repeat("long ", 18)) + "…"}},
+		{[]string{strings.Repeat("x", 60), strings.Repeat("y", 60)}, "", []string{strings.Repeat("x", 60)}},
+	}
+	for _, c := range cases {
+		if got := shownAnchors(c.in, c.title); !slices.Equal(got, c.want) {
+			t.Errorf("shownAnchors(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestPager(t *testing.T) {
+	show := func(ps []pageLink) string {
+		var b strings.Builder
+		for _, p := range ps {
+			switch {
+			case p.Num == 0:
+				b.WriteString("… ")
+			case p.Current:
+				fmt.Fprintf(&b, "[%d] ", p.Num)
+			default:
+				fmt.Fprintf(&b, "%d ", p.Num)
+			}
+		}
+		return strings.TrimSpace(b.String())
+	}
+	cases := []struct {
+		total    uint64
+		start, n int
+		want     string
+	}{
+		{5, 0, 10, ""},
+		{0, 20, 10, ""},
+		{25, 0, 10, "[1] 2 3"},
+		{25, 20, 10, "1 2 [3]"},
+		{1000, 0, 10, "[1] 2 3 4 5 … 100"},
+		{1000, 500, 10, "1 … 47 48 49 50 [51] 52 53 54 55 … 100"},
+		{1000, 990, 10, "1 … 96 97 98 99 [100]"},
+		{25, 3, 5, "1 2 3 4 5"},
+		{1_000_000, 0, 100, "[1] 2 3 4 5 … 101"}, // no page starts past MaxStart
+	}
+	for _, c := range cases {
+		if got := show(pager("q", c.total, c.start, c.n)); got != c.want {
+			t.Errorf("pager(%d, %d, %d) = %q, want %q", c.total, c.start, c.n, got, c.want)
+		}
+	}
+	if p := pager("a b", 30, 0, 10); p[1].Href != "/search?q=a+b&start=10" {
+		t.Errorf("href %q", p[1].Href)
 	}
 }

@@ -45,8 +45,12 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) error {
 		Samples: len(hist),
 		Paused:  r.URL.Query().Get("refresh") == "0",
 		Charts: []chart{
-			newChart("Throughput", hist, now, rate,
-				seriesDef{"fetched/s", func(s serving.Sample) float64 { return s.Fetched }},
+			// Two charts, each on its own scale: re-exports after a
+			// PageRank pass index far more documents per second than the
+			// crawler fetches, and would flatten the fetch rate.
+			newChart("Fetched per second", hist, now, rate,
+				seriesDef{"fetched/s", func(s serving.Sample) float64 { return s.Fetched }}),
+			newChart("Indexed per second", hist, now, rate,
 				seriesDef{"indexed/s", func(s serving.Sample) float64 { return s.Exported }}),
 			newChart("Crawl → searchable latency", hist, now, seconds,
 				seriesDef{"p50", func(s serving.Sample) float64 { return s.LatencyP50 }},
@@ -57,6 +61,10 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) error {
 				seriesDef{"indexed", func(s serving.Sample) float64 { return float64(s.Indexed) }},
 				seriesDef{"pending", func(s serving.Sample) float64 { return float64(s.Pending) }}),
 		},
+	}
+	// The index rate keeps the colour it had beside the fetch rate.
+	if ix := &d.Charts[1]; len(ix.Series) == 1 {
+		ix.Series[0].Class, ix.Series[0].Color = "s1", seriesColors[1]
 	}
 	if d.Paused {
 		d.Refresh = 0

@@ -25,13 +25,15 @@ func TestStatusPage(t *testing.T) {
 		`<div class="v">12</div><div class="k">pending notifications</div>`,
 		`<div class="card bad"><div class="v">1</div><div class="k">failed notifications</div>`,
 		"p50 <b>1.2 s</b> · p90 <b>2.5 s</b> · p99 <b>4.75 s</b>",
+		`<div class="scroll">`,
 		"<td>parse</td><td><code>fetch:body</code></td><td class=\"num\">10</td>",
 		`<td class="num bad">1</td>`,
-		"Throughput", "fetched/s", "indexed/s", "Crawl → searchable latency", "p99",
+		"Fetched per second", "Indexed per second", "fetched/s", "indexed/s", "Crawl → searchable latency", "p99",
 		"60 samples of history.",
 	)
-	// Three charts with 2 + 3 + 3 lines, drawn on the server.
-	if n := strings.Count(body, `<svg viewBox="0 0 640 220" role="img"`); n != 3 {
+	// Four charts with 1 + 1 + 3 + 3 lines, drawn on the server: fetch
+	// and index rates each on their own scale.
+	if n := strings.Count(body, `<svg viewBox="0 0 640 220" role="img"`); n != 4 {
 		t.Errorf("%d charts", n)
 	}
 	if n := strings.Count(body, "<polyline "); n != 8 {

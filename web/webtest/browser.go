@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -215,4 +216,42 @@ func Texts(ctx context.Context, selector string) ([]string, error) {
 		texts = []string{}
 	}
 	return texts, nil
+}
+
+// Viewport is an action that makes the tab's viewport width × height CSS
+// pixels, as a phone (390 × 844) or a laptop (1280 × 900) shows pages.
+func Viewport(width, height int64) chromedp.Action[chromedp.Void] {
+	return chromedp.EmulateViewport(width, height)
+}
+
+// ColorScheme is an action that makes the tab's pages see
+// prefers-color-scheme as scheme: "light" or "dark".
+func ColorScheme(scheme string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+		})
+		return err
+	})
+}
+
+// ScreenshotTo saves a PNG of the whole page in the tab as dir/file
+// (created if needed) and returns its path.
+func ScreenshotTo(t testing.TB, ctx context.Context, dir, file string) string {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("webtest: screenshot %s: %v", file, err)
+	}
+	if !strings.HasPrefix(string(png), "\x89PNG") {
+		t.Fatalf("webtest: screenshot %s is not a PNG", file)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("webtest: %v", err)
+	}
+	path := filepath.Join(dir, file)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatalf("webtest: %v", err)
+	}
+	return path
 }

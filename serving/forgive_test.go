@@ -1,0 +1,147 @@
+package serving
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// forgivingIndex is a small manual: a few pages about vacuum and
+// configuration, one about checkpoints and WAL together.
+func forgivingIndex(t testing.TB) *Index {
+	t.Helper()
+	ix := openIndex(t)
+	var es []webtable.Export
+	for i := range 6 {
+		es = append(es, upsert(1, fmt.Sprint("v", i), fmt.Sprintf("http://pg.test/vacuum%d.html", i),
+			fmt.Sprintf("Vacuum %d", i), "VACUUM reclaims storage occupied by dead tuples. Routine vacuuming.", 1))
+	}
+	for i := range 4 {
+		es = append(es, upsert(1, fmt.Sprint("c", i), fmt.Sprintf("http://pg.test/config%d.html", i),
+			fmt.Sprintf("Configuration %d", i), "Configuring the server: the configuration file sets parameters.", 1))
+	}
+	es = append(es,
+		upsert(1, "w", "http://pg.test/wal.html", "WAL", "Checkpoints flush the write-ahead log.", 1),
+		upsert(1, "k", "http://pg.test/checkpoint.html", "Checkpoint", "A checkpoint writes dirty buffers.", 1),
+		upsert(1, "x", "http://other.test/checkpoint.html", "Checkpoint elsewhere", "A checkpoint writes dirty buffers.", 1),
+	)
+	apply(t, ix, es...)
+	return ix
+}
+
+func lookup(t *testing.T, ix *Index, q string) *Results {
+	t.Helper()
+	res, err := ix.Search(context.Background(), Query{Q: q, N: 10})
+	if err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	return res
+}
+
+func urls(res *Results) []string {
+	var out []string
+	for _, r := range res.Results {
+		out = append(out, r.URL)
+	}
+	return out
+}
+
+// TestRelaxed: when no page has every word, pages with most of them come
+// back, ranked by how many they have, and the results say so; fields,
+// hosts and exclusions stay required.
+func TestRelaxed(t *testing.T) {
+	ix := forgivingIndex(t)
+
+	res := lookup(t, ix, "checkpoint dirty log")
+	if !res.Relaxed {
+		t.Fatalf("not relaxed: %v", urls(res))
+	}
+	got := urls(res)
+	if len(got) != 3 || !slices.Contains(got[:2], "http://pg.test/checkpoint.html") || got[2] != "http://pg.test/wal.html" {
+		t.Errorf("relaxed results %v: the pages with two of the words first, then the one with one", got)
+	}
+	if res.Total != 3 {
+		t.Errorf("total %d", res.Total)
+	}
+
+	// All words on one page: strict, not relaxed.
+	if res := lookup(t, ix, "checkpoint dirty"); res.Relaxed || res.Total != 2 {
+		t.Errorf("checkpoint dirty: relaxed %v, total %d", res.Relaxed, res.Total)
+	}
+	// A host stays required.
+	if got := urls(lookup(t, ix, "checkpoint dirty log site:other.test")); !slices.Equal(got, []string{"http://other.test/checkpoint.html"}) {
+		t.Errorf("with site: %v", got)
+	}
+	// Exclusions stay.
+	if got := urls(lookup(t, ix, "checkpoint dirty log -buffers")); !slices.Equal(got, []string{"http://pg.test/wal.html"}) {
+		t.Errorf("with an exclusion: %v", got)
+	}
+	// Words the user marked required are not relaxed.
+	if res := lookup(t, ix, "+checkpoint +dirty +log"); res.Relaxed || res.Total != 0 {
+		t.Errorf("+words: relaxed %v, total %d", res.Relaxed, res.Total)
+	}
+	// One word cannot be relaxed.
+	if res := lookup(t, ix, "nothinglikethis"); res.Relaxed || res.Total != 0 {
+		t.Errorf("one word: relaxed %v, total %d", res.Relaxed, res.Total)
+	}
+	// A phrase counts as one unit: relaxed with the other word.
+	if res := lookup(t, ix, `"dirty buffers" wal`); !res.Relaxed || res.Total != 3 {
+		t.Errorf("phrase: relaxed %v, total %d", res.Relaxed, res.Total)
+	}
+}
+
+// TestSuggestion: a rare word close to a common one gets a suggestion made
+// of the index's terms, written as pages write them.
+func TestSuggestion(t *testing.T) {
+	ix := forgivingIndex(t)
+	cases := []struct{ q, want string }{
+		{"vacum", "vacuum"},
+		{"Vacum", "vacuum"},
+		{"vacum storage", "vacuum storage"},
+		{"vaccuum", "vacuum"},
+		{"vacuum storgae", "vacuum storage"}, // a transposition is one edit
+		{"configuraton file", "configuration file"},
+		{"vacum site:pg.test", "vacuum site:pg.test"},
+		// common words, or nothing close: no suggestion
+		{"vacuum", ""},
+		{"checkpoint", ""},
+		{"zzzzzz", ""},
+		{"vacum~1", ""},
+		{`"vacum"`, ""},
+		{"title:vacum", "title:vacuum"},
+	}
+	for _, c := range cases {
+		if got := lookup(t, ix, c.q).Suggestion; got != c.want {
+			t.Errorf("%q: suggestion %q, want %q", c.q, got, c.want)
+		}
+	}
+	// The suggestion finds pages.
+	if res := lookup(t, ix, "vacuum"); res.Total != 6 {
+		t.Errorf("vacuum: %d results", res.Total)
+	}
+}
+
+func TestReplaceWord(t *testing.T) {
+	cases := []struct{ s, w, by, want string }{
+		{"vacum", "vacum", "vacuum", "vacuum"},
+		{"autovacum vacum", "vacum", "vacuum", "autovacum vacuum"},
+		{"title:vacum -x", "vacum", "vacuum", "title:vacuum -x"},
+		{"vacumm", "vacum", "vacuum", "vacumm"},
+	}
+	for _, c := range cases {
+		if got, _ := replaceWord(c.s, c.w, c.by); got != c.want {
+			t.Errorf("replaceWord(%q, %q): %q, want %q", c.s, c.w, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		a, b string
+		d    int
+	}{{"vacum", "vacuum", 1}, {"kitten", "sitting", 3}, {"", "abc", 3}, {"checkpiont", "checkpoint", 1}, {"explian", "explain", 1}, {"ab", "ba", 1}, {"état", "etat", 1}} {
+		if d := editDistance(c.a, c.b); d != c.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, d, c.d)
+		}
+	}
+}

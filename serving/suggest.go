@@ -1,0 +1,271 @@
+package serving
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// Spelling suggestions come from the index's own terms: a query word that
+// few pages have is replaced by the term of the text field, within one or
+// two edits of it, that most pages have. The cost is a dictionary lookup
+// per word (a Levenshtein automaton over the term dictionary) and, per
+// corrected word, one search for a page with it, to show the word as pages
+// write it rather than as its stem. BENCHMARKS.md has the figures.
+const (
+	// fewHits: a query with at most this many hits gets a suggestion, and
+	// a word at most this many pages have may be corrected.
+	fewHits = 3
+	// farther is how much more common a term two edits away must be than
+	// one a single edit away to win.
+	farther = 20
+	// surfaceScan is how much of a page's text is read to find how it
+	// writes a term.
+	surfaceScan = 32 << 10
+)
+
+// suggest returns the query with its misspelled words corrected, or ""
+// when no word needs it. words are the query's plain words (see plan); q
+// is the query as written.
+func (ix *Index) suggest(ctx context.Context, q string, words []string) (string, error) {
+	if len(words) == 0 {
+		return "", nil
+	}
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return "", err
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	fz, ok := r.(index.IndexReaderFuzzy)
+	if !ok {
+		return "", nil
+	}
+	an := ix.bi.Mapping().AnalyzerNamed(analyzer)
+	if an == nil {
+		return "", nil
+	}
+	out, changed := q, false
+	for _, w := range words {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		toks := an.Analyze([]byte(w))
+		if len(toks) != 1 || !isWord(w) {
+			continue
+		}
+		term := string(toks[0].Term)
+		df, err := docFreq(ctx, r, term)
+		if err != nil {
+			return "", err
+		}
+		if df > fewHits {
+			continue
+		}
+		better, err := bestNeighbour(ctx, r, fz, an, w, term, df)
+		if err != nil {
+			return "", err
+		}
+		if better.term == "" {
+			continue
+		}
+		surface := better.surface
+		if surface == "" {
+			if surface, err = ix.surface(ctx, an, better.term, w); err != nil {
+				return "", err
+			}
+		}
+		if surface == "" || strings.EqualFold(surface, w) {
+			continue
+		}
+		if s, ok := replaceWord(out, w, surface); ok {
+			out, changed = s, true
+		}
+	}
+	if !changed {
+		return "", nil
+	}
+	return out, nil
+}
+
+// isWord tells a word worth correcting: letters only, at least three.
+func isWord(w string) bool {
+	return utf8.RuneCountInString(w) >= 3 && strings.IndexFunc(w, func(c rune) bool { return !unicode.IsLetter(c) }) < 0
+}
+
+// docFreq is how many documents have term in their text.
+func docFreq(ctx context.Context, r index.IndexReader, term string) (uint64, error) {
+	tfr, err := r.TermFieldReader(ctx, []byte(term), fText, false, false, false)
+	if err != nil {
+		return 0, err
+	}
+	defer tfr.Close()
+	return tfr.Count(), nil
+}
+
+// neighbour is a candidate correction: an index term, and the word as
+// pages write it when known.
+type neighbour struct {
+	term, surface string
+}
+
+// bestNeighbour returns the term of the text field that most documents
+// have among those within one edit of w (two for words of seven letters
+// or more; a transposition is one edit), if it beats df. Candidates are the text field's terms near term
+// (w's stem) and the words of titles near w itself, which are not stemmed:
+// "configuraton" is far from the stem "configur" but one edit from
+// "configuration" in a title. A fuzzy dictionary does not count
+// documents, so each candidate costs a term lookup; there are few. Bleve's
+// automaton counts a transposition as two edits, so it is asked for two
+// and the candidates are filtered by editDistance. The
+// first letter is kept: typos rarely change it, and fixing it makes the
+// automaton's walk of the dictionary much shorter.
+func bestNeighbour(ctx context.Context, r index.IndexReader, fz index.IndexReaderFuzzy, an analysis.Analyzer, w, term string, df uint64) (neighbour, error) {
+	var best neighbour
+	bestScore := float64(max(df, fewHits))
+	consider := func(field, near string, stemmed bool) error {
+		edits := 1
+		if utf8.RuneCountInString(near) >= 7 {
+			edits = 2
+		}
+		first, _ := utf8.DecodeRuneInString(near)
+		dict, err := fz.FieldDictFuzzy(field, near, 2, string(first))
+		if err != nil {
+			return fmt.Errorf("serving: suggest %q: %w", near, err)
+		}
+		defer dict.Close()
+		for {
+			e, err := dict.Next()
+			if err != nil {
+				return fmt.Errorf("serving: suggest %q: %w", near, err)
+			}
+			if e == nil {
+				return nil
+			}
+			d := editDistance(near, e.Term)
+			if d == 0 || d > edits {
+				continue
+			}
+			c := neighbour{term: e.Term}
+			if !stemmed {
+				toks := an.Analyze([]byte(e.Term))
+				if len(toks) != 1 || string(toks[0].Term) == term {
+					continue
+				}
+				c = neighbour{term: string(toks[0].Term), surface: e.Term}
+			}
+			n, err := docFreq(ctx, r, c.term)
+			if err != nil {
+				return err
+			}
+			score := float64(n)
+			if d > 1 {
+				score /= farther
+			}
+			if score > bestScore && c.term != best.term {
+				best, bestScore = c, score
+			}
+		}
+	}
+	// Title words first: they come with the word as written, which a
+	// text term of the same stem (scored the same) does not replace.
+	if err := consider(fTitleWords, strings.ToLower(w), false); err != nil {
+		return neighbour{}, err
+	}
+	if err := consider(fText, term, true); err != nil {
+		return neighbour{}, err
+	}
+	return best, nil
+}
+
+// surface returns term as the text of a page that has it writes it, lower
+// case, in the form closest to w ("thresholds" for the stem "threshold"
+// and the word "tresholds"), or "" if none is found.
+func (ix *Index) surface(ctx context.Context, an analysis.Analyzer, term, w string) (string, error) {
+	tq := query.NewTermQuery(term)
+	tq.SetField(fText)
+	req := bleve.NewSearchRequestOptions(tq, 1, 0, false)
+	req.Score = "none"
+	req.Fields = []string{fText}
+	res, err := ix.bi.SearchInContext(ctx, req)
+	if err != nil {
+		return "", fmt.Errorf("serving: suggest %q: %w", term, err)
+	}
+	if len(res.Hits) == 0 {
+		return "", nil
+	}
+	text := str(res.Hits[0].Fields[fText])
+	if len(text) > surfaceScan {
+		text = text[:surfaceScan]
+	}
+	w = strings.ToLower(w)
+	best, bestD := "", 0
+	for _, t := range an.Analyze([]byte(text)) {
+		if string(t.Term) == term && t.Start < t.End && t.End <= len(text) {
+			form := strings.ToLower(text[t.Start:t.End])
+			if d := editDistance(form, w); best == "" || d < bestD {
+				best, bestD = form, d
+			}
+		}
+	}
+	return best, nil
+}
+
+// replaceWord replaces the first whole-word occurrence of w in s.
+func replaceWord(s, w, by string) (string, bool) {
+	for from := 0; from < len(s); {
+		i := strings.Index(s[from:], w)
+		if i < 0 {
+			return s, false
+		}
+		i += from
+		j := i + len(w)
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[j:])
+		if (i == 0 || !wordRune(before)) && (j == len(s) || !wordRune(after)) {
+			return s[:i] + by + s[j:], true
+		}
+		from = j
+	}
+	return s, false
+}
+
+func wordRune(c rune) bool { return unicode.IsLetter(c) || unicode.IsNumber(c) }
+
+// editDistance is the optimal string alignment distance between a and b,
+// in runes: insertions, deletions, substitutions and transpositions of
+// neighbours ("checkpiont") count one edit each.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
