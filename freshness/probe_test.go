@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,17 +85,15 @@ func (f *fakeDeployment) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // politeWeb wraps the fixture: robots.txt forbids one page to the probe
 // and asks for a Crawl-delay of 0 (the probe's own delay applies); it
-// records the time and User-Agent of every request.
+// records the User-Agent of every request.
 type politeWeb struct {
 	web *changingweb.Web
 	mu  sync.Mutex
-	req []time.Time
 	ua  map[string]bool
 }
 
 func (p *politeWeb) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
-	p.req = append(p.req, time.Now())
 	p.ua[r.UserAgent()] = true
 	p.mu.Unlock()
 	if r.URL.Path == "/robots.txt" {
@@ -102,6 +101,29 @@ func (p *politeWeb) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.web.ServeHTTP(w, r)
+}
+
+// sendTimes records when requests to host are sent.
+type sendTimes struct {
+	host  string
+	base  http.RoundTripper
+	mu    sync.Mutex
+	times []time.Time
+}
+
+func (s *sendTimes) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host == s.host {
+		s.mu.Lock()
+		s.times = append(s.times, time.Now())
+		s.mu.Unlock()
+	}
+	return s.base.RoundTrip(r)
+}
+
+func (s *sendTimes) sent() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.times)
 }
 
 // TestProbe checks the measurement mode against a fake deployment whose
@@ -133,7 +155,12 @@ func TestProbe(t *testing.T) {
 
 	truth := web.History(site.URL, now) // what the frozen fixture served
 	const delay = 20 * time.Millisecond
-	opt := freshness.ProbeOptions{Server: api.URL, Sample: 100, Queries: []string{"page"}, Delay: delay}
+	// Live fetches are timed as the probe sends them: times of arrival at
+	// the server shift with the machine's load.
+	sends := &sendTimes{host: site.Listener.Addr().String(), base: http.DefaultTransport}
+	client := &http.Client{Transport: sends, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	opt := freshness.ProbeOptions{Server: api.URL, Sample: 100, Queries: []string{"page"}, Delay: delay, Client: client}
 	rep, err := freshness.Probe(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)
@@ -205,11 +232,15 @@ func TestProbe(t *testing.T) {
 	if len(live.ua) != 1 || !live.ua[freshness.DefaultProbeAgent] {
 		t.Errorf("user agents %v", live.ua)
 	}
-	for i := 1; i < len(live.req); i++ {
-		// Measured where requests arrive: a request's trip may be a few ms
-		// longer than the one before it (more under -race).
-		if gap := live.req[i].Sub(live.req[i-1]); gap < delay/2 {
-			t.Errorf("requests %d and %d %v apart, delay %v", i-1, i, gap, delay)
+	times := sends.sent()
+	if len(times) < 12 {
+		t.Errorf("%d live requests sent, want robots.txt and the 11 pages", len(times))
+	}
+	for i := 1; i < len(times); i++ {
+		// The probe waits from its own clock reading before a request;
+		// RoundTrip reads the clock a little later, by a varying amount.
+		if gap := times[i].Sub(times[i-1]); gap < delay*9/10 {
+			t.Errorf("requests %d and %d sent %v apart, delay %v", i-1, i, gap, delay)
 		}
 	}
 
