@@ -27,6 +27,7 @@ func forgivingIndex(t testing.TB) *Index {
 		upsert(1, "w", "http://pg.test/wal.html", "WAL", "Checkpoints flush the write-ahead log.", 1),
 		upsert(1, "k", "http://pg.test/checkpoint.html", "Checkpoint", "A checkpoint writes dirty buffers.", 1),
 		upsert(1, "x", "http://other.test/checkpoint.html", "Checkpoint elsewhere", "A checkpoint writes dirty buffers.", 1),
+		upsert(1, "s", "http://pg.test/ship.html", "Ships", "Cargo stowage on deck.", 1),
 	)
 	apply(t, ix, es...)
 	return ix
@@ -109,6 +110,7 @@ func TestSuggestion(t *testing.T) {
 		{"vacuum", ""},
 		{"checkpoint", ""},
 		{"zzzzzz", ""},
+		{"stowage", ""}, // a word a page has, near one only six pages have (storage)
 		{"vacum~1", ""},
 		{`"vacum"`, ""},
 		{"title:vacum", "title:vacuum"},

@@ -26,6 +26,9 @@ const (
 	// farther is how much more common a term two edits away must be than
 	// one a single edit away to win.
 	farther = 20
+	// rarer is how many times more pages than a word that occurs a
+	// neighbour must have to replace it.
+	rarer = 10
 	// surfaceScan is how much of a page's text is read to find how it
 	// writes a term.
 	surfaceScan = 32 << 10
@@ -132,7 +135,9 @@ type neighbour struct {
 // automaton's walk of the dictionary much shorter.
 func bestNeighbour(ctx context.Context, r index.IndexReader, fz index.IndexReaderFuzzy, an analysis.Analyzer, w, term string, df uint64) (neighbour, error) {
 	var best neighbour
-	bestScore := float64(max(df, fewHits))
+	// A word some pages have is a word: another replaces it only if many
+	// more pages have that ("pop" is not "pgp").
+	bestScore := float64(max(df*rarer, fewHits))
 	consider := func(field, near string, stemmed bool) error {
 		edits := 1
 		if utf8.RuneCountInString(near) >= 7 {
