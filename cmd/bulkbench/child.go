@@ -99,7 +99,7 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool
 		BleveWrites: writes.Load(), ContentSeconds: time.Duration(lastContent.Load()).Seconds(), ObserverRuns: make(map[string]int64)}
 	for _, o := range e.Worker.Stats() {
 		r.ObserverRuns[o.Name] = o.Runs
-		if o.Name == "export" || o.Name == "export-rank" {
+		if strings.HasPrefix(o.Name, "export") { // export, export-rank, export-links
 			r.ExportRuns += o.Runs
 		}
 	}

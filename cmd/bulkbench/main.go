@@ -18,10 +18,12 @@
 //
 // The seeds are PATHs under DIR (default: index.html if DIR has one, else
 // every DIR/*/index.html, as the Debian handbook's languages). Per mode it
-// prints pages fetched, seconds to idle, pages/s, CPU-ms a page, export
-// runs a page (observers export and export-rank), Bleve document writes
-// a page (index updates and deletes applied), crawl→searchable p50/p90/p99
-// of new content and peak RSS. With -verify the engine's table is checked
+// prints pages fetched, seconds to idle, seconds until the last new
+// content was searchable (the rest is background work: anchors, PageRank),
+// pages/s, CPU-ms a page, export runs a page (every export observer:
+// export, export-rank, export-links), Bleve document writes a page (index
+// updates and deletes applied), crawl→searchable p50/p90/p99 of new content
+// and peak RSS. With -verify the engine's table is checked
 // against a batch recomputation once idle (what `indexer -verify` does).
 //
 // Exit codes: 0 done, 1 failure, 2 bad usage.
