@@ -91,6 +91,7 @@ type bench struct {
 	parallel int
 	verify   bool
 	keep     string
+	profile  string // directory of CPU profiles, one a run
 	stderr   io.Writer
 }
 
@@ -118,7 +119,11 @@ func (b *bench) run(ctx context.Context, modes []string, runs int) ([]Result, er
 			if m == modeEngine && b.keep != "" && i == runs-1 {
 				keep = b.keep
 			}
-			r, err := b.child(ctx, exe, m, seeds, keep)
+			prof := ""
+			if b.profile != "" {
+				prof = filepath.Join(b.profile, fmt.Sprintf("%s-%d.pprof", m, i+1))
+			}
+			r, err := b.child(ctx, exe, m, seeds, keep, prof)
 			if err != nil {
 				return nil, fmt.Errorf("%s run %d: %w", m, i+1, err)
 			}
@@ -131,7 +136,7 @@ func (b *bench) run(ctx context.Context, modes []string, runs int) ([]Result, er
 
 // child runs one mode in a child process and returns its result, with the
 // child's CPU time and peak RSS from the kernel.
-func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, keep string) (Result, error) {
+func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, keep, profile string) (Result, error) {
 	data := keep
 	if data == "" {
 		tmp, err := os.MkdirTemp("", "bulkbench-")
@@ -142,6 +147,9 @@ func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, kee
 		data = filepath.Join(tmp, "data")
 	}
 	args := []string{"-mode", mode, "-data", data, "-seeds", strings.Join(seeds, ","), "-parallel", strconv.Itoa(b.parallel)}
+	if profile != "" {
+		args = append(args, "-cpuprofile", profile)
+	}
 	if b.verify && mode == modeEngine {
 		args = append(args, "-verify")
 	}
@@ -176,6 +184,7 @@ type Result struct {
 	ContentSeconds float64          `json:"content_seconds"`
 	ExportRuns     int64            `json:"export_runs"`
 	BleveWrites    int64            `json:"bleve_writes"`
+	BleveBatches   int64            `json:"bleve_batches"` // index batches applied (a segment each)
 	P50            float64          `json:"p50_s"`
 	P90            float64          `json:"p90_s"`
 	P99            float64          `json:"p99_s"`
@@ -219,7 +228,7 @@ func printTable(w io.Writer, rs []Result) {
 		for _, k := range slices.Sorted(maps.Keys(r.ObserverRuns)) {
 			parts = append(parts, fmt.Sprintf("%s %d", k, r.ObserverRuns[k]))
 		}
-		line := "observer runs: " + strings.Join(parts, ", ")
+		line := fmt.Sprintf("%s: %d documents, %d Bleve batches; observer runs: %s", r.Mode, r.Documents, r.BleveBatches, strings.Join(parts, ", "))
 		if r.Verify != "" {
 			line += "; verify: " + r.Verify
 		}

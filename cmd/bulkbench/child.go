@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -27,10 +29,24 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		seeds    = fs.String("seeds", "", "comma-separated seed URLs")
 		parallel = fs.Int("parallel", 8, "concurrent requests to one host")
 		verify   = fs.Bool("verify", false, "verify the table once idle")
+		profile  = fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	)
 	if err := fs.Parse(args); err != nil || *data == "" || *seeds == "" {
 		fmt.Fprintln(stderr, "bulkbench: bad child arguments")
 		return 2
+	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fmt.Fprintln(stderr, "bulkbench:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "bulkbench:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	copt := crawl.Options{Seeds: strings.Split(*seeds, ","), AllowPrivate: true, Delay: -1, Parallel: *parallel}
 	var (
@@ -72,12 +88,13 @@ func crawlOnly(ctx context.Context, dir string, copt crawl.Options) (Result, err
 
 // oneProcess runs the engine as cmd/search does with seeds, until idle.
 func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool) (Result, error) {
-	var writes, lastContent atomic.Int64
+	var writes, batches, lastContent atomic.Int64
 	began := time.Now()
 	e, err := engine.Open(ctx, engine.Config{
 		Dir: dir, Crawl: &copt, Observers: observers.Chain(), Scanners: 2, Workers: 16,
 		OnApply: func(as []serving.Applied) {
 			writes.Add(int64(len(as)))
+			batches.Add(1)
 			for _, a := range as {
 				if a.NewContent {
 					lastContent.Store(int64(time.Since(began)))
@@ -96,7 +113,7 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool
 	waited := e.WaitIdle(ctx)
 	took := time.Since(began)
 	r := Result{Mode: modeEngine, Seconds: took.Seconds(), Pages: e.Crawler.Stats().Fetched,
-		BleveWrites: writes.Load(), ContentSeconds: time.Duration(lastContent.Load()).Seconds(), ObserverRuns: make(map[string]int64)}
+		BleveWrites: writes.Load(), BleveBatches: batches.Load(), ContentSeconds: time.Duration(lastContent.Load()).Seconds(), ObserverRuns: make(map[string]int64)}
 	for _, o := range e.Worker.Stats() {
 		r.ObserverRuns[o.Name] = o.Runs
 		if strings.HasPrefix(o.Name, "export") { // export, export-rank, export-links

@@ -65,6 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		modes    = fs.String("modes", "crawl,engine", "comma-separated modes to run: crawl, engine")
 		verify   = fs.Bool("verify", false, "check the engine's table against a batch recomputation once idle (not timed)")
 		keep     = fs.String("keep", "", "keep the engine's table in this `directory` (must not exist) instead of a temporary one")
+		profile  = fs.String("cpuprofile", "", "write a CPU profile of every run to this `directory` (MODE-RUN.pprof)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-verify]")
@@ -85,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}
-	b := bench{corpus: *dir, parallel: *parallel, verify: *verify, keep: *keep, stderr: stderr}
+	b := bench{corpus: *dir, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, stderr: stderr}
 	if b.seeds, err = seedPaths(*dir, *seeds); err != nil {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
