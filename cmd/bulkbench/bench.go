@@ -181,15 +181,18 @@ type Result struct {
 	// ContentSeconds is from start until the last new content became
 	// searchable; what follows until idle is anchors' and PageRank's
 	// background work.
-	ContentSeconds float64          `json:"content_seconds"`
-	ExportRuns     int64            `json:"export_runs"`
-	BleveWrites    int64            `json:"bleve_writes"`
-	BleveBatches   int64            `json:"bleve_batches"` // index batches applied (a segment each)
-	P50            float64          `json:"p50_s"`
-	P90            float64          `json:"p90_s"`
-	P99            float64          `json:"p99_s"`
-	ObserverRuns   map[string]int64 `json:"observer_runs,omitempty"`
-	Verify         string           `json:"verify,omitempty"`
+	ContentSeconds float64 `json:"content_seconds"`
+	ExportRuns     int64   `json:"export_runs"`
+	BleveWrites    int64   `json:"bleve_writes"`
+	BleveBatches   int64   `json:"bleve_batches"` // index batches applied (a segment each)
+	// The resident set once idle: anonymous and file-backed, MB.
+	RSSAnonMB    float64          `json:"rss_anon_mb"`
+	RSSFileMB    float64          `json:"rss_file_mb"`
+	P50          float64          `json:"p50_s"`
+	P90          float64          `json:"p90_s"`
+	P99          float64          `json:"p99_s"`
+	ObserverRuns map[string]int64 `json:"observer_runs,omitempty"`
+	Verify       string           `json:"verify,omitempty"`
 	// Filled in by the parent from the child's rusage.
 	CPUSeconds float64 `json:"-"`
 	PeakRSSMB  float64 `json:"-"`
@@ -228,7 +231,8 @@ func printTable(w io.Writer, rs []Result) {
 		for _, k := range slices.Sorted(maps.Keys(r.ObserverRuns)) {
 			parts = append(parts, fmt.Sprintf("%s %d", k, r.ObserverRuns[k]))
 		}
-		line := fmt.Sprintf("%s: %d documents, %d Bleve batches; observer runs: %s", r.Mode, r.Documents, r.BleveBatches, strings.Join(parts, ", "))
+		line := fmt.Sprintf("%s: %d documents, %d Bleve batches, resident once idle %.0f MB anonymous + %.0f MB file-backed; observer runs: %s",
+			r.Mode, r.Documents, r.BleveBatches, r.RSSAnonMB, r.RSSFileMB, strings.Join(parts, ", "))
 		if r.Verify != "" {
 			line += "; verify: " + r.Verify
 		}

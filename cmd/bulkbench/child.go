@@ -120,6 +120,7 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool
 			r.ExportRuns += o.Runs
 		}
 	}
+	r.RSSAnonMB, r.RSSFileMB = residentSet()
 	l := e.Index.Latency()
 	r.P50, r.P90, r.P99 = l.P50, l.P90, l.P99
 	cancel()
@@ -144,4 +145,29 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool
 		}
 	}
 	return r, nil
+}
+
+// residentSet returns the resident set's anonymous and file-backed parts
+// now (/proc/self/status RssAnon, RssFile), in MB; zeros where there is no
+// /proc. Mmapped Bleve segments and Badger tables are file-backed.
+func residentSet() (anon, file float64) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		var kb float64
+		fmt.Sscanf(strings.TrimSpace(v), "%f kB", &kb)
+		switch k {
+		case "RssAnon":
+			anon = kb / 1024
+		case "RssFile":
+			file = kb / 1024
+		}
+	}
+	return anon, file
 }
