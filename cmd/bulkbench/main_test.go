@@ -82,8 +82,9 @@ func TestBenchSmallSite(t *testing.T) {
 	if exports, _ := strconv.ParseFloat(engine[1], 64); exports < 1 {
 		t.Errorf("export runs a page = %v, want ≥ 1 (every page is exported)", exports)
 	}
-	if writes, _ := strconv.ParseFloat(engine[2], 64); writes < 1 {
-		t.Errorf("Bleve writes a page = %v, want ≥ 1", writes)
+	// Every one of the 8 documents written at least once, over 10 fetches.
+	if writes, _ := strconv.ParseFloat(engine[2], 64); writes < 0.8 {
+		t.Errorf("Bleve writes a page = %v, want ≥ 0.8", writes)
 	}
 	if rss, _ := strconv.Atoi(engine[4]); rss <= 0 {
 		t.Errorf("peak RSS %d MB", rss)
