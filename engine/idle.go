@@ -9,11 +9,13 @@ import (
 )
 
 // WaitIdle returns when the engine is idle (Stats.Idle, looked at afresh
-// without the rest of Stats) or ctx is done.
+// without the rest of Stats) or ctx is done. A look reads every pending
+// notification, so the wait between looks is statsIdle times what the
+// last one took (at least 50 ms, at most 1 s): waiting takes a tenth of a
+// core at most, however big the backlog.
 func (e *Engine) WaitIdle(ctx context.Context) error {
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
 	for {
+		began := time.Now()
 		idle, err := e.idle(ctx)
 		if err != nil {
 			return err
@@ -21,8 +23,11 @@ func (e *Engine) WaitIdle(ctx context.Context) error {
 		if idle {
 			return nil
 		}
+		wait := min(max(50*time.Millisecond, statsIdle*time.Since(began)), time.Second)
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return ctx.Err()
 		case <-t.C:
 		}

@@ -18,5 +18,7 @@ func Chain() []percolator.Observer {
 		// The same for a new PageRank only, in the background.
 		ElectRank(),          // dup:ranked → cluster:canon
 		ExportRankObserver(), // doc:ranked → !export/ queue
+		// And for new inbound anchors only, in the background.
+		ExportLinksObserver(), // doc:linked → !export/ queue
 	}
 }

@@ -246,7 +246,8 @@ func membersDigest(members []string) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// notifyTargets notifies the documents of the pages row links to.
+// notifyTargets notifies the documents of the pages row links to, in the
+// background (webtable.DocLinked): only their anchors change.
 func notifyTargets(ctx context.Context, tx *percolator.Tx, row string) error {
 	b, err := tx.Get(ctx, row, webtable.LinksOut)
 	if err != nil || len(b) == 0 {
@@ -257,7 +258,7 @@ func notifyTargets(ctx context.Context, tx *percolator.Tx, row string) error {
 		return fmt.Errorf("decode %s of %q: %w", webtable.LinksOut, row, err)
 	}
 	for t := range out {
-		if err := tx.Notify(t, webtable.DocDirty); err != nil {
+		if err := tx.Notify(t, webtable.DocLinked); err != nil {
 			return err
 		}
 	}

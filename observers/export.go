@@ -29,7 +29,18 @@ func ExportRankObserver() percolator.Observer {
 	}}
 }
 
-// export is both observers' run. The PageRank a document carries is rounded
+// ExportLinksObserver returns the export observer of documents whose
+// inbound anchors changed (webtable.DocLinked), in the background: during a
+// bulk crawl every new linker of a page would re-export it, and content
+// changes must not wait for those; a page notified again while its export
+// waits is exported once.
+func ExportLinksObserver() percolator.Observer {
+	return percolator.Observer{Name: "export-links", Column: webtable.DocLinked, Background: true, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+		return export(ctx, tx, row)
+	}}
+}
+
+// export is the export observers' run. The PageRank a document carries is rounded
 // by webtable.RoundRank, which the rank observer also uses to decide when
 // to notify export.
 func export(ctx context.Context, tx *percolator.Tx, row string) error {

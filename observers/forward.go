@@ -9,7 +9,8 @@ import (
 )
 
 // Forwarding: a redirect's or a duplicate's inbound links reach the
-// document that carries them.
+// document that carries them, notified in the background
+// (webtable.DocLinked): only that document's anchors change.
 
 // forwardRedirect notifies the document of the page a redirect row leads
 // to (through at most a few more redirects), which carries the anchors of
@@ -31,7 +32,7 @@ func forwardRedirect(ctx context.Context, tx *percolator.Tx, row string) error {
 			if string(state) != webtable.StateOK {
 				return nil
 			}
-			return tx.Notify(row, webtable.DocDirty)
+			return tx.Notify(row, webtable.DocLinked)
 		}
 	}
 	return nil
@@ -59,5 +60,5 @@ func forward(ctx context.Context, tx *percolator.Tx, row, canon string) error {
 	if err := tx.Set(row, colForwarded, []byte(d)); err != nil {
 		return err
 	}
-	return tx.Notify(canon, webtable.DocDirty)
+	return tx.Notify(canon, webtable.DocLinked)
 }

@@ -13,7 +13,8 @@ import (
 // (webtable.Links): for each link S→T with anchor A it keeps the cell
 // in:S = A in T's row, and removes the cells of links S no longer has. Each
 // source writes only its own cells, so sources never conflict, however
-// popular the target. The target's document is notified. (PageRank
+// popular the target. The target's document is notified in the background
+// (webtable.DocLinked: only its anchors changed). (PageRank
 // follows page:links through the parse observer, rank.Refresh.)
 func Links() percolator.Observer {
 	return percolator.Observer{Name: "links", Column: webtable.Links, Run: invertLinks}
@@ -73,7 +74,7 @@ func invertLinks(ctx context.Context, tx *percolator.Tx, row, col string) error 
 		if err := tx.Set(t, webtable.InPrefix+row, []byte(a)); err != nil {
 			return err
 		}
-		if err := tx.Notify(t, webtable.DocDirty); err != nil {
+		if err := tx.Notify(t, webtable.DocLinked); err != nil {
 			return err
 		}
 	}
@@ -85,7 +86,7 @@ func invertLinks(ctx context.Context, tx *percolator.Tx, row, col string) error 
 		if err := tx.Delete(t, webtable.InPrefix+row); err != nil {
 			return err
 		}
-		if err := tx.Notify(t, webtable.DocDirty); err != nil {
+		if err := tx.Notify(t, webtable.DocLinked); err != nil {
 			return err
 		}
 	}

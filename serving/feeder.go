@@ -30,6 +30,21 @@ type FeederOptions struct {
 	// found by the full look every FullScan. Defaults: Lag 5s, LagScan
 	// 1s, FullScan 10s.
 	Lag, LagScan, FullScan time.Duration
+	// Gather is how long the feeder waits, once an export arrives at the
+	// empty queue, before it looks: the exports of a burst reach the index
+	// as one Bleve batch (one segment to persist and later merge) instead
+	// of one each. It adds at most Gather to every latency. Default 100ms;
+	// negative: none.
+	Gather time.Duration
+	// Hold is how long an upsert that brings no new content (a document
+	// whose rank, anchors or duplicates changed, fetched no later than the
+	// one the index has) may wait in the queue, so that the exports of one
+	// row that follow within Hold (a bulk crawl's linkers arrive one by
+	// one) reach the index in one write. New pages, new content and
+	// deletes never wait. A held entry is applied by the first look after
+	// Hold: at most Hold+LagScan after its export (Hold must be below Lag).
+	// Default 1s; negative: none.
+	Hold time.Duration
 	// Logger receives failures. Nil discards them.
 	Logger *slog.Logger
 }
@@ -45,6 +60,7 @@ type Feeder struct {
 	opt FeederOptions
 
 	applied atomic.Int64 // entries applied
+	held    atomic.Int64 // entries left waiting by the last look (Hold)
 	queued  atomic.Int64 // entries seen by the last look
 	cursor  uint64       // the newest version applied, for quick looks
 	// floor is where full looks start: the GC safe point when the last
@@ -71,6 +87,19 @@ func NewFeeder(db *percolator.DB, ix *Index, opt FeederOptions) *Feeder {
 	if opt.FullScan <= 0 {
 		opt.FullScan = 10 * time.Second
 	}
+	switch {
+	case opt.Gather == 0:
+		opt.Gather = 100 * time.Millisecond
+	case opt.Gather < 0:
+		opt.Gather = 0
+	}
+	switch {
+	case opt.Hold == 0:
+		opt.Hold = time.Second
+	case opt.Hold < 0:
+		opt.Hold = 0
+	}
+	opt.Hold = min(opt.Hold, opt.Lag/2)
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -119,6 +148,9 @@ func (f *Feeder) Run(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 			case <-exported:
+				if f.opt.Gather > 0 && sleep(ctx, f.opt.Gather) != nil {
+					return nil
+				}
 			case <-t.C:
 			}
 			t.Stop()
@@ -126,12 +158,15 @@ func (f *Feeder) Run(ctx context.Context) error {
 	}
 }
 
-// Drain applies everything in the queue now and returns how many entries
-// it applied.
+// Held returns the entries the last look left waiting (FeederOptions.Hold).
+func (f *Feeder) Held() int64 { return f.held.Load() }
+
+// Drain applies everything in the queue now (holding nothing back) and
+// returns how many entries it applied.
 func (f *Feeder) Drain(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		n, err := f.step(ctx, fromStart)
+		n, err := f.look(ctx, fromStart, 0)
 		total += n
 		if err != nil || n == 0 {
 			return total, err
@@ -154,7 +189,15 @@ const (
 	sinceNewest                 // the newest applied entry's version
 )
 
+// step is a look that holds back what FeederOptions.Hold says.
 func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
+	return f.look(ctx, from, f.opt.Hold)
+}
+
+// look applies one batch from the queue, leaving the entries that bring no
+// new content and are younger than hold for a later look, and returns how
+// many entries it applied or dropped.
+func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (int, error) {
 	start := webtable.ExportPrefix
 	safe := f.db.SafePoint()
 	if f.floor > 0 {
@@ -173,9 +216,14 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 		updates []Update
 		had     = make(map[string]Searchable) // what the table says the index has, by row
 		oldest  string                        // the first entry the look read
+		read    int                           // entries the look read
+		newest  uint64                        // the newest of them
+		held    int                           // entries left for a later look
+		minHeld uint64                        // the oldest of them
 	)
+	now := time.Now()
 	err := f.db.View(ctx, func(tx *percolator.Tx) error {
-		batch, bad, updates, oldest = batch[:0], bad[:0], updates[:0], ""
+		batch, bad, updates, oldest, read, newest, held, minHeld = batch[:0], bad[:0], updates[:0], "", 0, 0, 0, 0
 		clear(had)
 		err := tx.Scan(ctx, start, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(row, _ string, v []byte) bool {
 			if oldest == "" {
@@ -188,30 +236,48 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 				return true
 			}
 			batch = append(batch, queued{row, e})
+			read, newest = read+1, max(newest, e.Version)
 			return len(batch) < f.opt.Batch
 		})
 		if err != nil {
 			return err
 		}
 		// What the index has for each row, from the table: skip what is
-		// not newer.
+		// not newer, hold what brings no new content and is young.
+		keep := batch[:0]
 		for _, q := range batch {
-			v, err := tx.Get(ctx, q.e.Row, webtable.SearchableAt)
-			if err != nil {
-				return err
+			have, ok := had[q.e.Row]
+			if !ok {
+				v, err := tx.Get(ctx, q.e.Row, webtable.SearchableAt)
+				if err != nil {
+					return err
+				}
+				have, _ = ParseSearchable(v)
+				had[q.e.Row] = have
 			}
-			have, _ := ParseSearchable(v)
-			had[q.e.Row] = have
-			if q.e.Version > have.Version {
-				updates = append(updates, Update{Export: q.e, Prev: have.Fetched})
+			if q.e.Version <= have.Version {
+				keep = append(keep, q) // stale: deleted unapplied
+				continue
 			}
+			if hold > 0 && q.e.Op == webtable.OpUpsert && q.e.Doc != nil && have.Version > 0 &&
+				!q.e.Doc.FetchedAt.After(have.Fetched) && now.Sub(percolator.TimeFromTs(q.e.Version)) < hold {
+				held++
+				if minHeld == 0 || q.e.Version < minHeld {
+					minHeld = q.e.Version
+				}
+				continue
+			}
+			keep = append(keep, q)
+			updates = append(updates, Update{Export: q.e, Prev: have.Fetched})
 		}
+		batch = keep
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	f.queued.Store(int64(len(batch)))
+	f.queued.Store(int64(read))
+	f.held.Store(int64(held))
 	// A full look raises the floor once what it read is applied: to the
 	// safe point if it read the whole queue, else to its first entry if
 	// that is older. No entry below that one is left, nor can one commit
@@ -221,16 +287,20 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 	floor := uint64(0)
 	if from == fromStart {
 		floor = safe
-		if len(batch) >= f.opt.Batch {
+		if read >= f.opt.Batch {
 			floor = min(floor, queueVersion(oldest))
 		}
+		if held > 0 {
+			floor = min(floor, minHeld)
+		}
 	}
+	// Quick looks start past the held entries too, so that they never
+	// stop at a batch of them: looks from Lag back apply them once Hold
+	// is over.
+	f.cursor = max(f.cursor, newest)
 	if len(batch) == 0 && len(bad) == 0 {
 		f.floor = max(f.floor, floor)
 		return 0, nil
-	}
-	for _, q := range batch {
-		f.cursor = max(f.cursor, q.e.Version)
 	}
 	applied, err := f.ix.Apply(updates)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -249,4 +250,159 @@ func TestFeederFloorRisesUnderLoad(t *testing.T) {
 	if got := len(find(t, ix, "okapi")); got != 5 {
 		t.Fatalf("%d pages searchable, want 5", got)
 	}
+}
+
+// TestFeederHoldsUpdatesWithoutNewContent: an export that only changes a
+// document's anchors (or rank, or duplicates) waits in the queue up to
+// Hold, and the exports of its row within Hold reach the index in one
+// write; new pages and new content never wait, and Run applies what waited
+// once Hold is over.
+func TestFeederHoldsUpdatesWithoutNewContent(t *testing.T) {
+	db := openDB(t)
+	var (
+		mu     sync.Mutex
+		writes []Applied
+	)
+	ix, err := OpenIndex(filepath.Join(t.TempDir(), "index"), Options{OnApply: func(a []Applied) {
+		mu.Lock()
+		writes = append(writes, a...)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	written := func() []Applied {
+		mu.Lock()
+		defer mu.Unlock()
+		w := writes
+		writes = nil
+		return w
+	}
+	ts := func() uint64 { return nowVersion(t, db) }
+	fetched := time.Now().UTC().Truncate(time.Millisecond)
+	page := func(row, text string, at time.Time, anchors ...string) webtable.Export {
+		e := upsert(ts(), row, "http://example.com/"+row, "Page", text, 1, anchors...)
+		e.Doc.FetchedAt = at
+		return e
+	}
+
+	f := NewFeeder(db, ix, FeederOptions{Hold: time.Hour, Lag: 4 * time.Hour})
+	enqueue(t, db, page("com.example/a", "aardvark", fetched))
+	if n, err := f.step(bg, sinceNewest); err != nil || n != 1 {
+		t.Fatalf("a new page: step = %d, %v; want it applied at once", n, err)
+	}
+	written()
+	enqueue(t, db, page("com.example/a", "aardvark", fetched, "first"))
+	enqueue(t, db, page("com.example/a", "aardvark", fetched, "second"))
+	enqueue(t, db, page("com.example/b", "badger", fetched))
+	if n, err := f.step(bg, fromStart); err != nil || n != 1 || f.Held() != 2 {
+		t.Fatalf("step = %d, %v, held %d; want the new page applied, a's two anchor updates held", n, err, f.Held())
+	}
+	if got := find(t, ix, "badger"); len(got) != 1 {
+		t.Fatalf("the new page waited: %v", got)
+	}
+	if got := find(t, ix, "second"); len(got) != 0 {
+		t.Fatalf("an anchor update was applied within Hold: %v", got)
+	}
+	// New content of a held row does not wait, and supersedes what waited.
+	enqueue(t, db, page("com.example/a", "armadillo", fetched.Add(time.Second), "third"))
+	if n, err := f.step(bg, sinceNewest); err != nil || n != 1 {
+		t.Fatalf("new content: step = %d, %v; want it applied at once", n, err)
+	}
+	if got := find(t, ix, "armadillo"); len(got) != 1 {
+		t.Fatalf("new content waited behind anchor updates: %v", got)
+	}
+	written()
+	if n := drain(t, f); n != 2 {
+		t.Fatalf("drain = %d, want the 2 superseded entries dropped", n)
+	}
+	if w := written(); len(w) != 0 {
+		t.Fatalf("superseded anchor updates written: %v", w)
+	}
+
+	enqueue(t, db, page("com.example/b", "badger", fetched, "fourth"))
+	enqueue(t, db, page("com.example/b", "badger", fetched, "fifth"))
+	if n := drain(t, f); n != 2 {
+		t.Fatalf("drain = %d, want 2", n)
+	}
+	if w := written(); len(w) != 1 || w[0].Row != "com.example/b" || w[0].NewContent {
+		t.Fatalf("two anchor updates of one row wrote %v, want one write", w)
+	}
+
+	// Run applies a held entry once Hold is over (the next look from Lag
+	// back).
+	f = NewFeeder(db, ix, FeederOptions{Poll: 5 * time.Millisecond, Hold: 100 * time.Millisecond, Lag: time.Second, LagScan: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	e := page("com.example/b", "badger", fetched, "sixth")
+	enqueue(t, db, e)
+	waitFor(t, func() bool { return len(find(t, ix, "sixth")) == 1 })
+	if waited := time.Since(percolator.TimeFromTs(e.Version)); waited < 100*time.Millisecond {
+		t.Fatalf("applied %v after its export, within Hold", waited)
+	}
+}
+
+// TestFeederGathersBursts: the exports that arrive at an empty queue
+// within Gather reach the index as one batch.
+func TestFeederGathersBursts(t *testing.T) {
+	db := openDB(t)
+	var (
+		mu      sync.Mutex
+		batches [][]Applied
+	)
+	ix, err := OpenIndex(filepath.Join(t.TempDir(), "index"), Options{OnApply: func(a []Applied) {
+		mu.Lock()
+		batches = append(batches, a)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	f := NewFeeder(db, ix, FeederOptions{Poll: time.Minute, Gather: 2 * time.Second})
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	add := func(i int) {
+		e := upsert(nowVersion(t, db), fmt.Sprintf("com.example/p%d", i), fmt.Sprintf("http://example.com/p%d", i), "Page", "quokka", 1)
+		e.Doc.FetchedAt = time.Now().UTC()
+		enqueue(t, db, e)
+	}
+	applied := func() int { // OnApply follows the batch: count there
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, b := range batches {
+			n += len(b)
+		}
+		return n
+	}
+	add(0)
+	waitFor(t, func() bool { return applied() == 1 })
+	for i := 1; i <= 3; i++ {
+		add(i)
+	}
+	waitFor(t, func() bool { return applied() == 4 })
+	mu.Lock()
+	defer mu.Unlock()
+	if got := batches[1:]; len(got) != 1 || len(got[0]) != 3 {
+		t.Fatalf("a burst of 3 exports became batches %v, want one of 3", got)
+	}
+}
+
+// nowVersion returns a version of now, as the export observer's (its
+// transaction's start).
+func nowVersion(t *testing.T, db *percolator.DB) uint64 {
+	t.Helper()
+	tx, err := db.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	return tx.StartTs()
 }

@@ -124,6 +124,14 @@ const (
 	// (percolator.Observer.Background) so that it never holds up content.
 	DupRanked = "dup:ranked" // on a cluster row: a member's rank changed; elect-rank runs
 	DocRanked = "doc:ranked" // on a page row: its rank as the index shows it changed; export-rank runs
+
+	// The same work when only the anchors a document gathers changed (a
+	// link to the page or to one of its duplicates or redirects was added,
+	// changed or removed, or a linker's canonical changed), in the
+	// background too: during a bulk crawl a page's inbound links arrive
+	// one linker at a time, and a background backlog runs each page's
+	// export once for all the links that arrived meanwhile.
+	DocLinked = "doc:linked" // on a page row: its inbound anchors changed; export-links runs
 )
 
 // Rows that are not pages. '!' sorts before every reversed host.
@@ -143,7 +151,7 @@ const (
 var Observed = []string{Body, Hash, Links}
 
 // Weak lists the columns that are only notified, never written.
-var Weak = []string{DupDirty, DocDirty, RankDirty, DupRanked, DocRanked}
+var Weak = []string{DupDirty, DocDirty, RankDirty, DupRanked, DocRanked, DocLinked}
 
 // RoundRank is PageRank as the index sees it: to two significant digits. A
 // document is re-exported when this changes, not on every small move.

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Modes of a run.
+const (
+	modeCrawl  = "crawl"  // the crawler alone
+	modeEngine = "engine" // crawler, chain and feeder: the one process
+)
+
+func parseModes(s string) ([]string, error) {
+	var out []string
+	for m := range strings.SplitSeq(s, ",") {
+		switch m = strings.TrimSpace(m); m {
+		case modeCrawl, modeEngine:
+			out = append(out, m)
+		case "":
+		default:
+			return nil, fmt.Errorf("unknown mode %q (crawl, engine)", m)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no mode")
+	}
+	return out, nil
+}
+
+// seedPaths returns the seed paths under dir: list if given, else
+// index.html if dir has one, else every */index.html.
+func seedPaths(dir, list string) ([]string, error) {
+	if st, err := os.Stat(dir); err != nil {
+		return nil, err
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	if list != "" {
+		var out []string
+		for p := range strings.SplitSeq(list, ",") {
+			if p = strings.TrimPrefix(strings.TrimSpace(p), "/"); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index.html")); err == nil {
+		return []string{"index.html"}, nil
+	}
+	m, err := filepath.Glob(filepath.Join(dir, "*", "index.html"))
+	if err != nil {
+		return nil, err
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("no index.html in %s nor in its directories: give -seeds", dir)
+	}
+	var out []string
+	for _, f := range m {
+		rel, err := filepath.Rel(dir, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// bench runs the modes, each in a child process, against the corpus
+// served by this process.
+type bench struct {
+	corpus   string
+	seeds    []string
+	parallel int
+	verify   bool
+	keep     string
+	profile  string // directory of CPU profiles, one a run
+	stderr   io.Writer
+}
+
+func (b *bench) run(ctx context.Context, modes []string, runs int) ([]Result, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: http.FileServer(http.Dir(b.corpus)), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	base := "http://" + ln.Addr().String() + "/"
+	var seeds []string
+	for _, p := range b.seeds {
+		seeds = append(seeds, base+path.Clean(p))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for i := range runs {
+		for _, m := range modes {
+			keep := ""
+			if m == modeEngine && b.keep != "" && i == runs-1 {
+				keep = b.keep
+			}
+			prof := ""
+			if b.profile != "" {
+				prof = filepath.Join(b.profile, fmt.Sprintf("%s-%d.pprof", m, i+1))
+			}
+			r, err := b.child(ctx, exe, m, seeds, keep, prof)
+			if err != nil {
+				return nil, fmt.Errorf("%s run %d: %w", m, i+1, err)
+			}
+			fmt.Fprintf(b.stderr, "bulkbench: %s run %d: %d pages in %.1f s\n", m, i+1, r.Pages, r.Seconds)
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// child runs one mode in a child process and returns its result, with the
+// child's CPU time and peak RSS from the kernel.
+func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, keep, profile string) (Result, error) {
+	data := keep
+	if data == "" {
+		tmp, err := os.MkdirTemp("", "bulkbench-")
+		if err != nil {
+			return Result{}, err
+		}
+		defer os.RemoveAll(tmp)
+		data = filepath.Join(tmp, "data")
+	}
+	args := []string{"-mode", mode, "-data", data, "-seeds", strings.Join(seeds, ","), "-parallel", strconv.Itoa(b.parallel)}
+	if profile != "" {
+		args = append(args, "-cpuprofile", profile)
+	}
+	if b.verify && mode == modeEngine {
+		args = append(args, "-verify")
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, b.stderr
+	if err := cmd.Run(); err != nil {
+		return Result{}, err
+	}
+	var r Result
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		return Result{}, fmt.Errorf("child's result: %w", err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		r.CPUSeconds = cpu.Seconds()
+		r.PeakRSSMB = float64(ru.Maxrss) / 1024 // KiB on Linux
+	}
+	return r, nil
+}
+
+// Result is one run of one mode.
+type Result struct {
+	Mode      string  `json:"mode"`
+	Pages     int64   `json:"pages"`     // fetches
+	Documents int     `json:"documents"` // documents in the serving index once idle
+	Seconds   float64 `json:"seconds"`   // from start to idle
+	// ContentSeconds is from start until the last new content became
+	// searchable; what follows until idle is anchors' and PageRank's
+	// background work.
+	ContentSeconds float64 `json:"content_seconds"`
+	ExportRuns     int64   `json:"export_runs"`
+	BleveWrites    int64   `json:"bleve_writes"`
+	BleveBatches   int64   `json:"bleve_batches"` // index batches applied (a segment each)
+	// The resident set once idle: anonymous and file-backed, MB.
+	RSSAnonMB    float64          `json:"rss_anon_mb"`
+	RSSFileMB    float64          `json:"rss_file_mb"`
+	P50          float64          `json:"p50_s"`
+	P90          float64          `json:"p90_s"`
+	P99          float64          `json:"p99_s"`
+	ObserverRuns map[string]int64 `json:"observer_runs,omitempty"`
+	Verify       string           `json:"verify,omitempty"`
+	// Filled in by the parent from the child's rusage.
+	CPUSeconds float64 `json:"-"`
+	PeakRSSMB  float64 `json:"-"`
+}
+
+const verifyAgrees = "agrees"
+
+func printTable(w io.Writer, rs []Result) {
+	fmt.Fprintln(w, "| mode | pages | to idle s | content searchable s | pages/s | CPU-ms a page | export runs a page | Bleve writes a page | crawl→searchable p50 / p90 / p99 s | peak RSS MB |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	per := func(n float64, r Result) float64 {
+		if r.Pages == 0 {
+			return 0
+		}
+		return n / float64(r.Pages)
+	}
+	for _, r := range rs {
+		rate := 0.0
+		if r.Seconds > 0 {
+			rate = float64(r.Pages) / r.Seconds
+		}
+		if r.Mode == modeCrawl {
+			fmt.Fprintf(w, "| %s | %d | %.1f | – | %.0f | %.2f | – | – | – | %.0f |\n",
+				r.Mode, r.Pages, r.Seconds, rate, per(r.CPUSeconds*1000, r), r.PeakRSSMB)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.0f | %.2f | %.2f | %.2f | %.1f / %.1f / %.1f | %.0f |\n",
+			r.Mode, r.Pages, r.Seconds, r.ContentSeconds, rate, per(r.CPUSeconds*1000, r),
+			per(float64(r.ExportRuns), r), per(float64(r.BleveWrites), r), r.P50, r.P90, r.P99, r.PeakRSSMB)
+	}
+	for _, r := range rs {
+		if len(r.ObserverRuns) == 0 {
+			continue
+		}
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(r.ObserverRuns)) {
+			parts = append(parts, fmt.Sprintf("%s %d", k, r.ObserverRuns[k]))
+		}
+		line := fmt.Sprintf("%s: %d documents, %d Bleve batches, resident once idle %.0f MB anonymous + %.0f MB file-backed; observer runs: %s",
+			r.Mode, r.Documents, r.BleveBatches, r.RSSAnonMB, r.RSSFileMB, strings.Join(parts, ", "))
+		if r.Verify != "" {
+			line += "; verify: " + r.Verify
+		}
+		fmt.Fprintln(w, line)
+	}
+}

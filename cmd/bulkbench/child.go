@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/engine"
+	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/serving"
+)
+
+// runChild runs one mode in this process and prints its Result as JSON to
+// stdout.
+func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bulkbench child", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		mode     = fs.String("mode", "", "crawl or engine")
+		data     = fs.String("data", "", "table directory (must not exist)")
+		seeds    = fs.String("seeds", "", "comma-separated seed URLs")
+		parallel = fs.Int("parallel", 8, "concurrent requests to one host")
+		verify   = fs.Bool("verify", false, "verify the table once idle")
+		profile  = fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	)
+	if err := fs.Parse(args); err != nil || *data == "" || *seeds == "" {
+		fmt.Fprintln(stderr, "bulkbench: bad child arguments")
+		return 2
+	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fmt.Fprintln(stderr, "bulkbench:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "bulkbench:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	copt := crawl.Options{Seeds: strings.Split(*seeds, ","), AllowPrivate: true, Delay: -1, Parallel: *parallel}
+	var (
+		r   Result
+		err error
+	)
+	switch *mode {
+	case modeCrawl:
+		r, err = crawlOnly(ctx, *data, copt)
+	case modeEngine:
+		r, err = oneProcess(ctx, *data, copt, *verify)
+	default:
+		err = fmt.Errorf("unknown mode %q", *mode)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "bulkbench:", *mode+":", err)
+		return 1
+	}
+	if err := json.NewEncoder(stdout).Encode(r); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// crawlOnly crawls until nothing is due, with no observers and no feeder.
+func crawlOnly(ctx context.Context, dir string, copt crawl.Options) (Result, error) {
+	copt.Once = true
+	began := time.Now()
+	e, err := engine.Open(ctx, engine.Config{Dir: dir, Crawl: &copt, NoFeeder: true, GCInterval: -1})
+	if err != nil {
+		return Result{}, err
+	}
+	defer e.Close()
+	if err := e.Crawler.Run(ctx); err != nil {
+		return Result{}, err
+	}
+	return Result{Mode: modeCrawl, Pages: e.Crawler.Stats().Fetched, Seconds: time.Since(began).Seconds()}, nil
+}
+
+// oneProcess runs the engine as cmd/search does with seeds, until idle.
+func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool) (Result, error) {
+	var writes, batches, lastContent atomic.Int64
+	began := time.Now()
+	e, err := engine.Open(ctx, engine.Config{
+		Dir: dir, Crawl: &copt, Observers: observers.Chain(), Scanners: 2, Workers: 16,
+		OnApply: func(as []serving.Applied) {
+			writes.Add(int64(len(as)))
+			batches.Add(1)
+			for _, a := range as {
+				if a.NewContent {
+					lastContent.Store(int64(time.Since(began)))
+					break
+				}
+			}
+		},
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	waited := e.WaitIdle(ctx)
+	took := time.Since(began)
+	r := Result{Mode: modeEngine, Seconds: took.Seconds(), Pages: e.Crawler.Stats().Fetched,
+		BleveWrites: writes.Load(), BleveBatches: batches.Load(), ContentSeconds: time.Duration(lastContent.Load()).Seconds(), ObserverRuns: make(map[string]int64)}
+	for _, o := range e.Worker.Stats() {
+		r.ObserverRuns[o.Name] = o.Runs
+		if strings.HasPrefix(o.Name, "export") { // export, export-rank, export-links
+			r.ExportRuns += o.Runs
+		}
+	}
+	r.RSSAnonMB, r.RSSFileMB = residentSet()
+	l := e.Index.Latency()
+	r.P50, r.P90, r.P99 = l.P50, l.P90, l.P99
+	cancel()
+	if err := <-done; err != nil {
+		return Result{}, err
+	}
+	if waited != nil {
+		return Result{}, waited
+	}
+	if r.Documents, err = e.Index.Count(); err != nil {
+		return Result{}, err
+	}
+	if verify {
+		diffs, _, err := observers.Verify(context.Background(), e.DB, 0.01, 5)
+		switch {
+		case err != nil:
+			return Result{}, err
+		case len(diffs) == 0:
+			r.Verify = verifyAgrees
+		default:
+			r.Verify = fmt.Sprintf("differences (first %d): %s", len(diffs), strings.Join(diffs, "; "))
+		}
+	}
+	return r, nil
+}
+
+// residentSet returns the resident set's anonymous and file-backed parts
+// now (/proc/self/status RssAnon, RssFile), in MB; zeros where there is no
+// /proc. Mmapped Bleve segments and Badger tables are file-backed.
+func residentSet() (anon, file float64) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		var kb float64
+		fmt.Sscanf(strings.TrimSpace(v), "%f kB", &kb)
+		switch k {
+		case "RssAnon":
+			anon = kb / 1024
+		case "RssFile":
+			file = kb / 1024
+		}
+	}
+	return anon, file
+}

@@ -1,0 +1,107 @@
+// Command bulkbench measures a bulk crawl of a local corpus by the one
+// process (package engine: crawler, indexing chain, serving feeder), side
+// by side with the bare crawler on the same corpus in the same run.
+//
+//	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-verify]
+//
+// It serves DIR with http.FileServer on 127.0.0.1 and runs each mode in a
+// child process of its own (this binary again), so that the CPU time and
+// the peak RSS it reports are the child's alone (getrusage of the child:
+// user+system time and ru_maxrss, the kernel's high-water mark of its
+// resident set), not the file server's:
+//
+//   - crawl: the crawler alone (crawl.Options.Once) into a fresh table
+//     opened as the engine opens it, no observers, no feeder;
+//   - engine: what `search -data DIR -seeds … -allow-private -delay 0
+//     -parallel 8` runs, until engine.WaitIdle (nothing due, nothing
+//     pending, the export queue applied, held for 300 ms).
+//
+// The seeds are PATHs under DIR (default: index.html if DIR has one, else
+// every DIR/*/index.html, as the Debian handbook's languages). Per mode it
+// prints pages fetched, seconds to idle, seconds until the last new
+// content was searchable (the rest is background work: anchors, PageRank),
+// pages/s, CPU-ms a page, export runs a page (every export observer:
+// export, export-rank, export-links), Bleve document writes a page (index
+// updates and deletes applied), crawl→searchable p50/p90/p99 of new content
+// and peak RSS. With -verify the engine's table is checked
+// against a batch recomputation once idle (what `indexer -verify` does).
+//
+// Exit codes: 0 done, 1 failure, 2 bad usage.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// childEnv, set in a child's environment, makes the binary run one mode
+// (runChild) instead of the benchmark.
+const childEnv = "BULKBENCH_CHILD"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runChild(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run runs the benchmark and prints its table to stdout.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bulkbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		dir      = fs.String("corpus", "", "corpus `directory` to serve and crawl; required")
+		seeds    = fs.String("seeds", "", "comma-separated seed `paths` under the corpus (default: index.html, else every */index.html)")
+		parallel = fs.Int("parallel", 8, "concurrent requests to the corpus's host")
+		runs     = fs.Int("runs", 1, "runs of each mode, alternated (crawl, engine, crawl, engine, ...)")
+		modes    = fs.String("modes", "crawl,engine", "comma-separated modes to run: crawl, engine")
+		verify   = fs.Bool("verify", false, "check the engine's table against a batch recomputation once idle (not timed)")
+		keep     = fs.String("keep", "", "keep the engine's table in this `directory` (must not exist) instead of a temporary one")
+		profile  = fs.String("cpuprofile", "", "write a CPU profile of every run to this `directory` (MODE-RUN.pprof)")
+	)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-verify]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *dir == "" || fs.NArg() > 0 || *runs < 1 || *parallel < 1 {
+		fs.Usage()
+		return 2
+	}
+	ms, err := parseModes(*modes)
+	if err != nil {
+		fmt.Fprintln(stderr, "bulkbench:", err)
+		return 2
+	}
+	b := bench{corpus: *dir, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, stderr: stderr}
+	if b.seeds, err = seedPaths(*dir, *seeds); err != nil {
+		fmt.Fprintln(stderr, "bulkbench:", err)
+		return 2
+	}
+	results, err := b.run(ctx, ms, *runs)
+	if err != nil {
+		fmt.Fprintln(stderr, "bulkbench:", err)
+		return 1
+	}
+	printTable(stdout, results)
+	for _, r := range results {
+		if r.Verify != "" && r.Verify != verifyAgrees {
+			fmt.Fprintln(stderr, "bulkbench: verify:", r.Verify)
+			return 1
+		}
+	}
+	return 0
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestMain runs a mode when the benchmark starts this test binary as its
+// child.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runChild(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// writeSite writes a small corpus laid out as the Debian handbook is: a
+// directory per language, each with an index.html linking its pages,
+// which link each other and back.
+func writeSite(t *testing.T, langs []string, pages int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, l := range langs {
+		if err := os.Mkdir(filepath.Join(dir, l), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		links := ""
+		for i := range pages {
+			links += fmt.Sprintf(`<li><a href="p%d.html">chapter %d</a></li>`, i, i)
+		}
+		write := func(name, title, body string) {
+			html := fmt.Sprintf("<!doctype html><html lang=%q><head><title>%s</title></head><body><h1>%s</h1><p>%s</p><ul>%s</ul></body></html>",
+				l, title, title, body, links)
+			if err := os.WriteFile(filepath.Join(dir, l, name), []byte(html), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write("index.html", l+" handbook", "the table of contents of the "+l+" handbook")
+		for i := range pages {
+			write(fmt.Sprintf("p%d.html", i), fmt.Sprintf("%s chapter %d", l, i),
+				fmt.Sprintf("chapter %d of the %s handbook, about topic%d and topic%d", i, l, i, i+1)+` <a href="index.html">contents</a>`)
+		}
+	}
+	return dir
+}
+
+// The tiny mode: both modes on a few pages, the engine's table verified.
+func TestBenchSmallSite(t *testing.T) {
+	dir := writeSite(t, []string{"en-US", "fr-FR"}, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"-corpus", dir, "-verify"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	t.Logf("\n%s", out.String())
+	for _, mode := range []string{modeCrawl, modeEngine} {
+		m := regexp.MustCompile(`\| ` + mode + ` \| (\d+) \| ([0-9.]+) \| [–0-9.]+ \| (\d+) \| ([0-9.]+) \|`).FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("no %s row in\n%s", mode, out.String())
+		}
+		// 8 pages, and the seeds' redirects: http.FileServer answers
+		// DIR/index.html with a redirect to DIR/.
+		if pages, _ := strconv.Atoi(m[1]); pages != 10 {
+			t.Errorf("%s fetched %d pages, want 10", mode, pages)
+		}
+		if cpu, _ := strconv.ParseFloat(m[4], 64); cpu <= 0 {
+			t.Errorf("%s: CPU-ms a page %v, want > 0 (the child's rusage)", mode, cpu)
+		}
+	}
+	engine := regexp.MustCompile(`\| engine \|[^\n]*\| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+) / [0-9.]+ / [0-9.]+ \| (\d+) \|`).FindStringSubmatch(out.String())
+	if engine == nil {
+		t.Fatalf("engine row incomplete:\n%s", out.String())
+	}
+	if exports, _ := strconv.ParseFloat(engine[1], 64); exports < 1 {
+		t.Errorf("export runs a page = %v, want ≥ 1 (every page is exported)", exports)
+	}
+	// Every one of the 8 documents written at least once, over 10 fetches.
+	if writes, _ := strconv.ParseFloat(engine[2], 64); writes < 0.8 {
+		t.Errorf("Bleve writes a page = %v, want ≥ 0.8", writes)
+	}
+	if rss, _ := strconv.Atoi(engine[4]); rss <= 0 {
+		t.Errorf("peak RSS %d MB", rss)
+	}
+	if !bytes.Contains(out.Bytes(), []byte("verify: agrees")) {
+		t.Errorf("the engine's table does not verify:\n%s", out.String())
+	}
+}
+
+func TestSeedPaths(t *testing.T) {
+	dir := writeSite(t, []string{"b", "a"}, 1)
+	got, err := seedPaths(dir, "")
+	if err != nil || len(got) != 2 || got[0] != "a/index.html" || got[1] != "b/index.html" {
+		t.Fatalf("seedPaths = %v, %v; want [a/index.html b/index.html]", got, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("<a href=a/index.html>a</a>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := seedPaths(dir, ""); err != nil || len(got) != 1 || got[0] != "index.html" {
+		t.Fatalf("with a root index.html: %v, %v", got, err)
+	}
+	if got, err := seedPaths(dir, "/x.html, y/z.html"); err != nil || len(got) != 2 || got[0] != "x.html" || got[1] != "y/z.html" {
+		t.Fatalf("explicit: %v, %v", got, err)
+	}
+	if _, err := seedPaths(filepath.Join(dir, "missing"), ""); err == nil {
+		t.Fatal("a missing corpus directory is accepted")
+	}
+	if code := run(context.Background(), []string{"-corpus", dir, "-modes", "bogus"}, &bytes.Buffer{}, &bytes.Buffer{}); code != 2 {
+		t.Fatalf("bad -modes: exit %d, want 2", code)
+	}
+}
