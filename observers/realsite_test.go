@@ -78,11 +78,17 @@ func texts(d *webtable.Doc) []string {
 	return out
 }
 
+// rankTol is Verify's PageRank tolerance: the rank observer writes a value
+// when it moves by 0.2%, so incremental values may lag the batch's by
+// about that; 0.5% still catches what reaches no page through a redirect
+// (every value of the site was ~1% off).
+const rankTol = 0.005
+
 // verifyIdle runs the chain until idle and compares it with the batch.
 func verifyIdle(t *testing.T, e *env) *observers.Batch {
 	t.Helper()
 	e.idle()
-	diffs, b, err := observers.Verify(bg, e.db, 0.002, 50)
+	diffs, b, err := observers.Verify(bg, e.db, rankTol, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
