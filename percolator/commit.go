@@ -183,6 +183,12 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 		tx.rollbackRows(rows)
 		return err
 	}
+	// Past the prewrites, finishing costs less than leaving locks that
+	// readers of a live writer wait for: the commit point and the
+	// secondaries do not stop when ctx ends (a process stopping mid-commit),
+	// only after finishTimeout.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
 	// The commit point: replace the primary lock by a write record, if the
 	// lock is still ours (a cleaner may have rolled us back).
 	matched, err := tx.db.st.CheckAndMutateRow(ctx, primary.row,
@@ -321,11 +327,15 @@ func (tx *Tx) commitMutations(r rowWrites, commitTs uint64) []Mutation {
 	return muts
 }
 
+// finishTimeout bounds the commit point and the secondaries' commit once
+// the prewrites are done, and a rollback.
+const finishTimeout = 10 * time.Second
+
 // rollbackRows erases the locks and data this transaction prewrote, where
 // they are still its own. Errors are ignored: leftover locks are cleaned up
 // by readers.
 func (tx *Tx) rollbackRows(rows []rowWrites) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 	defer cancel()
 	// The primary first: once it is gone the transaction is decided.
 	for _, r := range rows {
