@@ -53,23 +53,11 @@ type Lock struct {
 // (see CleanLocks).
 func (db *DB) Locks(ctx context.Context) ([]Lock, error) {
 	var locks []Lock
-	var decodeErr error
-	err := db.st.ReadRows(ctx, "", "", func(row string, cells []Cell) bool {
-		for _, c := range cells {
-			l, err := decodeLock(c.Value)
-			if err != nil {
-				decodeErr = fmt.Errorf("%w: %q %q@%d", err, row, c.Column, c.Ts)
-				return false
-			}
-			locks = append(locks, Lock{Row: row, Column: c.Column, StartTs: c.Ts, Primary: l.primaryRow == row && l.primaryCol == c.Column, Writer: l.writer})
-		}
-		return true
-	}, Filter{Family: famLock})
-	if err == nil {
-		err = decodeErr
-	}
+	err := db.scanLocks(ctx, func(row, col string, ts uint64, l lock) {
+		locks = append(locks, Lock{Row: row, Column: col, StartTs: ts, Primary: l.primaryRow == row && l.primaryCol == col, Writer: l.writer})
+	})
 	if err != nil {
-		return nil, fmt.Errorf("percolator: scan locks: %w", err)
+		return nil, err
 	}
 	return locks, nil
 }

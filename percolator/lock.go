@@ -144,23 +144,11 @@ func (db *DB) CleanLocks(ctx context.Context) (int, error) {
 		l        lock
 	}
 	var locks []held
-	var decodeErr error
-	err := db.st.ReadRows(ctx, "", "", func(row string, cells []Cell) bool {
-		for _, c := range cells {
-			l, err := decodeLock(c.Value)
-			if err != nil {
-				decodeErr = fmt.Errorf("%w: %q %q@%d", err, row, c.Column, c.Ts)
-				return false
-			}
-			locks = append(locks, held{row, c.Column, c.Ts, l})
-		}
-		return true
-	}, Filter{Family: famLock})
-	if err == nil {
-		err = decodeErr
-	}
+	err := db.scanLocks(ctx, func(row, col string, ts uint64, l lock) {
+		locks = append(locks, held{row, col, ts, l})
+	})
 	if err != nil {
-		return 0, fmt.Errorf("percolator: scan locks: %w", err)
+		return 0, err
 	}
 	n := 0
 	for _, h := range locks {
@@ -173,4 +161,28 @@ func (db *DB) CleanLocks(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// scanLocks calls fn for every lock in the table, reading the store
+// directly, outside any transaction.
+func (db *DB) scanLocks(ctx context.Context, fn func(row, col string, ts uint64, l lock)) error {
+	var decodeErr error
+	err := db.st.ReadRows(ctx, "", "", func(row string, cells []Cell) bool {
+		for _, c := range cells {
+			l, err := decodeLock(c.Value)
+			if err != nil {
+				decodeErr = fmt.Errorf("%w: %q %q@%d", err, row, c.Column, c.Ts)
+				return false
+			}
+			fn(row, c.Column, c.Ts, l)
+		}
+		return true
+	}, Filter{Family: famLock})
+	if err == nil {
+		err = decodeErr
+	}
+	if err != nil {
+		return fmt.Errorf("percolator: scan locks: %w", err)
+	}
+	return nil
 }
