@@ -3,7 +3,6 @@ package extract
 import (
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -53,31 +52,6 @@ func relHas(rel []byte, tok string) bool {
 	return false
 }
 
-// cleanHref does what the WHATWG URL parser does before parsing and Go's
-// does not: strip leading and trailing C0 controls and spaces, and remove
-// tabs and newlines anywhere.
-func cleanHref(h []byte) string {
-	i, j := 0, len(h)
-	for i < j && h[i] <= ' ' {
-		i++
-	}
-	for j > i && h[j-1] <= ' ' {
-		j--
-	}
-	h = h[i:j]
-	for _, c := range h {
-		if c == '\t' || c == '\n' || c == '\r' {
-			return strings.Map(func(r rune) rune {
-				if r == '\t' || r == '\n' || r == '\r' {
-					return -1
-				}
-				return r
-			}, string(h))
-		}
-	}
-	return string(h)
-}
-
 // resolver turns hrefs into normalized absolute URLs, remembering answers
 // since pages repeat hrefs.
 type resolver struct {
@@ -89,49 +63,15 @@ func (r *resolver) resolve(href string) string {
 	if u, ok := r.memo[href]; ok {
 		return u
 	}
+	// Resolve cleans the href as browsers do (spaces and controls around
+	// it, tabs and newlines in it) and returns a URL that is its own
+	// normal form.
 	u, err := webtable.Resolve(r.base, href)
 	if err != nil {
 		u = ""
-	} else {
-		u = fixedPoint(u)
 	}
 	r.memo[href] = u
 	return u
-}
-
-// fixedPoint returns u if webtable.Normalize leaves it as it is, else
-// normalizes it again until it does (a few rounds at most), or "" if it
-// does not settle. One round is not always enough: "%2E%2E" path segments
-// are decoded to ".." after dot-segment removal, and a host like "%25"
-// comes out unparsable. Callers need a URL that is its own key.
-func fixedPoint(u string) string {
-	if !suspect(u) {
-		return u
-	}
-	for range 3 {
-		n, err := webtable.Normalize(u)
-		if err != nil || !utf8.ValidString(n) {
-			return ""
-		}
-		if n == u {
-			return u
-		}
-		u = n
-	}
-	return ""
-}
-
-// suspect reports whether u holds anything that a second normalization
-// could change: percent-escapes, non-ASCII, spaces or controls, dot
-// segments (left behind by decoding "%2E"), and IPv6 hosts (a host of ":"
-// comes out as the unparsable "[:]"). Plain URLs skip the extra parse.
-func suspect(u string) bool {
-	for i := 0; i < len(u); i++ {
-		if c := u[i]; c == '%' || c == '[' || c <= ' ' || c >= 0x7f || c == '.' && i > 0 && u[i-1] == '/' {
-			return true
-		}
-	}
-	return false
 }
 
 // links resolves raw in order, drops the unusable, self-links and repeats,

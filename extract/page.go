@@ -119,7 +119,6 @@ func HTML(pageURL string, body []byte, contentType string, opt Options) (Page, e
 	}
 
 	r := resolver{base: base, memo: make(map[string]string, len(s.links)+2)}
-	self = fixedPoint(self) // what a link to this page resolves to
 	if s.baseHref != nil {
 		// The first <base href> applies to every link, even earlier ones.
 		if b := r.resolve(*s.baseHref); b != "" {
@@ -263,7 +262,7 @@ func (s *scanner) onStart(selfClosing bool) {
 	case atom.Base:
 		if s.baseHref == nil {
 			if h, ok := s.attr("href"); ok {
-				v := cleanHref(h)
+				v := string(h)
 				s.baseHref = &v
 			}
 		}
@@ -351,7 +350,7 @@ func (s *scanner) onAnchor() {
 	if !found || nofollow {
 		return
 	}
-	s.links = append(s.links, rawLink{href: cleanHref(href), anchor: collapse(title, 4*maxAnchorRunes)})
+	s.links = append(s.links, rawLink{href: string(href), anchor: collapse(title, 4*maxAnchorRunes)})
 	s.cur = len(s.links) - 1
 	s.anchor.reset()
 	s.anchorAlt = ""
@@ -400,7 +399,7 @@ func (s *scanner) onArea() {
 	if anchor == "" {
 		anchor = collapse(title, 4*maxAnchorRunes)
 	}
-	s.links = append(s.links, rawLink{href: cleanHref(href), anchor: truncateRunes(anchor, maxAnchorRunes)})
+	s.links = append(s.links, rawLink{href: string(href), anchor: truncateRunes(anchor, maxAnchorRunes)})
 }
 
 func (s *scanner) onMeta() {
@@ -447,7 +446,7 @@ func (s *scanner) onLink() {
 		}
 	}
 	if found && relHas(rel, "canonical") {
-		v := cleanHref(href)
+		v := string(href)
 		s.canonical = &v
 	}
 }
