@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caffeine-go/caffeine/internal/testsite"
+
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/percolatortest"
@@ -116,15 +118,8 @@ func (e *env) index() map[string]*webtable.Doc {
 	return idx
 }
 
-func page(title, text string, links ...string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "<html><head><title>%s</title></head><body><p>%s</p>", title, text)
-	for i := 0; i+1 < len(links); i += 2 {
-		fmt.Fprintf(&b, `<a href="%s">%s</a>`, links[i], links[i+1])
-	}
-	b.WriteString("</body></html>")
-	return b.String()
-}
+// page is an HTML page with links given as href, anchor pairs.
+func page(title, text string, links ...string) string { return testsite.Page(title, text, links...) }
 
 func keys(m map[string]*webtable.Doc) []string {
 	var k []string
