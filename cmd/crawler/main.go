@@ -4,6 +4,8 @@
 // for the table layout.
 //
 //	crawler -data DIR -seeds URL[,URL...] [-once] [flags]
+//	crawler import -data DIR FILE.warc[.gz]...
+//	crawler recrawl -data DIR URL... | -host HOST
 //
 // Exit codes: 0 done, 1 failure, 2 bad usage, 130 interrupted (the crawl
 // stopped cleanly; run again to resume).
@@ -32,7 +34,19 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
+// commands are the subcommands; without one, crawler crawls.
+var commands = map[string]func(args []string, stderr io.Writer) int{}
+
 func run(args []string, stderr io.Writer) int {
+	if len(args) > 0 {
+		if cmd, ok := commands[args[0]]; ok {
+			return cmd(args[1:], stderr)
+		}
+	}
+	return runCrawl(args, stderr)
+}
+
+func runCrawl(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	crawlOptions := crawl.Flags(fs)
