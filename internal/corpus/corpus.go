@@ -1,23 +1,27 @@
-// Package corpus gives tests and benchmarks the pages of the shared
-// PostgreSQL manual corpus (../shared/corpora beside the repository),
-// read straight from its archive.
+// Package corpus holds a real site for tests, benchmarks and the demo:
+// the PostgreSQL 15 manual (Debian's postgresql-doc-15, 1,169 pages,
+// under the PostgreSQL licence in its legalnotice.html), embedded from
+// its archive.
 package corpus
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
-	"errors"
+	_ "embed" // the archive
+	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-	"testing"
+	"sync"
 )
 
-// Archive is the corpus file name under ../shared/corpora.
+// Archive is the corpus file name, as in ../shared/corpora.
 const Archive = "postgresql-15-docs.tar.gz"
+
+//go:embed postgresql-15-docs.tar.gz
+var archive []byte
 
 // Page is one HTML page of the corpus.
 type Page struct {
@@ -25,22 +29,35 @@ type Page struct {
 	Body []byte
 }
 
-// Pages returns the HTML pages of the corpus sorted by path, or skips tb
-// when the corpus is not beside the repository.
-func Pages(tb testing.TB) []Page {
+// TB is the part of testing.TB that Pages uses.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+// Pages returns the HTML pages of the corpus sorted by path; it fails tb
+// if the archive cannot be read.
+func Pages(tb TB) []Page {
 	tb.Helper()
-	path, err := find()
-	if err != nil {
-		tb.Skipf("corpus: %v", err)
-	}
-	f, err := os.Open(path)
+	pages, err := Load()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	return pages
+}
+
+var load = sync.OnceValues(func() ([]Page, error) { return Read(bytes.NewReader(archive)) })
+
+// Load returns the HTML pages of the embedded manual sorted by path. The
+// slice is shared: callers must not modify it.
+func Load() ([]Page, error) { return load() }
+
+// Read returns the HTML pages of a gzipped tar archive sorted by path,
+// with the archive's top directory dropped from their paths.
+func Read(r io.Reader) ([]Page, error) {
+	zr, err := gzip.NewReader(r)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, fmt.Errorf("corpus: %w", err)
 	}
 	var pages []Page
 	tr := tar.NewReader(zr)
@@ -50,14 +67,14 @@ func Pages(tb testing.TB) []Page {
 			break
 		}
 		if err != nil {
-			tb.Fatal(err)
+			return nil, fmt.Errorf("corpus: %w", err)
 		}
 		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, ".html") {
 			continue
 		}
 		b, err := io.ReadAll(tr)
 		if err != nil {
-			tb.Fatal(err)
+			return nil, fmt.Errorf("corpus: %s: %w", h.Name, err)
 		}
 		rel := h.Name
 		if i := strings.IndexByte(rel, '/'); i >= 0 {
@@ -66,32 +83,10 @@ func Pages(tb testing.TB) []Page {
 		pages = append(pages, Page{Path: rel, Body: b})
 	}
 	if len(pages) == 0 {
-		tb.Fatalf("corpus: no pages in %s", path)
+		return nil, fmt.Errorf("corpus: no HTML pages in the archive")
 	}
 	sort.Slice(pages, func(i, j int) bool { return pages[i].Path < pages[j].Path })
-	return pages
-}
-
-// find locates the archive: ../shared/corpora beside the module root.
-func find() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			p := filepath.Join(dir, "..", "shared", "corpora", Archive)
-			if _, err := os.Stat(p); err != nil {
-				return "", err
-			}
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return pages, nil
 }
 
 // Handler serves pages at their paths, "/" as index.html, with a
