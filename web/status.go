@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/caffeine-go/caffeine/serving"
 )
@@ -39,6 +40,7 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) error {
 	hist := s.b.History()
 	now := s.opt.Now()
 	rate := func(v float64) string { return number(v) + "/s" }
+	count := func(v float64) string { return number(v) }
 	d := statusData{
 		page:    page{Title: "Status", Nav: "status", Refresh: statusRefresh},
 		S:       st,
@@ -56,20 +58,30 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) error {
 				seriesDef{"p50", func(s serving.Sample) float64 { return s.LatencyP50 }},
 				seriesDef{"p90", func(s serving.Sample) float64 { return s.LatencyP90 }},
 				seriesDef{"p99", func(s serving.Sample) float64 { return s.LatencyP99 }}),
-			newChart("Pages, documents and pending work", hist, now, func(v float64) string { return number(v) },
+			newChart("Pages and documents", hist, now, count,
 				seriesDef{"pages", func(s serving.Sample) float64 { return float64(s.Pages) }},
-				seriesDef{"indexed", func(s serving.Sample) float64 { return float64(s.Indexed) }},
+				seriesDef{"indexed", func(s serving.Sample) float64 { return float64(s.Indexed) }}),
+			// Pending notifications on their own scale: a backlog of a
+			// few hundred beside thousands of pages is a flat line, and
+			// a crawl's thousands would flatten the pages.
+			newChart("Pending notifications", hist, now, count,
 				seriesDef{"pending", func(s serving.Sample) float64 { return float64(s.Pending) }}),
 		},
 	}
-	// The index rate keeps the colour it had beside the fetch rate.
-	if ix := &d.Charts[1]; len(ix.Series) == 1 {
-		ix.Series[0].Class, ix.Series[0].Color = "s1", seriesColors[1]
-	}
+	// A chart of one line keeps the colour the line had beside the others.
+	recolor(&d.Charts[1], 1)
+	recolor(&d.Charts[4], 2)
 	if d.Paused {
 		d.Refresh = 0
 	}
 	return s.render(w, http.StatusOK, "status.html", d)
+}
+
+// recolor gives the one line of c the colour of series i.
+func recolor(c *chart, i int) {
+	if len(c.Series) == 1 {
+		c.Series[0].Class, c.Series[0].Color = "s"+strconv.Itoa(i), seriesColors[i]
+	}
 }
 
 func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) error {

@@ -31,13 +31,26 @@ func TestStatusPage(t *testing.T) {
 		"Fetched per second", "Indexed per second", "fetched/s", "indexed/s", "Crawl → searchable latency", "p99",
 		"60 samples of history.",
 	)
-	// Four charts with 1 + 1 + 3 + 3 lines, drawn on the server: fetch
-	// and index rates each on their own scale.
-	if n := strings.Count(body, `<svg viewBox="0 0 640 220" role="img"`); n != 4 {
+	// Five charts with 1 + 1 + 3 + 2 + 1 lines, drawn on the server: fetch
+	// and index rates each on their own scale, and pending notifications
+	// on theirs, not the pages'.
+	if n := strings.Count(body, `<svg viewBox="0 0 640 220" role="img"`); n != 5 {
 		t.Errorf("%d charts", n)
 	}
 	if n := strings.Count(body, "<polyline "); n != 8 {
 		t.Errorf("%d lines", n)
+	}
+	figs := strings.Split(body, `<figure class="chart">`)
+	if len(figs) == 6 {
+		if pages := figs[4]; !strings.Contains(pages, "Pages and documents") || strings.Contains(pages, "pending") {
+			t.Errorf("pages chart:\n%s", pages)
+		}
+		// Pending (at most 60 in the history) is drawn on its own axis,
+		// up to 60, not on the pages' axis up to 1,200.
+		if pending := figs[5]; !strings.Contains(pending, "Pending notifications") ||
+			!strings.Contains(pending, `dominant-baseline="middle">60</text>`) || strings.Contains(pending, "200</text>") {
+			t.Errorf("pending chart:\n%s", pending)
+		}
 	}
 	if strings.Contains(body, "<script") {
 		t.Error("the status page has a script")
