@@ -55,6 +55,9 @@ type Config struct {
 	SampleInterval time.Duration
 	// OnApply is called with every batch the serving index applies.
 	OnApply func([]serving.Applied)
+	// CacheBytes is the memory of the table's caches and memtables
+	// (badger.Options.CacheBytes); 0 means Badger's defaults.
+	CacheBytes int64
 	// Logger receives what happens. Nil discards it.
 	Logger *slog.Logger
 }
@@ -117,7 +120,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}()
 	var err error
-	if e.store, err = badger.Open(cfg.Dir, badger.Options{}); err != nil {
+	if e.store, err = badger.Open(cfg.Dir, badger.Options{CacheBytes: cfg.CacheBytes}); err != nil {
 		return nil, err
 	}
 	if e.DB, err = percolator.Open(ctx, e.store, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: cfg.GCGrace, Logger: cfg.Logger}); err != nil {

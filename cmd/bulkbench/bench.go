@@ -92,6 +92,7 @@ type bench struct {
 	verify   bool
 	keep     string
 	profile  string // directory of CPU profiles, one a run
+	cacheMB  int    // memory budget (-cache-mb)
 	stderr   io.Writer
 }
 
@@ -150,6 +151,7 @@ func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, kee
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
 	}
+	args = append(args, "-cache-mb", strconv.Itoa(b.cacheMB))
 	if b.verify && mode == modeEngine {
 		args = append(args, "-verify")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/engine"
+	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/serving"
 )
@@ -30,6 +31,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		parallel = fs.Int("parallel", 8, "concurrent requests to one host")
 		verify   = fs.Bool("verify", false, "verify the table once idle")
 		profile  = fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+		mem      = budget.Flag(fs)
 	)
 	if err := fs.Parse(args); err != nil || *data == "" || *seeds == "" {
 		fmt.Fprintln(stderr, "bulkbench: bad child arguments")
@@ -48,6 +50,8 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer pprof.StopCPUProfile()
 	}
+	mem.Apply()
+	tableCache = mem.TableBytes()
 	copt := crawl.Options{Seeds: strings.Split(*seeds, ","), AllowPrivate: true, Delay: -1, Parallel: *parallel}
 	var (
 		r   Result
@@ -75,7 +79,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func crawlOnly(ctx context.Context, dir string, copt crawl.Options) (Result, error) {
 	copt.Once = true
 	began := time.Now()
-	e, err := engine.Open(ctx, engine.Config{Dir: dir, Crawl: &copt, NoFeeder: true, GCInterval: -1})
+	e, err := engine.Open(ctx, engine.Config{Dir: dir, Crawl: &copt, NoFeeder: true, CacheBytes: tableCache, GCInterval: -1})
 	if err != nil {
 		return Result{}, err
 	}
@@ -86,12 +90,15 @@ func crawlOnly(ctx context.Context, dir string, copt crawl.Options) (Result, err
 	return Result{Mode: modeCrawl, Pages: e.Crawler.Stats().Fetched, Seconds: time.Since(began).Seconds()}, nil
 }
 
+// tableCache is the table's share of the -cache-mb budget.
+var tableCache int64
+
 // oneProcess runs the engine as cmd/search does with seeds, until idle.
 func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool) (Result, error) {
 	var writes, batches, lastContent atomic.Int64
 	began := time.Now()
 	e, err := engine.Open(ctx, engine.Config{
-		Dir: dir, Crawl: &copt, Observers: observers.Chain(), Scanners: 2, Workers: 16,
+		Dir: dir, Crawl: &copt, Observers: observers.Chain(), Scanners: 2, Workers: 16, CacheBytes: tableCache,
 		OnApply: func(as []serving.Applied) {
 			writes.Add(int64(len(as)))
 			batches.Add(1)

@@ -2,7 +2,7 @@
 // process (package engine: crawler, indexing chain, serving feeder), side
 // by side with the bare crawler on the same corpus in the same run.
 //
-//	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-verify]
+//	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-cache-mb 384] [-verify]
 //
 // It serves DIR with http.FileServer on 127.0.0.1 and runs each mode in a
 // child process of its own (this binary again), so that the CPU time and
@@ -23,13 +23,16 @@
 // pages/s, CPU-ms a page, export runs a page (every export observer:
 // export, export-rank, export-links), Bleve document writes a page (index
 // updates and deletes applied), crawl→searchable p50/p90/p99 of new content
-// and peak RSS. With -verify the engine's table is checked
+// and peak RSS. Both modes run with the -cache-mb memory budget as
+// cmd/search does (0: Badger's defaults, no memory limit). With -verify the engine's table is checked
 // against a batch recomputation once idle (what `indexer -verify` does).
 //
 // Exit codes: 0 done, 1 failure, 2 bad usage.
 package main
 
 import (
+	"github.com/caffeine-go/caffeine/internal/budget"
+
 	"context"
 	"errors"
 	"flag"
@@ -66,6 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		verify   = fs.Bool("verify", false, "check the engine's table against a batch recomputation once idle (not timed)")
 		keep     = fs.String("keep", "", "keep the engine's table in this `directory` (must not exist) instead of a temporary one")
 		profile  = fs.String("cpuprofile", "", "write a CPU profile of every run to this `directory` (MODE-RUN.pprof)")
+		mem      = budget.Flag(fs)
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-verify]")
@@ -86,7 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}
-	b := bench{corpus: *dir, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, stderr: stderr}
+	b := bench{cacheMB: mem.MB, corpus: *dir, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, stderr: stderr}
 	if b.seeds, err = seedPaths(*dir, *seeds); err != nil {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2

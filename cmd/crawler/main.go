@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/internal/termline"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
@@ -54,6 +55,7 @@ func runCrawl(args []string, stderr io.Writer) int {
 		data    = fs.String("data", "", "table `directory` (embedded Badger); required")
 		verbose = fs.Bool("v", false, "log every page")
 		quiet   = fs.Bool("q", false, "no progress line, log only warnings")
+		mem     = budget.Flag(fs)
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crawler -data DIR -seeds URL[,URL...] [flags]")
@@ -100,7 +102,8 @@ func runCrawl(args []string, stderr io.Writer) int {
 		os.Exit(130)
 	}()
 
-	st, err := badger.Open(*data, badger.Options{})
+	mem.Apply()
+	st, err := badger.Open(*data, badger.Options{CacheBytes: mem.TableBytes()})
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler:", err)
 		return 1

@@ -37,6 +37,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
@@ -80,6 +81,7 @@ func run(ctx context.Context, args []string) error {
 	grace := fs.Duration("grace", time.Minute, "gc: keep versions younger than this")
 	batch := fs.Bool("batch", false, "recompute everything from the raw pages with full scans and print a summary")
 	verify := fs.Bool("verify", false, "compare the incremental result with a batch recomputation")
+	mem := budget.Flag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,7 +90,8 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	obs := chain()
-	st, err := badger.Open(*data, badger.Options{})
+	mem.Apply()
+	st, err := badger.Open(*data, badger.Options{CacheBytes: mem.TableBytes()})
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/engine"
+	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/internal/termline"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/web"
@@ -63,6 +64,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		rebuild  = fs.Bool("rebuild", false, "delete the serving index and rebuild it from the table before serving")
 		noChain  = fs.Bool("no-index", false, "do not run the indexing chain (serve and feed the index only)")
 		noCrawl  = fs.Bool("no-crawl", false, "do not crawl (without -seeds the table's remembered seeds are recrawled when due)")
+		mem      = budget.Flag(fs)
 		scanners = fs.Int("scanners", 2, "notification scanner goroutines of the chain")
 		workers  = fs.Int("index-workers", 16, "observer transactions at once")
 		timeout  = fs.Duration("query-timeout", 5*time.Second, "bound on one query")
@@ -96,7 +98,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	logw := &termline.Writer{W: stderr, TTY: isFile && termline.IsTerminal(f) && !*quiet}
 	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
 
-	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, Logger: log}
+	mem.Apply()
+	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, CacheBytes: mem.TableBytes(), Logger: log}
 	if !*noChain {
 		cfg.Observers = observers.Chain()
 	}

@@ -121,8 +121,29 @@ type Options struct {
 	// Logger receives Badger's log. Nil discards it.
 	Logger *slog.Logger
 	// MemTableSize is the size of one Badger memtable in bytes; zero means
-	// Badger's default (64 MiB). Memory use is a small multiple of it.
+	// Badger's default (64 MiB), or the share of CacheBytes. Memory use is
+	// a small multiple of it.
 	MemTableSize int64
+	// CacheBytes is the memory Badger may hold for reading and writing:
+	// half for its block cache, a quarter for table indexes and Bloom
+	// filters (the index cache; tables beyond it are read from disk), a
+	// quarter for its memtables (four of CacheBytes/16 each, 1–64 MiB).
+	// None of these grows with the table. Zero means Badger's defaults:
+	// a 256 MiB block cache, every table's index in memory (which grows
+	// with the table) and five memtables of 64 MiB.
+	CacheBytes int64
+}
+
+// cacheOptions applies Options.CacheBytes to bo.
+func cacheOptions(bo bdb.Options, cache int64) bdb.Options {
+	if cache <= 0 {
+		return bo
+	}
+	mem := min(max(cache/16, 1<<20), 64<<20)
+	return bo.WithBlockCacheSize(cache / 2).
+		WithIndexCacheSize(cache / 4).
+		WithNumMemtables(4).
+		WithMemTableSize(mem)
 }
 
 // nStripes is the number of row lock stripes. Two rows share a stripe with
@@ -247,6 +268,10 @@ func Open(dir string, opt Options) (*Store, error) {
 	if opt.InMemory {
 		dir = ""
 		bo = bo.WithDir("").WithValueDir("").WithInMemory(true)
+	}
+	bo = cacheOptions(bo, opt.CacheBytes)
+	if opt.MemTableSize == 0 && opt.CacheBytes > 0 {
+		opt.MemTableSize = bo.MemTableSize
 	}
 	if opt.MemTableSize > 0 {
 		// Badger requires a value to fit in one write batch, 15% of a
