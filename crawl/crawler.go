@@ -61,7 +61,7 @@ func New(db *percolator.DB, opt Options) (*Crawler, error) {
 	}
 	_, c.exclusive = db.Store().(percolator.ExclusiveStore)
 	c.hosts = newHosts(&c.opt)
-	c.transport = newTransport(opt.AllowPrivate, opt.Timeout, opt.Parallel)
+	c.transport = newTransport(opt.AllowPrivate, opt.Timeout, opt.Parallel, opt.PrivateAddrs...)
 	if opt.WrapTransport != nil {
 		c.transport = opt.WrapTransport(c.transport)
 	}
@@ -104,6 +104,18 @@ func (c *Crawler) Run(ctx context.Context) error {
 		return err
 	}
 	c.scope = newScope(c.opt.Scope, seeds)
+	if c.opt.RecrawlDir != "" {
+		// Requests queued while no process held the table, then those
+		// queued while this one runs.
+		c.applySpool(ctx)
+		spoolCtx, stopSpool := context.WithCancel(ctx)
+		spoolDone := make(chan struct{})
+		go func() {
+			defer close(spoolDone)
+			c.pollSpool(spoolCtx, spoolInterval)
+		}()
+		defer func() { stopSpool(); <-spoolDone }()
+	}
 
 	// Fetches and loads use fetchCtx, which outlives ctx until Run returns.
 	fetchCtx, stopFetch := context.WithCancel(context.WithoutCancel(ctx))

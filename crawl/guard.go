@@ -61,18 +61,28 @@ func checkHost(host string) error {
 // newTransport returns the crawler's HTTP transport. Unless allowPrivate,
 // its dialer refuses non-public addresses in Control, after DNS
 // resolution, so neither a name that resolves to 127.0.0.1 nor a redirect
-// to one gets through. Proxies are not used: they would bypass the check.
-func newTransport(allowPrivate bool, timeout time.Duration, perHost int) *http.Transport {
+// to one gets through. With allowPrivate, only narrows it: the non-public
+// addresses the dialer reaches are exactly those address and port pairs
+// (Options.PrivateAddrs). Proxies are not used: they would bypass the
+// check.
+func newTransport(allowPrivate bool, timeout time.Duration, perHost int, only ...netip.AddrPort) *http.Transport {
 	d := &net.Dialer{Timeout: min(timeout, 10*time.Second), KeepAlive: 30 * time.Second}
-	if !allowPrivate {
-		d.Control = func(network, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
+	if !allowPrivate || len(only) > 0 {
+		allowed := make(map[netip.AddrPort]bool, len(only))
+		for _, a := range only {
+			if allowPrivate {
+				allowed[netip.AddrPortFrom(a.Addr().Unmap(), a.Port())] = true
 			}
-			ip, err := netip.ParseAddr(host)
-			if err != nil || !publicAddr(ip) {
+		}
+		d.Control = func(network, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				host, _, _ := net.SplitHostPort(address)
 				return fmt.Errorf("%w: %s", ErrPrivateAddress, host)
+			}
+			ip := ap.Addr().Unmap()
+			if !publicAddr(ip) && !allowed[netip.AddrPortFrom(ip, ap.Port())] {
+				return fmt.Errorf("%w: %s", ErrPrivateAddress, ip)
 			}
 			return nil
 		}

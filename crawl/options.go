@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/caffeine-go/caffeine/extract"
@@ -48,6 +49,16 @@ type Options struct {
 	// AllowPrivate allows fetching private, loopback and link-local
 	// addresses. They are refused by default, also after DNS resolution.
 	AllowPrivate bool
+	// PrivateAddrs, if not empty, narrows AllowPrivate to these address
+	// and port pairs: the crawler connects to public addresses and to
+	// exactly these non-public ones (a demo server on 127.0.0.1, say), no
+	// other, also after DNS resolution.
+	PrivateAddrs []netip.AddrPort
+	// RecrawlDir, if set, is a directory of recrawl requests (see
+	// QueueRecrawl) that Run applies when it starts and then every
+	// second, deleting each once applied: how `crawler recrawl` reaches a
+	// running process, which holds the table's directory lock.
+	RecrawlDir string
 
 	// UserAgent is sent with every request and matched against
 	// robots.txt. Default DefaultUserAgent. Robots rules in pages (meta,

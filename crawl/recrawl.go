@@ -3,6 +3,8 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
@@ -15,10 +17,7 @@ import (
 // moved; a URL the table does not know is an error wrapping ErrUnknownPage
 // after the known ones were moved.
 func Recrawl(ctx context.Context, db *percolator.DB, urls []string, when time.Time) (int, error) {
-	if when.IsZero() {
-		when = time.Now()
-	}
-	ms := when.UnixMilli()
+	ms := dueMillis(when)
 	moved := 0
 	var unknown []string
 	for _, u := range urls {
@@ -30,23 +29,7 @@ func Recrawl(ctx context.Context, db *percolator.DB, urls []string, when time.Ti
 		if err != nil {
 			return moved, err
 		}
-		var ok, did bool
-		err = db.Update(ctx, func(tx *percolator.Tx) error {
-			ok, did = false, false
-			due, err := tx.Get(ctx, row, webtable.Due)
-			if err != nil || due == nil {
-				return err
-			}
-			ok = true
-			lease, err := tx.Get(ctx, row, webtable.Lease)
-			if err != nil || lease != nil || atoi(due) == ms {
-				return err
-			}
-			did = true
-			tx.Delete(webtable.DueRow(atoi(due), row), webtable.DuePage)
-			tx.Set(webtable.DueRow(ms, row), webtable.DuePage, []byte(row))
-			return tx.Set(row, webtable.Due, itoa(ms))
-		})
+		ok, did, err := recrawlRow(ctx, db, row, ms)
 		if err != nil {
 			return moved, fmt.Errorf("crawl: recrawl %s: %w", n, err)
 		}
@@ -61,4 +44,124 @@ func Recrawl(ctx context.Context, db *percolator.DB, urls []string, when time.Ti
 		return moved, fmt.Errorf("%w: %v", ErrUnknownPage, unknown)
 	}
 	return moved, nil
+}
+
+// RecrawlHost makes every page of host due at when (now if zero), as
+// Recrawl does. host is a host name or address ("example.com",
+// "127.0.0.1", "[::1]"), with a port to take only that port's pages
+// ("127.0.0.1:8080"; without one, every scheme and port). It finds the
+// pages by their row keys, which start with the reversed host, so failed,
+// redirected and not-yet-indexed pages are found too. A host without a
+// page in the table is an error wrapping ErrUnknownPage.
+func RecrawlHost(ctx context.Context, db *percolator.DB, host string, when time.Time) (int, error) {
+	prefix, port, err := hostPrefix(host)
+	if err != nil {
+		return 0, err
+	}
+	// Page rows of the host: "REVERSED:scheme[:port]/path". The scan
+	// reads only the Due column, which every page in the frontier has.
+	var rows []string
+	err = db.View(ctx, func(tx *percolator.Tx) error {
+		rows = rows[:0]
+		return tx.Scan(ctx, prefix, prefix[:len(prefix)-1]+";", webtable.Due, func(row, col string, _ []byte) bool {
+			if col == webtable.Due && rowPort(row, port) {
+				rows = append(rows, row)
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("crawl: recrawl host %s: %w", host, err)
+	}
+	if len(rows) == 0 {
+		return 0, fmt.Errorf("%w: no page of host %s", ErrUnknownPage, host)
+	}
+	ms := dueMillis(when)
+	moved := 0
+	for _, row := range rows {
+		_, did, err := recrawlRow(ctx, db, row, ms)
+		if err != nil {
+			return moved, fmt.Errorf("crawl: recrawl host %s: %w", host, err)
+		}
+		if did {
+			moved++
+		}
+	}
+	return moved, nil
+}
+
+// hostPrefix returns the row-key prefix of host's pages (the reversed host
+// and ":") and the port asked for ("" for all).
+func hostPrefix(host string) (prefix, port string, err error) {
+	h := strings.TrimSpace(host)
+	if h == "" || strings.ContainsAny(h, "/?#@") {
+		return "", "", fmt.Errorf("crawl: %q is not a host (want HOST or HOST:PORT)", host)
+	}
+	u, err := url.Parse("http://" + h + "/")
+	if err != nil {
+		return "", "", fmt.Errorf("crawl: %q is not a host: %w", host, err)
+	}
+	port = u.Port()
+	n, err := webtable.Normalize("http://" + h + "/")
+	if err != nil {
+		return "", "", fmt.Errorf("crawl: %q is not a host: %w", host, err)
+	}
+	row, err := webtable.Row(n)
+	if err != nil {
+		return "", "", err
+	}
+	head := webtable.HostOfRow(row) // "REVERSED:http" or "REVERSED:http:PORT"
+	i := strings.LastIndex(head, ":http")
+	return head[:i+1], port, nil
+}
+
+// rowPort reports whether page row is on port (any when port is "").
+func rowPort(row, port string) bool {
+	if port == "" {
+		return true
+	}
+	head := webtable.HostOfRow(row)
+	if i := strings.LastIndex(head, "]"); i >= 0 { // IPv6: colons inside
+		head = head[i+1:]
+	}
+	parts := strings.Split(head, ":")
+	switch {
+	case len(parts) == 3:
+		return parts[2] == port
+	case len(parts) == 2 && parts[1] == "http":
+		return port == "80"
+	case len(parts) == 2 && parts[1] == "https":
+		return port == "443"
+	}
+	return false
+}
+
+// recrawlRow makes page row due at ms. It reports whether the row is a
+// page of the frontier and whether it moved it (not if leased or already
+// due at ms).
+func recrawlRow(ctx context.Context, db *percolator.DB, row string, ms int64) (known, moved bool, err error) {
+	err = db.Update(ctx, func(tx *percolator.Tx) error {
+		known, moved = false, false
+		due, err := tx.Get(ctx, row, webtable.Due)
+		if err != nil || due == nil {
+			return err
+		}
+		known = true
+		lease, err := tx.Get(ctx, row, webtable.Lease)
+		if err != nil || lease != nil || atoi(due) == ms {
+			return err
+		}
+		moved = true
+		tx.Delete(webtable.DueRow(atoi(due), row), webtable.DuePage)
+		tx.Set(webtable.DueRow(ms, row), webtable.DuePage, []byte(row))
+		return tx.Set(row, webtable.Due, itoa(ms))
+	})
+	return known, moved, err
+}
+
+func dueMillis(when time.Time) int64 {
+	if when.IsZero() {
+		when = time.Now()
+	}
+	return when.UnixMilli()
 }

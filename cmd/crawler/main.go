@@ -88,6 +88,7 @@ func runCrawl(args []string, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
 
 	opt.Logger = log
+	opt.RecrawlDir = spoolDir(*data) // crawler recrawl's requests while this runs
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
