@@ -32,6 +32,19 @@ func TestStore(t *testing.T) {
 	})
 }
 
+// TestStoreSmallCache runs the contract suite with a memory budget small
+// enough that memtables flush, blocks are evicted and table indexes are
+// read back from disk (Options.CacheBytes).
+func TestStoreSmallCache(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) percolator.Store {
+		s, err := badger.Open(t.TempDir(), badger.Options{CacheBytes: 4 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
 // open opens a store in dir (in memory if dir is "") with the contract
 // suite's families, closed when the test ends.
 func open(t testing.TB, dir string, opt badger.Options) *badger.Store {
