@@ -58,7 +58,7 @@ func TestCorpus(t *testing.T) {
 // checkSQLSet checks one corpus page in detail.
 func checkSQLSet(t *testing.T, p Page) {
 	t.Helper()
-	if p.Title != "SET" || !strings.HasPrefix(p.Text, "SET Prev Up SQL Commands Home Next SET SET — change a run-time parameter") {
+	if p.Title != "SET" || !strings.HasPrefix(p.Text, "SET SET — change a run-time parameter Synopsis") || strings.Contains(p.Text, "Prev") {
 		t.Errorf("sql-set.html: Title %q, Text %.100q", p.Title, p.Text)
 	}
 	want := map[string]string{

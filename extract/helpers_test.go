@@ -52,8 +52,14 @@ func checkPage(t testing.TB, p Page, maxText int) {
 	if maxText > 0 && len(p.Text) > maxText {
 		t.Errorf("len(Text) = %d > %d", len(p.Text), maxText)
 	}
-	if (p.Hash == "") != (p.Text == "") {
-		t.Errorf("Hash %q for Text %q", p.Hash, p.Text)
+	if p.Hash == "" && p.Text != "" {
+		t.Errorf("no Hash for Text %q", p.Text) // boilerplate only: a Hash and no Text
+	}
+	if p.LinkDensity < 0 || p.LinkDensity > 1 || p.Hash == "" && p.LinkDensity != 0 {
+		t.Errorf("LinkDensity %g (Hash %q)", p.LinkDensity, p.Hash)
+	}
+	if p.TitleCore != "" && (len(p.TitleCore) >= len(p.Title) || !strings.Contains(strings.ToLower(p.Title), strings.ToLower(p.TitleCore))) {
+		t.Errorf("TitleCore %q of Title %q", p.TitleCore, p.Title)
 	}
 	if p.NoFollow && len(p.Links) > 0 {
 		t.Errorf("NoFollow page has %d links", len(p.Links))

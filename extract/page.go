@@ -19,10 +19,24 @@ const DefaultMaxTextBytes = 1 << 20
 // UTF-8.
 type Page struct {
 	Title string
-	// Text is the visible text: script, style, noscript, template, iframe
-	// and head contents left out, whitespace runs collapsed to one space,
-	// block elements (p, div, li, td, br, ...) separating words.
+	// Text is the visible text of the page's own content: script, style,
+	// noscript, template, iframe and head contents left out, and so are
+	// navigation blocks, sidebars, footers, tables of contents and other
+	// blocks made mostly of links (see boilerplate.go); whitespace runs
+	// collapsed to one space, block elements (p, div, li, td, br, ...)
+	// separating words.
 	Text string
+	// TitleCore is the part of Title that names the page rather than its
+	// site: Title without a site's affix such as " — Python 3.11
+	// documentation" or "PostgreSQL: Documentation: 15: ", found where
+	// Title begins or ends with the page's first <h1> (its text outside
+	// links) and the rest is set apart by a separator (" — ", " | ", ": ",
+	// ...). "" when Title has no such affix.
+	TitleCore string
+	// LinkDensity is the share of all the visible text (boilerplate
+	// included) that is link text, 0 to 1: near 1 for an index or a table
+	// of contents.
+	LinkDensity float64
 	// Description is <meta name=description>, whitespace collapsed.
 	Description string
 	// Lang is <html lang>, else <meta http-equiv=content-language>,
@@ -40,10 +54,11 @@ type Page struct {
 	// rel=nofollow/ugc/sponsored links, non-http(s) URLs, links to the page
 	// itself, links inside <template>, and all links when NoFollow.
 	Links []Link
-	// Hash is the hex SHA-256 of strings.ToLower(Text) -- of all the
-	// text, that is, even past MaxTextBytes, so long pages that differ only
-	// at the end still differ. Pages that differ only in markup, whitespace
-	// or letter case share it. "" when Text is.
+	// Hash is the hex SHA-256 of the lower-cased visible text, boilerplate
+	// included -- of all the text, that is, even past MaxTextBytes, so long
+	// pages that differ only at the end still differ. Pages that differ
+	// only in markup, whitespace or letter case share it. "" when the page
+	// has no visible text.
 	Hash string
 	// Charset is the WHATWG name of the encoding the body was read in.
 	Charset string
@@ -93,10 +108,12 @@ func HTML(pageURL string, body []byte, contentType string, opt Options) (Page, e
 		textCap = min(textCap, limit)
 	}
 	s := scanner{
-		z:     html.NewTokenizer(bytes.NewReader(text)),
-		text:  collapser{limit: limit, b: make([]byte, 0, textCap), hash: newLowerHasher()},
-		limit: limit,
-		cur:   -1,
+		z:       html.NewTokenizer(bytes.NewReader(text)),
+		text:    collapser{limit: limit, b: make([]byte, 0, textCap)},
+		all:     collapser{discard: true, hash: newLowerHasher()},
+		heading: collapser{limit: 4 * maxAnchorRunes},
+		limit:   limit,
+		cur:     -1,
 	}
 	s.run()
 
@@ -114,9 +131,11 @@ func HTML(pageURL string, body []byte, contentType string, opt Options) (Page, e
 	if opt.XRobotsTag != "" {
 		xRobotsTag(opt.XRobotsTag, &p.NoIndex, &p.NoFollow)
 	}
-	if p.Text != "" {
-		p.Hash = s.text.hash.Sum()
+	if s.all.n > 0 {
+		p.Hash = s.all.hash.Sum()
+		p.LinkDensity = min(float64(s.allLinkBytes)/float64(s.all.n), 1)
 	}
+	p.TitleCore = titleCore(p.Title, s.heading.String())
 
 	r := resolver{base: base, memo: make(map[string]string, len(s.links)+2)}
 	if s.baseHref != nil {
@@ -154,6 +173,18 @@ type scanner struct {
 	anchorAlt                 string    // first img alt inside the open <a>
 	rawOwner                  atom.Atom // element whose raw text comes next
 	template, foreign, inDesc int       // nesting depths
+
+	all          collapser // all the visible text, boilerplate included: hashed and counted, not kept
+	inLink       bool      // inside an <a href> (nofollow too)
+	linkBytes    int       // bytes of text (kept in text) inside links
+	allLinkBytes int       // bytes of all the visible text inside links
+	nLinks       int       // <a href> elements whose text is kept
+	blocks       []block   // open containers (see boilerplate.go)
+	deep         int       // containers open past maxBlockDepth
+	dropped      int       // bytes of boilerplate left out of text
+	h1s          int       // <h1> elements started
+	inH1         bool      // inside the first <h1>
+	heading      collapser // the first <h1>'s text outside links
 }
 
 func (s *scanner) run() {
@@ -165,6 +196,9 @@ func (s *scanner) run() {
 			// io.EOF, or nothing else: the reader is in memory and no
 			// buffer limit is set.
 			s.closeAnchor()
+			for len(s.blocks) > 0 { // the end of the page closes them
+				s.closeBlock(s.blocks[len(s.blocks)-1].a)
+			}
 			return
 		case html.TextToken:
 			s.onText(s.z.Text())
@@ -197,7 +231,15 @@ func (s *scanner) onText(t []byte) {
 	if s.template > 0 || s.inDesc > 0 {
 		return
 	}
+	n, m := len(s.text.b), s.all.n
 	s.text.write(t)
+	s.all.write(t)
+	if s.inLink {
+		s.linkBytes += len(s.text.b) - n
+		s.allLinkBytes += s.all.n - m
+	} else if s.inH1 {
+		s.heading.write(t)
+	}
 	if s.cur >= 0 {
 		s.anchor.write(t)
 	}
@@ -241,9 +283,17 @@ func (s *scanner) onStart(selfClosing bool) {
 	if s.template > 0 {
 		return
 	}
+	if isContainer(a) && !selfClosing {
+		s.openBlock(a) // reads the tag's attributes
+		return
+	}
 	switch a {
+	case atom.H1:
+		s.h1s++
+		s.inH1 = s.h1s == 1
 	case atom.A:
 		s.closeAnchor() // an <a> start closes any open <a>
+		s.inLink = false
 		s.onAnchor()
 	case atom.Area:
 		s.onArea()
@@ -303,16 +353,25 @@ func (s *scanner) onEnd() {
 		return
 	case atom.A:
 		s.closeAnchor()
+		s.inLink = false
 		return
 	}
 	if isBlock(a) {
 		s.brk()
 	}
+	switch {
+	case a == atom.H1:
+		s.inH1 = false
+	case isContainer(a) && s.template == 0:
+		s.closeBlock(a)
+	}
 }
 
 func (s *scanner) brk() {
 	s.text.brk()
+	s.all.brk()
 	s.anchor.brk()
+	s.heading.brk()
 }
 
 // attr returns the value of the current tag's attribute key. It consumes
@@ -347,7 +406,12 @@ func (s *scanner) onAnchor() {
 			}
 		}
 	}
-	if !found || nofollow {
+	if !found {
+		return
+	}
+	s.inLink = true
+	s.nLinks++
+	if nofollow {
 		return
 	}
 	s.links = append(s.links, rawLink{href: string(href), anchor: collapse(title, 4*maxAnchorRunes)})

@@ -16,6 +16,10 @@ type collapser struct {
 	any   bool // a visible rune has been written
 	// hash, if set, is fed all the collapsed text, the part past limit too.
 	hash *lowerHasher
+	// discard keeps nothing in b: the collapser only hashes and counts.
+	discard bool
+	// n counts the bytes of collapsed text written, past limit too.
+	n int
 }
 
 // brk marks a word boundary, as a block element's edge does.
@@ -58,6 +62,19 @@ func (c *collapser) write(s []byte) {
 func (c *collapser) put(p []byte) {
 	sp := c.space && c.any
 	c.space, c.any = false, true
+	c.n += len(p)
+	if sp {
+		c.n++
+	}
+	if c.discard {
+		if c.hash != nil {
+			if sp {
+				c.hash.Write([]byte{' '})
+			}
+			c.hash.Write(p)
+		}
+		return
+	}
 	if c.hash != nil {
 		if sp {
 			c.hash.Write([]byte{' '})
@@ -89,6 +106,18 @@ func (c *collapser) put(p []byte) {
 }
 
 func (c *collapser) String() string { return string(c.b) }
+
+// rewind drops what was written after the first n bytes of b, as if a
+// block boundary came there.
+func (c *collapser) rewind(n int) {
+	if n >= len(c.b) {
+		return
+	}
+	c.b = c.b[:n]
+	c.full = false
+	c.any = n > 0
+	c.space = true
+}
 
 func (c *collapser) reset() {
 	c.b, c.full, c.space, c.any = c.b[:0], false, false, false
