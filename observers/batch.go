@@ -177,7 +177,8 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 		if err != nil {
 			continue
 		}
-		doc := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: p.page.Title, Text: p.page.Text, Description: p.page.Description,
+		doc := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: p.page.Title, TitleCore: p.page.TitleCore, Text: p.page.Text,
+			LinkDensity: density(p.page.LinkDensity), Description: p.page.Description,
 			Lang: p.page.Lang, PageRank: b.Rank[c], FetchedAt: p.fetchedAt, ClusterSize: len(ms)}
 		inCluster := make(map[string]bool)
 		for _, m := range ms {
@@ -311,6 +312,9 @@ func Verify(ctx context.Context, db *percolator.DB, rankTol float64, limit int) 
 				}
 				if last.Title != want.Title || last.Text != want.Text {
 					add("%s: exported title/text differ from batch", r)
+				}
+				if last.TitleCore != want.TitleCore || last.LinkDensity != want.LinkDensity {
+					add("%s: exported title core %q and link density %g, batch %q and %g", r, last.TitleCore, last.LinkDensity, want.TitleCore, want.LinkDensity)
 				}
 				if webtable.RoundRank(last.PageRank) != webtable.RoundRank(inc) {
 					add("%s: exported pagerank %g is stale: the page's is %g", r, last.PageRank, inc)

@@ -94,6 +94,17 @@ func classify(row string, get func(col string) ([]byte, error)) (parsed, error) 
 	return p, nil
 }
 
+// densityString is a link density as the page:linkdensity column and the
+// document carry it: two decimals, so that a page's document changes only
+// when its share of links does.
+func densityString(d float64) string { return strconv.FormatFloat(d, 'f', 2, 64) }
+
+// density is the value of densityString(d).
+func density(d float64) float64 {
+	v, _ := strconv.ParseFloat(densityString(d), 64)
+	return v
+}
+
 // header returns a header from the crawler's JSON header map.
 func header(b []byte, name string) string {
 	if len(b) == 0 {
@@ -133,6 +144,8 @@ func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 	w.put(webtable.State, p.state)
 	w.opt(webtable.Title, p.page.Title, ok)
 	w.opt(webtable.Text, p.page.Text, ok)
+	w.opt(webtable.TitleCore, p.page.TitleCore, ok && p.page.TitleCore != "")
+	w.opt(webtable.LinkDensity, densityString(p.page.LinkDensity), ok)
 	w.opt(webtable.Description, p.page.Description, ok && p.page.Description != "")
 	w.opt(webtable.Lang, p.page.Lang, ok && p.page.Lang != "")
 	w.opt(webtable.Canonical, p.page.Canonical, ok && p.page.Canonical != "")

@@ -59,6 +59,8 @@ const (
 	Title       = "page:title"
 	Text        = "page:text"        // visible text
 	Description = "page:desc"        // meta description
+	TitleCore   = "page:titlecore"   // the title without its site's affix (extract.Page.TitleCore); deleted when none
+	LinkDensity = "page:linkdensity" // share of the visible text in links, decimal with 2 digits (extract.Page.LinkDensity)
 	Lang        = "page:lang"        // declared language
 	Canonical   = "page:canonical"   // rel=canonical, normalized URL
 	Hash        = "page:hash"        // content hash of the normalized text; deleted unless State is ok (observed: cluster)

@@ -14,7 +14,9 @@ type Doc struct {
 	URL         string    `json:"url"`
 	Host        string    `json:"host"`
 	Title       string    `json:"title"`
-	Text        string    `json:"text"`
+	TitleCore   string    `json:"title_core,omitempty"`   // Title without its site's affix, "" when it has none
+	Text        string    `json:"text"`                   // the page's own text, without boilerplate
+	LinkDensity float64   `json:"link_density,omitempty"` // share of the page's visible text in links (0.00–1.00)
 	Description string    `json:"description,omitempty"`
 	Lang        string    `json:"lang,omitempty"`
 	PageRank    float64   `json:"pagerank"`
