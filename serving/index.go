@@ -197,11 +197,13 @@ type document struct {
 	Host        string    `json:"host"`
 	Lang        string    `json:"lang,omitempty"`
 	Title       string    `json:"title"`
+	TitleShown  string    `json:"title_shown,omitempty"`
 	Text        string    `json:"text"`
 	Anchors     []string  `json:"anchors"`
 	TopAnchors  []string  `json:"top_anchors"`
 	Duplicates  []string  `json:"duplicates"`
 	PageRank    float64   `json:"pagerank"`
+	LinkDensity float64   `json:"link_density"`
 	ClusterSize float64   `json:"cluster_size"`
 	Inbound     float64   `json:"inbound"`
 	Version     float64   `json:"version"`
@@ -216,7 +218,12 @@ func fields(d *webtable.Doc, version uint64, now time.Time) document {
 	doc := document{
 		URL: d.URL, Host: d.Host, Lang: d.Lang, Title: d.Title, Text: d.Text,
 		Duplicates: d.Duplicates, PageRank: d.PageRank, ClusterSize: float64(d.ClusterSize),
-		Version: float64(version), FetchedAt: d.FetchedAt, IndexedAt: now,
+		Version: float64(version), FetchedAt: d.FetchedAt, IndexedAt: now, LinkDensity: d.LinkDensity,
+	}
+	if d.TitleCore != "" && d.TitleCore != d.Title {
+		// The site's affix (" — Python 3.11 documentation") is on every
+		// page of the site: it is shown, not searched.
+		doc.Title, doc.TitleShown = d.TitleCore, d.Title
 	}
 	count := make(map[string]int)
 	for _, a := range d.Anchors {

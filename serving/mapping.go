@@ -14,7 +14,9 @@ const (
 	fURL         = "url"
 	fHost        = "host"
 	fTitle       = "title"
-	fTitleWords  = "title_words" // the title word for word, stop words kept (see wordsAnalyzer)
+	fTitleWords  = "title_words"  // the title word for word, stop words kept (see wordsAnalyzer)
+	fTitleShown  = "title_shown"  // the whole title, stored only, when title (indexed) is without its site's affix
+	fLinkDensity = "link_density" // share of the page's text in links; the score reads it (see Score)
 	fText        = "text"
 	fAnchors     = "anchors"     // every inbound anchor text, indexed (repeats count)
 	fTopAnchors  = "top_anchors" // the most frequent distinct anchor texts, stored only
@@ -41,7 +43,7 @@ const wordsAnalyzer = "words"
 // indexMapping decides what the index costs (see BENCHMARKS.md): text
 // fields keep term vectors (phrase queries need positions), only what a
 // result shows is stored, only PageRank has doc values (the score reads
-// it), and nothing goes to the composite _all field: unqualified query
+// it, and the link density), and nothing goes to the composite _all field: unqualified query
 // terms are expanded over title, anchors, text and URL instead, each with
 // its own boost (see expand).
 func indexMapping() mapping.IndexMapping {
@@ -93,7 +95,9 @@ func indexMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt(fAnchors, text(false))
 	doc.AddFieldMappingsAt(fTopAnchors, keywordField(false, true))
 	doc.AddFieldMappingsAt(fDuplicates, keywordField(false, true))
+	doc.AddFieldMappingsAt(fTitleShown, keywordField(false, true))
 	doc.AddFieldMappingsAt(fPageRank, number(true))
+	doc.AddFieldMappingsAt(fLinkDensity, number(true))
 	doc.AddFieldMappingsAt(fClusterSize, number(false))
 	doc.AddFieldMappingsAt(fInbound, number(false))
 	doc.AddFieldMappingsAt(fVersion, number(false))

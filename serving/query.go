@@ -101,11 +101,32 @@ func parse(m mapping.IndexMapping, q Query) (*plan, error) {
 			return nil, badQuery("%v", err)
 		}
 	}
+	if defaulted {
+		out = withProximity(out, r.plain)
+	}
 	pl := &plan{q: out, terms: r.terms, words: r.plain, ranked: !unranked(out), costly: r.costly > 0}
 	if defaulted {
 		pl.relaxed = relax(out, r.optional)
 	}
 	return pl, nil
+}
+
+// withProximity adds to a query of plain words (all required by
+// allRequired) an optional phrase of them over the text fields: pages
+// where the words stand together ("foreign key", "garbage collection")
+// rank above pages that have them apart. Only the plain words of a query
+// made of them alone count (no fields, phrases or patterns).
+func withProximity(q query.Query, plain []string) query.Query {
+	b, ok := q.(*query.BooleanQuery)
+	if !ok || b.Should != nil || len(plain) < 2 {
+		return q
+	}
+	c, ok := b.Must.(*query.ConjunctionQuery)
+	if !ok || len(c.Conjuncts) != len(plain) {
+		return q
+	}
+	b.Should = overFields(query.NewMatchPhraseQuery(strings.Join(plain, " ")))
+	return b
 }
 
 // parseError turns a query-string parse error into a plain message. The

@@ -34,6 +34,23 @@ func Score(bm25, pagerank float64) float64 {
 
 const rankWeight = 0.45
 
+// HubFactor scales the score of a page by its link density (the share of
+// its visible text in links, webtable.Doc.LinkDensity): 1 up to hubFrom,
+// then down linearly to 1−hubCut at hubFrom+hubSpan and beyond. An index
+// or a table of contents (density 0.55–0.95 in the PostgreSQL manual,
+// against 0.00–0.20 for its other pages) matches many queries through the
+// titles it lists, but is not the page a query is about.
+func HubFactor(linkDensity float64) float64 {
+	x := min(max(linkDensity-hubFrom, 0)/hubSpan, 1)
+	return 1 - hubCut*x
+}
+
+const (
+	hubFrom = 0.35
+	hubSpan = 0.4
+	hubCut  = 0.8
+)
+
 // Search runs q. Syntax errors, out-of-range parameters and queries the
 // index refuses return an error wrapping ErrBadQuery; a search that could
 // not start or finish before ctx is done returns ctx's error.
@@ -84,7 +101,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	for _, h := range res.Hits {
 		r := Result{
 			URL:         str(h.Fields[fURL]),
-			Title:       str(h.Fields[fTitle]),
+			Title:       shownTitle(h.Fields),
 			Score:       h.Score,
 			Duplicates:  strs(h.Fields[fDuplicates]),
 			Anchors:     strs(h.Fields[fTopAnchors]),
@@ -106,15 +123,16 @@ func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) 
 	if ranked {
 		scored := query.NewCustomScoreQueryWithScorer(pq, func(_ context.Context, d *search.DocumentMatch) (float64, error) {
 			pr, _ := d.Fields[fPageRank].(float64)
-			return Score(d.Score, pr), nil
-		}, []string{fPageRank}, nil)
+			ld, _ := d.Fields[fLinkDensity].(float64)
+			return Score(d.Score, pr) * HubFactor(ld), nil
+		}, []string{fPageRank, fLinkDensity}, nil)
 		req = bleve.NewSearchRequestOptions(scored, q.N, q.Start, false)
 	} else {
 		req = bleve.NewSearchRequestOptions(pq, q.N, q.Start, false)
 		req.Score = "none"
 		req.SortBy([]string{"-" + fPageRank, "_id"})
 	}
-	req.Fields = []string{fURL, fTitle, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize}
+	req.Fields = []string{fURL, fTitle, fTitleShown, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize}
 	res, err := ix.bi.SearchInContext(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -146,6 +164,15 @@ func searchError(q string, err error) error {
 		}
 	}
 	return fmt.Errorf("serving: search %q: %w", q, err)
+}
+
+// shownTitle is a hit's whole title: title_shown when the indexed title
+// is without its site's affix, else title.
+func shownTitle(f map[string]any) string {
+	if t := str(f[fTitleShown]); t != "" {
+		return t
+	}
+	return str(f[fTitle])
 }
 
 func str(v any) string {
@@ -200,7 +227,7 @@ func (ix *Index) Top(ctx context.Context, host string, n int) (*Top, error) {
 	}
 	req := bleve.NewSearchRequestOptions(q, n, 0, false)
 	req.SortBy([]string{"-" + fPageRank, fURL})
-	req.Fields = []string{fURL, fTitle, fPageRank, fInbound}
+	req.Fields = []string{fURL, fTitle, fTitleShown, fPageRank, fInbound}
 	req.AddFacet("hosts", bleve.NewFacetRequest(fHost, MaxResults))
 	res, err := ix.bi.SearchInContext(ctx, req)
 	if err != nil {
@@ -208,7 +235,7 @@ func (ix *Index) Top(ctx context.Context, host string, n int) (*Top, error) {
 	}
 	top := &Top{Host: host, Pages: []TopPage{}, Hosts: []HostCount{}}
 	for _, h := range res.Hits {
-		top.Pages = append(top.Pages, TopPage{URL: str(h.Fields[fURL]), Title: str(h.Fields[fTitle]),
+		top.Pages = append(top.Pages, TopPage{URL: str(h.Fields[fURL]), Title: shownTitle(h.Fields),
 			PageRank: num(h.Fields[fPageRank]), Inbound: int(num(h.Fields[fInbound]))})
 	}
 	if f := res.Facets["hosts"]; f != nil && f.Terms != nil {
