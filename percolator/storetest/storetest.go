@@ -86,6 +86,9 @@ var suite = []suiteTest{
 	{"Compactor", testCompactor},
 	{"CancelledContext", testCancelledContext},
 	{"ColumnPrefix", testColumnPrefix},
+	{"UnionDuplicates", testUnionDuplicates},
+	{"ColumnMetacharacters", testColumnMetacharacters},
+	{"ConditionalOutcome", testConditionalOutcome},
 }
 
 // Run runs the contract suite as subtests of t. open must return a new,

@@ -1,0 +1,187 @@
+// Package bigtable is a percolator.Store on the Cloud Bigtable API
+// (cloud.google.com/go/bigtable), for tables shared by many processes.
+//
+// Every Store method is one Bigtable call (ReadRow, ReadRows,
+// CheckAndMutateRow, MutateRows, ReadModifyWriteRow), plus the admin calls
+// of EnsureFamilies. The store is not a percolator.ExclusiveStore: Bigtable
+// cannot hold a row while the oracle is asked, so the DB commits every
+// transaction in two phases on it.
+//
+// Timestamps: the client truncates cell timestamps to milliseconds, so a
+// cell at oracle timestamp ts is written at ts×1000 µs, and an inclusive
+// filter range [min, max] becomes [min×1000, (max+1)×1000). Timestamps up
+// to 2^52−1 fit (×1000 stays below 2^63). Families get no garbage
+// collection rule: an age-based rule would read the oracle's timestamps as
+// wall times (Percolator's GC deletes old versions itself).
+//
+// Exact columns and column prefixes are column range filters, never
+// regular expressions, so column names may hold any byte. A cell matched by
+// several filters of a union (Bigtable's Interleave returns it once per
+// filter) is returned once.
+//
+// A conditional mutation whose RPC failed with an unknown outcome
+// (Unavailable, DeadlineExceeded, Aborted, Internal, or Canceled while the
+// caller's context is alive) is decided by re-reading the cells its branches
+// set; see CheckAndMutateRow.
+//
+// Notifications: Bigtable has no locality groups, so a scan filtered to the
+// notify family would read the whole table. Families in a non-empty
+// locality group (Percolator's "n") therefore also get an index in a
+// separate table; see the comment of groupIndex.
+//
+// Real Bigtable needs an app profile with single-cluster routing and
+// transactional writes allowed, because CheckAndMutateRow and
+// ReadModifyWriteRow are refused (or not atomic) under multi-cluster
+// routing: pass it as Config.AppProfile.
+package bigtable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"cloud.google.com/go/bigtable"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/caffeine-go/caffeine/percolator"
+)
+
+// Config names a table and how to reach it.
+type Config struct {
+	Project, Instance, Table string
+	// AppProfile is the app profile of data calls; empty is the instance's
+	// default. It must use single-cluster routing with transactional
+	// writes allowed.
+	AppProfile string
+	// Options are passed to the data and admin clients (credentials, a
+	// pre-dialed connection). With BIGTABLE_EMULATOR_HOST set, the clients
+	// talk to the emulator there without credentials.
+	Options []option.ClientOption
+}
+
+// Store is a percolator.Store on one Bigtable table (and its group index
+// table, see groupIndex). It is safe for concurrent use.
+type Store struct {
+	cfg    Config
+	client *bigtable.Client
+	admin  *bigtable.AdminClient
+	tbl    *bigtable.Table
+	index  *groupIndex
+
+	mu     sync.Mutex
+	groups map[string]string // family → non-empty locality group
+}
+
+var _ percolator.Store = (*Store)(nil)
+
+// Open connects to the table of cfg, creating it if it does not exist. The
+// caller calls EnsureFamilies before using it, as with any store.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Project == "" || cfg.Instance == "" || cfg.Table == "" {
+		return nil, fmt.Errorf("bigtable: project, instance and table are required (got %q/%q/%q)", cfg.Project, cfg.Instance, cfg.Table)
+	}
+	client, err := bigtable.NewClientWithConfig(ctx, cfg.Project, cfg.Instance, bigtable.ClientConfig{AppProfile: cfg.AppProfile}, cfg.Options...)
+	if err != nil {
+		return nil, fmt.Errorf("bigtable: client: %w", err)
+	}
+	admin, err := bigtable.NewAdminClient(ctx, cfg.Project, cfg.Instance, cfg.Options...)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("bigtable: admin client: %w", err)
+	}
+	s := &Store{cfg: cfg, client: client, admin: admin, tbl: client.Open(cfg.Table), groups: make(map[string]string)}
+	s.index = &groupIndex{s: s, tbl: client.Open(indexTable(cfg.Table))}
+	for _, t := range []string{cfg.Table, indexTable(cfg.Table)} {
+		if err := s.createTable(ctx, t); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// indexTable is the name of the group index table of table.
+func indexTable(table string) string { return table + "-groups" }
+
+func (s *Store) createTable(ctx context.Context, table string) error {
+	if _, err := s.admin.TableInfo(ctx, table); err == nil {
+		return nil
+	} else if status.Code(err) != codes.NotFound {
+		return fmt.Errorf("bigtable: table %q: %w", table, err)
+	}
+	if err := s.admin.CreateTable(ctx, table); err != nil && status.Code(err) != codes.AlreadyExists {
+		return fmt.Errorf("bigtable: create table %q: %w", table, err)
+	}
+	return nil
+}
+
+// EnsureFamilies implements percolator.Store. Families are created without
+// a garbage collection rule. Locality groups do not exist in Bigtable: a
+// family in a non-empty group is indexed in the group index table instead.
+func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) error {
+	if err := s.ensure(ctx, s.cfg.Table, fams); err != nil {
+		return err
+	}
+	var grouped []percolator.Family
+	for _, f := range fams {
+		if f.LocalityGroup != "" {
+			grouped = append(grouped, percolator.Family{Name: f.Name})
+		}
+	}
+	if err := s.ensure(ctx, indexTable(s.cfg.Table), grouped); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range fams {
+		if _, ok := s.groups[f.Name]; !ok && f.LocalityGroup != "" {
+			s.groups[f.Name] = f.LocalityGroup
+		}
+	}
+	return nil
+}
+
+func (s *Store) ensure(ctx context.Context, table string, fams []percolator.Family) error {
+	if len(fams) == 0 {
+		return nil
+	}
+	info, err := s.admin.TableInfo(ctx, table)
+	if err != nil {
+		return fmt.Errorf("bigtable: table %q: %w", table, err)
+	}
+	have := make(map[string]bool, len(info.FamilyInfos))
+	for _, f := range info.FamilyInfos {
+		have[f.Name] = true
+	}
+	for _, f := range fams {
+		if have[f.Name] {
+			continue
+		}
+		if err := s.admin.CreateColumnFamily(ctx, table, f.Name); err != nil && status.Code(err) != codes.AlreadyExists {
+			return fmt.Errorf("bigtable: create family %q of %q: %w", f.Name, table, err)
+		}
+		have[f.Name] = true
+	}
+	return nil
+}
+
+// grouped reports whether fam is in a non-empty locality group.
+func (s *Store) grouped(fam string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.groups[fam] != ""
+}
+
+// Close implements percolator.Store.
+func (s *Store) Close() error {
+	err := s.client.Close()
+	// With a connection passed in Config.Options, the data client closes
+	// it for both.
+	if aerr := s.admin.Close(); status.Code(aerr) != codes.Canceled {
+		err = errors.Join(err, aerr)
+	}
+	return err
+}
