@@ -93,6 +93,8 @@ type bench struct {
 	keep     string
 	profile  string // directory of CPU profiles, one a run
 	cacheMB  int    // memory budget (-cache-mb)
+	searches int    // one-word queries once idle (engine mode)
+	clients  int    // concurrent search clients
 	stderr   io.Writer
 }
 
@@ -152,6 +154,9 @@ func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, kee
 		args = append(args, "-cpuprofile", profile)
 	}
 	args = append(args, "-cache-mb", strconv.Itoa(b.cacheMB))
+	if mode == modeEngine && b.searches > 0 {
+		args = append(args, "-searches", strconv.Itoa(b.searches), "-clients", strconv.Itoa(b.clients))
+	}
 	if b.verify && mode == modeEngine {
 		args = append(args, "-verify")
 	}
@@ -195,6 +200,13 @@ type Result struct {
 	P99          float64          `json:"p99_s"`
 	ObserverRuns map[string]int64 `json:"observer_runs,omitempty"`
 	Verify       string           `json:"verify,omitempty"`
+	// The search phase once idle (-searches): one-word queries through
+	// the JSON API, -clients at once; latencies in seconds.
+	Searches int     `json:"searches,omitempty"`
+	QPS      float64 `json:"qps,omitempty"`
+	QueryP50 float64 `json:"query_p50_s,omitempty"`
+	QueryP99 float64 `json:"query_p99_s,omitempty"`
+	Clients  int     `json:"clients,omitempty"`
 	// Filled in by the parent from the child's rusage.
 	CPUSeconds float64 `json:"-"`
 	PeakRSSMB  float64 `json:"-"`
@@ -237,6 +249,10 @@ func printTable(w io.Writer, rs []Result) {
 			r.Mode, r.Documents, r.BleveBatches, r.RSSAnonMB, r.RSSFileMB, strings.Join(parts, ", "))
 		if r.Verify != "" {
 			line += "; verify: " + r.Verify
+		}
+		if r.Searches > 0 {
+			line += fmt.Sprintf("; then %d searches, %d clients: %.0f queries/s, p50 %.1f ms, p99 %.1f ms (peak RSS includes them)",
+				r.Searches, r.Clients, r.QPS, r.QueryP50*1e3, r.QueryP99*1e3)
 		}
 		fmt.Fprintln(w, line)
 	}

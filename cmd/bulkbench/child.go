@@ -32,6 +32,8 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		verify   = fs.Bool("verify", false, "verify the table once idle")
 		profile  = fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 		mem      = budget.Flag(fs)
+		searches = fs.Int("searches", 0, "one-word queries once idle (engine)")
+		clients  = fs.Int("clients", 8, "concurrent search clients")
 	)
 	if err := fs.Parse(args); err != nil || *data == "" || *seeds == "" {
 		fmt.Fprintln(stderr, "bulkbench: bad child arguments")
@@ -61,7 +63,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case modeCrawl:
 		r, err = crawlOnly(ctx, *data, copt)
 	case modeEngine:
-		r, err = oneProcess(ctx, *data, copt, *verify)
+		r, err = oneProcess(ctx, *data, copt, *verify, *searches, *clients)
 	default:
 		err = fmt.Errorf("unknown mode %q", *mode)
 	}
@@ -94,7 +96,7 @@ func crawlOnly(ctx context.Context, dir string, copt crawl.Options) (Result, err
 var tableCache int64
 
 // oneProcess runs the engine as cmd/search does with seeds, until idle.
-func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool) (Result, error) {
+func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool, searches, clients int) (Result, error) {
 	var writes, batches, lastContent atomic.Int64
 	began := time.Now()
 	e, err := engine.Open(ctx, engine.Config{
@@ -130,6 +132,12 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool
 	r.RSSAnonMB, r.RSSFileMB = residentSet()
 	l := e.Index.Latency()
 	r.P50, r.P90, r.P99 = l.P50, l.P90, l.P99
+	if searches > 0 {
+		r.Searches, r.Clients = searches, clients
+		if r.QPS, r.QueryP50, r.QueryP99, err = searchLoad(ctx, e, clients, searches); err != nil {
+			return Result{}, err
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		return Result{}, err

@@ -23,7 +23,10 @@
 // pages/s, CPU-ms a page, export runs a page (every export observer:
 // export, export-rank, export-links), Bleve document writes a page (index
 // updates and deletes applied), crawl→searchable p50/p90/p99 of new content
-// and peak RSS. Both modes run with the -cache-mb memory budget as
+// and peak RSS. With -searches N the engine then answers N one-word
+// queries (words of the indexed titles) from -clients clients through the
+// JSON API over loopback, and prints queries/s and latency p50/p99; the
+// peak RSS then includes the searches. Both modes run with the -cache-mb memory budget as
 // cmd/search does (0: Badger's defaults, no memory limit). With -verify the engine's table is checked
 // against a batch recomputation once idle (what `indexer -verify` does).
 //
@@ -70,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		keep     = fs.String("keep", "", "keep the engine's table in this `directory` (must not exist) instead of a temporary one")
 		profile  = fs.String("cpuprofile", "", "write a CPU profile of every run to this `directory` (MODE-RUN.pprof)")
 		mem      = budget.Flag(fs)
+		searches = fs.Int("searches", 0, "engine: once idle, ask this many one-word queries (title words) through the JSON API")
+		clients  = fs.Int("clients", 8, "engine: concurrent search clients of -searches")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-verify]")
@@ -90,7 +95,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}
-	b := bench{cacheMB: mem.MB, corpus: *dir, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, stderr: stderr}
+	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, stderr: stderr}
 	if b.seeds, err = seedPaths(*dir, *seeds); err != nil {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
