@@ -156,7 +156,7 @@ func (s *Store) CheckAndMutateRow(ctx context.Context, row string, predicate []p
 
 // unknownRetries bounds how often a conditional mutation of unknown
 // outcome that was found not applied is sent again (after 5 ms, doubling).
-const unknownRetries = 8
+const unknownRetries = 10
 
 func branch(matched bool, ifMatch, ifNoMatch []percolator.Mutation) []percolator.Mutation {
 	if matched {

@@ -56,20 +56,21 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) percolator.Store { return open(t) })
 }
 
-// TestStoreUnknownOutcome runs the suite on a connection that fails two
-// CheckAndMutateRow calls in three with an unknown outcome: one before it
-// reaches the emulator, one after the emulator applied it.
+// TestStoreUnknownOutcome runs the conditional cases of the suite on a
+// connection that fails two CheckAndMutateRow calls in eight with an
+// unknown outcome: one before it reaches the emulator, one after the
+// emulator applied it.
 func TestStoreUnknownOutcome(t *testing.T) {
 	var calls, before, after atomic.Int64
 	faulty := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		if method != "/google.bigtable.v2.Bigtable/CheckAndMutateRow" {
 			return invoker(ctx, method, req, reply, cc, opts...)
 		}
-		switch calls.Add(1) % 3 {
+		switch calls.Add(1) % 8 {
 		case 1:
 			before.Add(1)
 			return status.Error(codes.Unavailable, "injected: lost before the server")
-		case 2:
+		case 5:
 			after.Add(1)
 			if err := invoker(ctx, method, req, reply, cc, opts...); err != nil {
 				return err
