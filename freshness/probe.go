@@ -61,6 +61,20 @@ type ProbeOptions struct {
 	Client *http.Client
 	// Logger receives per-document events (debug). Nil discards them.
 	Logger *slog.Logger
+	// Progress, if set, is called as Probe goes: after each query's
+	// results are read and after each document is checked.
+	Progress func(ProbeProgress)
+}
+
+// ProbeProgress is how far Probe has got.
+type ProbeProgress struct {
+	Queries, QueriesDone int // the queries, and those whose results are read
+	Candidates           int // distinct documents found so far
+	Sampled              int // documents to check (0 until the queries are done)
+	Checked              int // documents checked so far, skipped ones included
+	Fresh, Stale         int
+	Skipped              int
+	URL                  string // the document just checked
 }
 
 func (o *ProbeOptions) ensureDefaults() error {
@@ -249,6 +263,13 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Report, error) {
 		rep.AgeEstimator = "exact"
 	}
 
+	prog := ProbeProgress{Queries: len(opt.Queries)}
+	progress := func(p ProbeProgress) {
+		if opt.Progress != nil {
+			opt.Progress(p)
+		}
+	}
+
 	// Candidates: the distinct results of every query, first query first.
 	var cands []DocCheck
 	seen := make(map[string]bool)
@@ -271,6 +292,9 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Report, error) {
 				break
 			}
 		}
+		prog.QueriesDone++
+		prog.Candidates = len(cands)
+		progress(prog)
 	}
 	rep.Candidates = len(cands)
 	if len(cands) == 0 {
@@ -282,6 +306,8 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Report, error) {
 		cands = cands[:opt.Sample]
 	}
 	rep.Sampled = len(cands)
+	prog.Sampled = len(cands)
+	progress(prog)
 
 	var st apiStats
 	if err := getJSON(ctx, opt.Client, opt.Server+"/api/stats", &st); err == nil && st.Latency != nil && st.Latency.Count > 0 {
@@ -297,10 +323,18 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Report, error) {
 		d := &cands[i]
 		if err := check(ctx, &opt, lf, d); err != nil {
 			d.Skipped = err.Error()
+			prog.Skipped++
 			opt.Logger.Debug("skipped", "url", d.URL, "err", err)
 		} else {
+			if d.Fresh {
+				prog.Fresh++
+			} else {
+				prog.Stale++
+			}
 			opt.Logger.Debug("checked", "url", d.URL, "fresh", d.Fresh, "age_s", d.Age)
 		}
+		prog.Checked, prog.URL = i+1, d.URL
+		progress(prog)
 	}
 	rep.Docs = cands
 	rep.Time = time.Now()

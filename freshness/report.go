@@ -28,5 +28,24 @@ func (r *Report) WriteText(w io.Writer) error {
 	if d := r.ServerLatency; d != nil {
 		fmt.Fprintf(tw, "server (/api/stats)\t%d\t-\t%.3f\t%.3f\t%.3f\t-\n", d.Count, d.P50, d.P90, d.P99)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, Legend)
+	return err
 }
+
+// Legend explains the rows of WriteText's report.
+const Legend = `
+What the rows mean:
+  freshness              share of the checked documents whose indexed copy has the live page's content now
+  mean age               how long an indexed copy has been out of date (0 when fresh): since the first change the
+                         index has not seen; exact with -truth, else estimated from each page's change rate
+  fetched→STAGE          pipeline latency: from the fetch of a document's current content to that content being
+                         parsed, clustered, exported and searchable (in search results), from /api/doc
+  indexed_at−fetched_at  from a result's fetch to its latest write into the index. A new PageRank, new anchors or
+                         duplicates re-export a document without a new fetch, so this grows with the time since
+                         the fetch: it is not a pipeline latency and is larger than fetched→searchable
+  server (/api/stats)    the deployment's own fetched→searchable over its recent window, for every fetch that
+                         brought new content, not only the sample
+`

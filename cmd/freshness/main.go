@@ -3,7 +3,9 @@
 //
 // Measure a running deployment (cmd/search's JSON API): sample indexed
 // documents, refetch the live pages politely, compare content hashes,
-// report freshness, estimated age and crawl→searchable latency:
+// report freshness, estimated age and crawl→searchable latency, with a
+// legend of what each row measures (progress goes to stderr: a status line
+// on a terminal, log lines otherwise):
 //
 //	freshness -server http://127.0.0.1:8080 [-sample N] [-queries FILE] [-json] [-plot out.svg]
 //
@@ -38,6 +40,7 @@ import (
 	"github.com/caffeine-go/caffeine/freshness"
 	"github.com/caffeine-go/caffeine/freshness/changingweb"
 	"github.com/caffeine-go/caffeine/freshness/figure"
+	"github.com/caffeine-go/caffeine/internal/termline"
 )
 
 func main() {
@@ -100,7 +103,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	f, isFile := stderr.(*os.File)
+	logw := &termline.Writer{W: stderr, TTY: isFile && termline.IsTerminal(f)}
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
 
 	var err error
 	switch {
@@ -122,7 +127,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runExperiment(ctx, c, stdout, *plotPath)
 	default:
 		opt := freshness.ProbeOptions{Server: *server, Sample: *sample, PerQuery: *perQuery, Delay: *delay,
-			UserAgent: *userAgent, Timeout: *timeout, Seed: *seed, Logger: log}
+			UserAgent: *userAgent, Timeout: *timeout, Seed: *seed, Logger: log,
+			Progress: probeProgress(logw, log, *delay)}
 		if opt.Delay == 0 {
 			opt.Delay = -1 // the flag's 0 means none, not the default
 		}
@@ -137,6 +143,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		err = measure(ctx, opt, stdout, *asJSON, *plotPath)
+		logw.Status("")
 	}
 	switch {
 	case err == nil:

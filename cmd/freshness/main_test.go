@@ -71,9 +71,17 @@ func TestMeasure(t *testing.T) {
 	if code := run(ctx, []string{"-server", api.URL, "-queries", queries, "-delay", "0", "-plot", svg}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"freshness", "fetched→searchable", "6 of 6 documents"} {
+	for _, want := range []string{"freshness", "fetched→searchable", "6 of 6 documents",
+		"What the rows mean", "pipeline latency", "indexed_at−fetched_at  from a result's fetch to its latest write"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, out.String())
+		}
+	}
+	// Progress, off a terminal: a line when the sample is drawn, one
+	// when the last document is checked.
+	for _, want := range []string{"checking a sample of indexed documents against the live pages", "sample=6", "checked=6 of=6"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, errb.String())
 		}
 	}
 	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
