@@ -27,6 +27,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -59,7 +61,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	fs.SetOutput(stderr)
 	crawlOptions := crawl.Flags(fs)
 	var (
-		data     = fs.String("data", "", "table `directory` (embedded Badger); the index is kept in it; required")
+		data     = fs.String("data", "", "table `directory` (embedded Badger); the index is kept in it; required but with -demo")
+		demoMode = fs.Bool("demo", false, "crawl, index and serve a bundled sample site, the PostgreSQL 15 manual, which this process serves on 127.0.0.1: nothing from outside the repository is needed (-data defaults to a temporary directory, -delay to 0)")
 		addr     = fs.String("addr", "127.0.0.1:8080", "listen `address` of the UI and API")
 		rebuild  = fs.Bool("rebuild", false, "delete the serving index and rebuild it from the table before serving")
 		noChain  = fs.Bool("no-index", false, "do not run the indexing chain (serve and feed the index only)")
@@ -72,7 +75,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		quiet    = fs.Bool("q", false, "no progress line on a terminal")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: search -data DIR [-addr HOST:PORT] [-seeds URL[,URL...] [crawler flags]] [-rebuild]")
+		fmt.Fprintln(stderr, "usage: search -demo [-data DIR] [-addr HOST:PORT]")
+		fmt.Fprintln(stderr, "       search -data DIR [-addr HOST:PORT] [-seeds URL[,URL...] [crawler flags]] [-rebuild]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -81,13 +85,19 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		}
 		return 2
 	}
-	if *data == "" || fs.NArg() > 0 {
+	if (*data == "" && !*demoMode) || fs.NArg() > 0 {
 		fs.Usage()
 		return 2
 	}
 	copt, err := crawlOptions()
 	if err != nil {
 		fmt.Fprintln(stderr, "search:", err)
+		return 2
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *demoMode && (len(copt.Seeds) > 0 || *noCrawl) {
+		fmt.Fprintln(stderr, "search: -demo crawls the bundled sample site: it takes no -seeds, -seeds-file or -no-crawl")
 		return 2
 	}
 	level := slog.LevelInfo
@@ -98,6 +108,43 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	logw := &termline.Writer{W: stderr, TTY: isFile && termline.IsTerminal(f) && !*quiet}
 	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
 
+	var site *demoSite
+	if *demoMode {
+		if *data == "" {
+			tmp, err := os.MkdirTemp("", "caffeine-demo-")
+			if err != nil {
+				fmt.Fprintln(stderr, "search:", err)
+				return 1
+			}
+			*data = tmp
+			defer func() {
+				os.RemoveAll(tmp)
+				fmt.Fprintf(logw, "search: demo: removed %s\n", tmp)
+			}()
+			fmt.Fprintf(logw, "search: demo: the table and index go to %s, a temporary directory removed on exit (-data DIR keeps them)\n", tmp)
+		} else {
+			if err := os.MkdirAll(*data, 0o755); err != nil {
+				fmt.Fprintln(stderr, "search:", err)
+				return 1
+			}
+			fmt.Fprintf(logw, "search: demo: the table and index go to %s and are kept\n", *data)
+		}
+		if site, err = startDemo(*data); err != nil {
+			fmt.Fprintln(stderr, "search:", err)
+			return 1
+		}
+		defer site.close()
+		// The demo site is on loopback: allow exactly its address, no
+		// other private one.
+		copt.Seeds = []string{site.seed}
+		copt.AllowPrivate = true
+		copt.PrivateAddrs = append(copt.PrivateAddrs, site.addr)
+		if !set["delay"] {
+			copt.Delay = -1 // the flag's 0: the site is this process
+		}
+		fmt.Fprintf(logw, "search: demo: serving the PostgreSQL 15 manual (%d pages, bundled in the repository) at %s\n", site.pages, site.seed)
+	}
+
 	mem.Apply()
 	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, CacheBytes: mem.TableBytes(), Logger: log}
 	if !*noChain {
@@ -107,6 +154,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		// Without -seeds, the seeds the table remembers: pages are
 		// recrawled when due.
 		copt.Logger = log
+		copt.RecrawlDir = filepath.Join(*data, "recrawl") // crawler recrawl's requests while this runs
 		cfg.Crawl = &copt
 	}
 	e, err := engine.Open(ctx, cfg)
@@ -138,6 +186,12 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("serving", "url", "http://"+ln.Addr().String()+"/", "data", *data, "crawling", cfg.Crawl != nil)
+	if site != nil {
+		ui := "http://" + ln.Addr().String() + "/"
+		fmt.Fprintf(logw, "search: demo: crawling it now; open %s to search while it crawls (%sstatus shows progress), Ctrl-C stops\n", ui, ui)
+		fmt.Fprintf(logw, "search: demo: try %s, or %ssearch?q=vacuum; the JSON API: curl '%sapi/search?q=vacuum'\n",
+			strings.Join(demoQueries, ", "), ui, ui)
+	}
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/internal/corpus"
 )
 
@@ -380,4 +382,119 @@ func rarePhrase(t *testing.T, d *deployment, text, u string) string {
 		}
 	}
 	return ""
+}
+
+// TestDemo runs the quick start that needs nothing from outside the
+// repository: -demo serves the bundled manual on 127.0.0.1, crawls (its
+// first pages here) and indexes it into a temporary directory that is
+// removed on exit. Only the demo site's address is allowed.
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("demo crawl in -short")
+	}
+	d := start(t, "-demo", "-max-pages", "40")
+	st := d.waitIdleWith(5*time.Minute, func(s stats) bool { return s.Indexed > 0 })
+	if st.Pages != 40 {
+		t.Errorf("pages = %d, want 40 (-max-pages)", st.Pages)
+	}
+	n, hits := d.search("vacuum")
+	if n == 0 || !strings.HasPrefix(hits[0].URL, "http://127.0.0.1:") {
+		t.Fatalf("vacuum: %d %+v", n, hits)
+	}
+	log := d.log.String()
+	for _, want := range []string{
+		"search: demo: serving the PostgreSQL 15 manual (1169 pages, bundled in the repository) at http://127.0.0.1:",
+		"a temporary directory removed on exit",
+		"open " + d.base + "/ to search while it crawls",
+		"try vacuum",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	_, tmp, _ := strings.Cut(log, "the table and index go to ")
+	tmp, _, _ = strings.Cut(tmp, ",")
+	if _, err := os.Stat(tmp); err != nil {
+		t.Fatalf("data directory %q: %v", tmp, err)
+	}
+	if code := d.stop(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("%s left behind: %v", tmp, err)
+	}
+	if !strings.Contains(d.log.String(), "search: demo: removed "+tmp) {
+		t.Errorf("removal not said:\n%s", d.log.String())
+	}
+
+	// A kept directory serves the site at the same URLs again.
+	dir := t.TempDir()
+	seed := func(d *deployment) string {
+		_, s, _ := strings.Cut(d.log.String(), "bundled in the repository) at ")
+		s, _, _ = strings.Cut(s, "\n")
+		return s
+	}
+	d = start(t, "-demo", "-data", dir, "-max-pages", "5")
+	d.waitIdleWith(5*time.Minute, func(s stats) bool { return s.Indexed > 0 })
+	first := seed(d)
+	d.stop()
+	d = start(t, "-demo", "-data", dir, "-max-pages", "5")
+	if again := seed(d); again != first || !strings.Contains(d.log.String(), "and are kept") {
+		t.Errorf("seed %q, then %q:\n%s", first, again, d.log.String())
+	}
+	d.stop()
+	if _, err := os.Stat(filepath.Join(dir, demoAddrFile)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestDemoUsage(t *testing.T) {
+	seeds := filepath.Join(t.TempDir(), "seeds.txt")
+	if err := os.WriteFile(seeds, []byte("http://example.com/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"-demo", "-seeds", "http://example.com/"},
+		{"-demo", "-seeds-file", seeds},
+		{"-demo", "-no-crawl"},
+		{},
+	} {
+		var out syncBuffer
+		if code := run(context.Background(), args, &out, nil); code != 2 || !strings.Contains(out.String(), "usage") && !strings.Contains(out.String(), "-demo crawls the bundled sample site") {
+			t.Errorf("search %q = %d, want 2:\n%s", args, code, out.String())
+		}
+	}
+}
+
+// TestRecrawlSpool: while search holds the table, a recrawl request
+// dropped into DIR/recrawl/ (as crawler recrawl does) makes the page due
+// now, and the running crawler fetches it again.
+func TestRecrawlSpool(t *testing.T) {
+	s := &site{pages: map[string]string{
+		"/":       page("Home", "welcome", "/a.html"),
+		"/a.html": page("Aardvark facts", "the aardvark eats termites", "/"),
+	}}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	dir := t.TempDir()
+	d := start(t, "-data", dir, "-seeds", srv.URL+"/", "-allow-private", "-delay", "0",
+		"-min-interval", "1h", "-initial-interval", "1h", "-no-sitemaps")
+	d.waitIdleWith(60*time.Second, func(s stats) bool { return s.Indexed == 2 })
+	s.set("/a.html", page("Aardvark facts", "the aardvark now eats ants", "/"))
+	path, err := crawl.QueueRecrawl(filepath.Join(dir, "recrawl"), crawl.RecrawlRequest{URLs: []string{srv.URL + "/a.html"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, hits := d.search("ants"); len(hits) == 1 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the recrawled page's new words are not searchable:\n%s", d.log.String())
+		}
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("request file: %v, want applied and deleted", err)
+	}
+	d.waitLog("recrawl request applied", 10*time.Second)
 }
