@@ -15,7 +15,7 @@ func (w *Worker) scan(bg bool) {
 	defer w.wg.Done()
 	idle := w.opt.IdleMin
 	for w.ctx.Err() == nil {
-		found, err := w.pass(w.ctx, randomRow(), bg)
+		found, soonest, err := w.pass(w.ctx, randomRow(), bg)
 		if err != nil {
 			if w.ctx.Err() == nil {
 				w.opt.Logger.Warn("notification scan failed", "err", err)
@@ -25,7 +25,12 @@ func (w *Worker) scan(bg bool) {
 			idle = w.opt.IdleMin
 			continue
 		}
-		if w.idleWait(w.ctx, idle) == nil {
+		wait := idle
+		if !soonest.IsZero() {
+			// A delayed notification becomes ready then: be back for it.
+			wait = max(min(wait, time.Until(soonest)+time.Millisecond), time.Millisecond)
+		}
+		if w.idleWait(w.ctx, wait) == nil {
 			idle = min(2*idle, w.opt.IdleMax)
 		}
 	}
@@ -52,7 +57,7 @@ func (w *Worker) follow() {
 				}
 				continue // a pass finds it
 			}
-			t, ok := w.collect(row, cells)
+			t, ok := w.collect(row, cells, nil)
 			if !ok || w.background(t) {
 				continue
 			}
@@ -92,8 +97,10 @@ func randomRow() string {
 // returns how many tasks it dispatched. A row with a task in flight is
 // stepped over; a foreground one is looked at again when the task ends
 // (lockRow), so scanners never wait for each other (the paper's scanners
-// jump to a random row instead, against clumping).
-func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, err error) {
+// jump to a random row instead, against clumping). soonest is when the
+// first notification it stepped over for its observer's Delay becomes
+// ready (zero if none).
+func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, soonest time.Time, err error) {
 	from, end, wrapped := start, "", false
 	seen := make(map[string]int64) // notifications per observed column, for the queue gauge
 	defer func() {
@@ -119,14 +126,14 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, er
 					seen[c.Column]++
 				}
 			}
-			if t, ok := w.collect(row, cells); ok && w.background(t) == bg {
+			if t, ok := w.collect(row, cells, &soonest); ok && w.background(t) == bg {
 				batch = append(batch, t)
 			}
 			full = len(batch) >= w.opt.BatchRows
 			return !full
 		}, Filter{Family: famNotify, KeysOnly: true})
 		if err != nil {
-			return found, err
+			return found, soonest, err
 		}
 		// Dispatching may wait long for a busy pool, which is when the
 		// gauge matters: raise it now, set it exactly when the pass ends.
@@ -140,7 +147,7 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, er
 				continue
 			}
 			if err := w.dispatch(ctx, tasks, t); err != nil {
-				return found, err
+				return found, soonest, err
 			}
 			found++
 		}
@@ -148,7 +155,7 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, er
 		case full:
 			from = last + "\x00"
 		case wrapped || start == "":
-			return found, nil
+			return found, soonest, nil
 		default:
 			from, end, wrapped = "", start, true
 		}
@@ -156,8 +163,10 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, er
 }
 
 // collect turns a row's notify cells into a task for the observers this
-// worker runs, skipping notifications that wait for a retry.
-func (w *Worker) collect(row string, cells []Cell) (task, bool) {
+// worker runs, skipping notifications that wait for a retry or for their
+// observer's Delay; the earliest time one of the latter becomes ready goes
+// into *soonest (if soonest is not nil and it is earlier).
+func (w *Worker) collect(row string, cells []Cell, soonest *time.Time) (task, bool) {
 	t := task{row: row}
 	now := time.Now()
 	for _, c := range cells {
@@ -173,6 +182,17 @@ func (w *Worker) collect(row string, cells []Cell) (task, bool) {
 		}
 		t.notes = append(t.notes, note{col: c.Column, versions: []uint64{c.Ts}})
 	}
+	ready := t.notes[:0]
+	for _, n := range t.notes {
+		if at := w.obs[n.col].readyAt(n.versions); now.Before(at) {
+			if soonest != nil && (soonest.IsZero() || at.Before(*soonest)) {
+				*soonest = at
+			}
+			continue
+		}
+		ready = append(ready, n)
+	}
+	t.notes = ready
 	return t, len(t.notes) > 0
 }
 

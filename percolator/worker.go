@@ -35,6 +35,32 @@ type Observer struct {
 	// their PageRank, say) never holds up the notifications behind it.
 	// The column should be weak.
 	Background bool
+	// Delay lets a row's notifications for this observer gather before it
+	// runs: the row runs once its newest notification is Delay old, or its
+	// oldest is MaxDelay old, whichever comes first. A page whose inbound
+	// links or PageRank move many times during a bulk crawl then runs once
+	// or twice, not once a move, and what it derives is at most MaxDelay
+	// (plus the backlog) behind the table. Pending delayed notifications
+	// still count as pending (WaitIdle and -until-idle wait for them). Zero
+	// runs a notification as soon as a scanner finds it.
+	Delay time.Duration
+	// MaxDelay bounds Delay's wait for a row notified again and again;
+	// default 10 × Delay.
+	MaxDelay time.Duration
+}
+
+// readyAt returns when a notification with these notify versions may run.
+func (o *Observer) readyAt(versions []uint64) time.Time {
+	if o.Delay <= 0 || len(versions) == 0 {
+		return time.Time{}
+	}
+	newest, oldest := slices.Max(versions), slices.Min(versions)
+	quiet := TimeFromTs(newest).Add(o.Delay)
+	bound := TimeFromTs(oldest).Add(o.MaxDelay)
+	if bound.Before(quiet) {
+		return bound
+	}
+	return quiet
 }
 
 // WorkerOptions configure a Worker. The zero value of every field selects
@@ -190,6 +216,12 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 			return nil, fmt.Errorf("%w: observer %q observes %q, which is in neither Options.Observed nor Options.Weak", ErrInvalid, o.Name, o.Column)
 		}
 		names[o.Name] = true
+		if o.Delay < 0 || o.MaxDelay < 0 {
+			return nil, fmt.Errorf("%w: observer %q has a negative delay", ErrInvalid, o.Name)
+		}
+		if o.Delay > 0 && o.MaxDelay == 0 {
+			o.MaxDelay = 10 * o.Delay
+		}
 		if o.Background {
 			db.quiet.Store(o.Column, true)
 		}

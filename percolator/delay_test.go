@@ -1,0 +1,106 @@
+package percolator_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/percolator"
+)
+
+// delayed is a background observer with a Delay that records when it ran
+// on each row.
+type delayed struct {
+	mu   sync.Mutex
+	runs map[string][]time.Time
+}
+
+func (d *delayed) observer(delay, maxDelay time.Duration) percolator.Observer {
+	d.runs = make(map[string][]time.Time)
+	return percolator.Observer{Name: "delayed", Column: "c", Background: true, Delay: delay, MaxDelay: maxDelay,
+		Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+			d.mu.Lock()
+			d.runs[row] = append(d.runs[row], time.Now())
+			d.mu.Unlock()
+			return nil
+		}}
+}
+
+func (d *delayed) ran(row string) []time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]time.Time(nil), d.runs[row]...)
+}
+
+// A burst of notifications of a row runs its delayed observer once, Delay
+// after the last of them; the scanner comes back for it then although its
+// idle wait is far longer.
+func TestObserverDelayCoalesces(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	db := openDB(t, percolator.Options{Weak: []string{"c"}})
+	var d delayed
+	w := startWorker(t, db, percolator.WorkerOptions{IdleMin: time.Millisecond, IdleMax: time.Minute}, d.observer(delay, time.Minute))
+	var last time.Time
+	for range 10 {
+		if err := db.Notify(bg, "a", "c"); err != nil {
+			t.Fatal(err)
+		}
+		last = time.Now()
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(d.ran("a")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitIdle(t, w)
+	runs := d.ran("a")
+	if len(runs) != 1 {
+		t.Fatalf("10 notifications in a burst ran the observer %d times, want 1", len(runs))
+	}
+	// Timestamps have millisecond resolution.
+	if early := runs[0].Sub(last); early < delay-2*time.Millisecond {
+		t.Errorf("ran %v after the last notification, want ≥ %v", early, delay)
+	}
+}
+
+// A row notified again and again runs at least every MaxDelay: the delay
+// coalesces, it never starves.
+func TestObserverMaxDelayBounds(t *testing.T) {
+	const (
+		delay, maxDelay = 200 * time.Millisecond, 400 * time.Millisecond
+		notifying       = 3 * time.Second
+	)
+	db := openDB(t, percolator.Options{Weak: []string{"c"}})
+	var d delayed
+	w := startWorker(t, db, percolator.WorkerOptions{IdleMin: time.Millisecond, IdleMax: time.Minute}, d.observer(delay, maxDelay))
+	began := time.Now()
+	notified := 0
+	for time.Since(began) < notifying {
+		if err := db.Notify(bg, "b", "c"); err != nil {
+			t.Fatal(err)
+		}
+		notified++
+		time.Sleep(20 * time.Millisecond)
+	}
+	during := len(d.ran("b"))
+	waitIdle(t, w)
+	all := len(d.ran("b"))
+	// Every MaxDelay at most (plus scheduling): ~7 runs in 3 s; a quiet
+	// Delay never came while notifying.
+	if during < 2 {
+		t.Errorf("%d runs while the row was notified every 20 ms for %v, want ≥ 2 (MaxDelay %v)", during, notifying, maxDelay)
+	}
+	if all > int(notifying/maxDelay)+2 {
+		t.Errorf("%d runs for %d notifications in %v, want ≤ %d (coalesced by MaxDelay %v)", all, notified, notifying, int(notifying/maxDelay)+2, maxDelay)
+	}
+	t.Logf("%d notifications, %d runs while notifying, %d in all", notified, during, all)
+}
+
+func TestObserverNegativeDelay(t *testing.T) {
+	db := openDB(t, percolator.Options{Weak: []string{"c"}})
+	_, err := percolator.NewWorker(db, percolator.WorkerOptions{}, percolator.Observer{Name: "x", Column: "c", Delay: -time.Second,
+		Run: func(context.Context, *percolator.Tx, string, string) error { return nil }})
+	if err == nil {
+		t.Fatal("NewWorker accepted a negative Delay")
+	}
+}
