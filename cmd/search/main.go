@@ -3,6 +3,10 @@
 // crawls, runs the indexing chain and feeds the index while it serves, so
 // documents become searchable while the crawl runs.
 //
+//	search -demo [-data DIR]
+//	    the quick start on a fresh clone: serve the bundled PostgreSQL
+//	    manual on 127.0.0.1 from this process, crawl, index and serve it
+//	    (DIR defaults to a temporary directory, removed on exit)
 //	search -data DIR [-addr 127.0.0.1:8080]
 //	    serve DIR (the chain and the index feeder run too, so a table left
 //	    by crawler and indexer is served complete), and recrawl its pages
@@ -11,6 +15,9 @@
 //	    the one-command quick start: crawl, index and serve
 //	search -data DIR -rebuild
 //	    delete the serving index and rebuild it from the table first
+//
+// While it runs, crawler recrawl -data DIR queues requests in DIR/recrawl/
+// that its crawler applies within a second.
 //
 // The crawler flags are the crawler command's (-allow-private, -max-pages,
 // -delay, ...). Exit codes: 0 stopped by a signal, 1 failure, 2 bad usage.
