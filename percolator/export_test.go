@@ -35,3 +35,7 @@ func HintedLater(w *Worker, row string) bool {
 	defer w.rowsMu.Unlock()
 	return w.later[row]
 }
+
+// OracleAsleep reports whether o's clock stopped ticking for want of
+// timestamps taken.
+func OracleAsleep(o *Oracle) bool { return o.asleep.Load() }

@@ -49,8 +49,12 @@ type Oracle struct {
 	limit atomic.Uint64 // highest persisted timestamp: never hand out more
 
 	// clock is TsFromTime of the time, kept current to the millisecond by
-	// tick: reading the time costs more than the rest of Next.
-	clock atomic.Uint64
+	// tick: reading the time costs more than the rest of Next. While no
+	// timestamp is taken for clockSleep, tick stops (asleep) and the next
+	// take reads the time itself and wakes it.
+	clock  atomic.Uint64
+	asleep atomic.Bool
+	wake   chan struct{} // take → tick, when asleep; buffered
 
 	mu        sync.Mutex // one allocation at a time; guards persisted
 	persisted uint64
@@ -59,7 +63,7 @@ type Oracle struct {
 // newOracle opens the oracle of st, allocating its first range. window is
 // the number of timestamps reserved per persisted write.
 func newOracle(ctx context.Context, st Store, window uint64) (*Oracle, error) {
-	o := &Oracle{st: st, window: window}
+	o := &Oracle{st: st, window: window, wake: make(chan struct{}, 1)}
 	o.clock.Store(TsFromTime(time.Now()))
 	cells, err := st.ReadRow(ctx, oracleRow, Filter{Family: famMeta, Column: oracleColumn, Latest: true})
 	if err != nil {
@@ -100,6 +104,9 @@ func (o *Oracle) Next(ctx context.Context) (uint64, error) {
 // store's row lock must use it: the refill writes the oracle's row, whose
 // lock may be the one held (CheckAndMutateRowAt's ts, see commitOnePhase).
 func (o *Oracle) take() (uint64, bool) {
+	if o.asleep.Load() {
+		o.wakeClock()
+	}
 	for {
 		ts := o.next.Add(1)
 		if ts > o.limit.Load() {
@@ -116,23 +123,65 @@ func (o *Oracle) take() (uint64, bool) {
 	}
 }
 
+// clockSleep is how long tick keeps the clock current with no timestamp
+// taken: an idle process does not wake a thousand times a second.
+const clockSleep = 100 * time.Millisecond
+
 // tick keeps o.clock current until ctx is done, and persists the next
 // range while half of the current one is left, so that Next seldom waits
 // for the store (with timestamps following the clock, a range of 2^20
-// lasts about a second).
+// lasts about a second). After clockSleep without a timestamp taken it
+// sleeps until take wakes it (wakeClock).
 func (o *Oracle) tick(ctx context.Context) {
 	t := time.NewTicker(time.Millisecond)
 	defer t.Stop()
+	seen, still := o.next.Load(), 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			o.clock.Store(TsFromTime(time.Now()))
-			if o.low() {
-				o.extend(ctx) // on failure Next refills, and reports it
-			}
 		}
+		o.setClock()
+		if o.low() {
+			o.extend(ctx) // on failure Next refills, and reports it
+		}
+		if n := o.next.Load(); n != seen {
+			seen, still = n, 0
+			continue
+		}
+		if still++; time.Duration(still)*time.Millisecond < clockSleep {
+			continue
+		}
+		t.Stop()
+		o.asleep.Store(true)
+		select {
+		case <-ctx.Done():
+			return
+		case <-o.wake:
+		}
+		t.Reset(time.Millisecond)
+		seen, still = o.next.Load(), 0
+	}
+}
+
+// wakeClock brings the clock up to date for a take that found tick asleep,
+// and wakes tick. Every such take reads the time itself, so none uses a
+// stale clock while another wakes tick.
+func (o *Oracle) wakeClock() {
+	o.setClock()
+	if o.asleep.CompareAndSwap(true, false) {
+		select {
+		case o.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// setClock moves the clock up to the time (never back).
+func (o *Oracle) setClock() {
+	now := TsFromTime(time.Now())
+	for cur := o.clock.Load(); cur < now && !o.clock.CompareAndSwap(cur, now); cur = o.clock.Load() {
 	}
 }
 

@@ -67,6 +67,34 @@ func TestOracleFollowsClock(t *testing.T) {
 	}
 }
 
+// An oracle nobody asks stops its millisecond clock, and the first
+// timestamp after that is still current: the asker reads the time itself.
+func TestOracleClockSleeps(t *testing.T) {
+	db := openDB(t, percolator.Options{})
+	o := db.Oracle()
+	for range 5 {
+		deadline := time.Now().Add(10 * time.Second)
+		for !percolator.OracleAsleep(o) {
+			if time.Now().After(deadline) {
+				t.Fatal("the oracle's clock still ticks 10 s after the last timestamp")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond) // let the sleeping clock fall behind
+		before := time.Now().Truncate(time.Millisecond)
+		ts, err := o.Next(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := percolator.TimeFromTs(ts); got.Before(before) {
+			t.Fatalf("first timestamp after the clock slept says %v, taken after %v", got, before)
+		}
+		if percolator.OracleAsleep(o) {
+			t.Fatal("the clock sleeps after a timestamp was taken")
+		}
+	}
+}
+
 // After a restart, timestamps continue above everything handed out before,
 // even though the old range was not used up.
 func TestOracleRestart(t *testing.T) {
