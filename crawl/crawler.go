@@ -33,7 +33,8 @@ type Crawler struct {
 	plain     *http.Client      // robots.txt and sitemaps: follows up to 5 redirects
 	known     *lru              // page rows known to exist
 	hosts     *hosts
-	scope     *scope // set by Run before its goroutines start
+	scope     *scope   // set by Run before its goroutines start
+	archive   *archive // set by Run before its goroutines start, with Options.WARCDir
 
 	running atomic.Bool
 	stats   counters
@@ -83,7 +84,7 @@ func New(db *percolator.DB, opt Options) (*Crawler, error) {
 // under way complete and their loader transactions commit; pages claimed
 // but not fetched are released; a later Run resumes from the table. Run
 // returns ctx.Err() when stopped by ctx.
-func (c *Crawler) Run(ctx context.Context) error {
+func (c *Crawler) Run(ctx context.Context) (err error) {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
@@ -115,6 +116,19 @@ func (c *Crawler) Run(ctx context.Context) error {
 			c.pollSpool(spoolCtx, spoolInterval)
 		}()
 		defer func() { stopSpool(); <-spoolDone }()
+	}
+	if c.opt.WARCDir != "" {
+		a, err := openArchive(c.opt.WARCDir, c.opt.WARCMaxSize, c.opt.UserAgent, c.log, &c.stats.warcRecords, &c.stats.warcDropped)
+		if err != nil {
+			return err
+		}
+		c.archive = a
+		defer func() {
+			c.archive = nil
+			if aerr := a.close(); aerr != nil {
+				err = errors.Join(err, aerr)
+			}
+		}()
 	}
 
 	// Fetches and loads use fetchCtx, which outlives ctx until Run returns.

@@ -39,6 +39,10 @@ var (
 	// frontier.
 	ErrUnknownPage = errors.New("crawl: page not in the frontier")
 
+	// ErrNotWARC is returned (in an *ImportError) by Importer.ImportFile
+	// for a file that does not start with a WARC record.
+	ErrNotWARC = errors.New("crawl: not a WARC file")
+
 	// ErrInvalidOptions is returned by New for options it cannot use.
 	ErrInvalidOptions = errors.New("crawl: invalid options")
 

@@ -53,6 +53,9 @@ type result struct {
 	textSum string         // hash of the visible text (HTML only)
 
 	redirect string // normalized Location of a 3xx
+
+	at   time.Time      // when the response headers arrived; the fetch time
+	resp *http.Response // the response as the transport gave it (for the WARC writer); nil without one
 }
 
 // fetcher fetches pages with one colly collector in synchronous mode, so
@@ -112,16 +115,23 @@ func (f *fetcher) fetch(j *job) result {
 	if err != nil && r.header == nil {
 		r = result{err: err, permanent: errors.Is(err, ErrPrivateAddress)}
 	}
+	r.read(j.url)
+	return r
+}
+
+// read reads what the loader needs of a response to pageURL: a 2xx
+// body's links and text sum, a 3xx's target. Fetches and WARC records
+// (see Importer) go through it alike.
+func (r *result) read(pageURL string) {
 	if r.status/100 == 2 {
-		r.extract(j.url)
+		r.extract(pageURL)
 	}
 	if r.status/100 == 3 {
 		if loc := r.header.Get("Location"); loc != "" {
-			base, _ := url.Parse(j.url)
+			base, _ := url.Parse(pageURL)
 			r.redirect, _ = webtable.Resolve(base, loc)
 		}
 	}
-	return r
 }
 
 // tap limits a response body to max bytes, marks the result truncated when
@@ -139,6 +149,7 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	res := t.f.cur
+	res.at, res.resp = time.Now(), resp
 	// colly's copy of the body is the raw one unless it transcodes it
 	// (a declared non-UTF-8 charset) or gunzips it: only then keep ours.
 	res.keep = mayTranscode(resp)
@@ -236,6 +247,9 @@ func (c *Crawler) process(ctx, fetchCtx context.Context, f *fetcher, j *job) boo
 	}
 	for attempt := 0; ; attempt++ {
 		j.res = f.fetch(j)
+		if c.archive != nil && j.res.resp != nil {
+			c.archive.add(j.url, &j.res)
+		}
 		if !retryable(j.res.status) {
 			return true
 		}

@@ -32,6 +32,8 @@ func Flags(fs *flag.FlagSet) func() (Options, error) {
 		maxIv     = fs.Duration("max-interval", 365*24*time.Hour, "longest revisit interval")
 		initIv    = fs.Duration("initial-interval", 30*24*time.Hour, "revisit interval after the first fetch of a page without Last-Modified (with one: the time since then, within -min-interval and -max-interval)")
 		noSitemap = fs.Bool("no-sitemaps", false, "do not read sitemaps")
+		warcOut   = fs.String("warc-out", "", "archive every fetch as WARC records (gzipped, a warcinfo record first in each file) in this `directory`")
+		warcMax   = fs.Int64("warc-max-size", 1e9, "`bytes` at which a -warc-out file is closed and the next begun")
 	)
 	return func() (Options, error) {
 		list, err := seedList(*seeds, *seedsFile)
@@ -44,7 +46,7 @@ func Flags(fs *flag.FlagSet) func() (Options, error) {
 			Delay: *delay, Parallel: *parallel, Workers: *workers, Timeout: *timeout,
 			MaxBodySize: *maxBody, Retries: *retries,
 			MinInterval: *minIv, MaxInterval: *maxIv, InitialInterval: *initIv,
-			NoSitemaps: *noSitemap,
+			NoSitemaps: *noSitemap, WARCDir: *warcOut, WARCMaxSize: *warcMax,
 		}
 		if *delay == 0 {
 			opt.Delay = -1

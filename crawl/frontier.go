@@ -259,20 +259,26 @@ func (c *Crawler) claim(ctx context.Context, j *job) (bool, error) {
 		if err := tx.Set(j.row, webtable.Lease, j.lease); err != nil {
 			return err
 		}
-		j.depth = int(atoi(cols[webtable.Depth]))
-		j.hops = int(atoi(cols[webtable.Hops]))
-		j.fails = int(atoi(cols[webtable.Fails]))
-		j.interval = time.Duration(atoi(cols[webtable.Interval])) * time.Millisecond
-		j.etag = string(cols[webtable.ETag])
-		j.lastMod = string(cols[webtable.LastMod])
-		j.bodySum = string(cols[webtable.BodySum])
-		j.textSum = string(cols[webtable.TextSum])
-		j.prevCode = int(atoi(status))
-		j.fetched = status != nil
+		j.fromRow(cols, status)
 		ok = true
 		return nil
 	})
 	return ok, err
+}
+
+// fromRow fills j with what its page row holds: its crawl: columns and
+// fetch:status (nil if never fetched).
+func (j *job) fromRow(cols map[string][]byte, status []byte) {
+	j.depth = int(atoi(cols[webtable.Depth]))
+	j.hops = int(atoi(cols[webtable.Hops]))
+	j.fails = int(atoi(cols[webtable.Fails]))
+	j.interval = time.Duration(atoi(cols[webtable.Interval])) * time.Millisecond
+	j.etag = string(cols[webtable.ETag])
+	j.lastMod = string(cols[webtable.LastMod])
+	j.bodySum = string(cols[webtable.BodySum])
+	j.textSum = string(cols[webtable.TextSum])
+	j.prevCode = int(atoi(status))
+	j.fetched = status != nil
 }
 
 // release gives a claimed page back without fetching it: it stays due.

@@ -47,8 +47,12 @@ func (c *Crawler) load(ctx context.Context, j *job) (outcome, error) {
 		if string(lease) != string(j.lease) {
 			return errLeaseLost
 		}
+		at := j.res.at // the response's time, as the WARC writer records it
+		if at.IsZero() {
+			at = time.Now()
+		}
 		var err2 error
-		out, err2 = c.write(ctx, tx, j, time.Now())
+		out, err2 = c.write(ctx, tx, j, at)
 		return err2
 	})
 	return out, err
@@ -221,7 +225,9 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 	due := next.UnixMilli()
 	set(webtable.Due, itoa(due))
 	tx.Delete(row, webtable.Lease)
-	tx.Delete(j.dueKey, webtable.DuePage)
+	if j.dueKey != "" { // "": an imported page new to the table
+		tx.Delete(j.dueKey, webtable.DuePage)
+	}
 	return out, tx.Set(webtable.DueRow(due, row), webtable.DuePage, []byte(row))
 }
 

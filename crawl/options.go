@@ -122,6 +122,14 @@ type Options struct {
 	// hosts are evicted past it. Default 10,000.
 	MaxHosts int
 
+	// WARCDir, if set, is where every page fetch is archived as WARC
+	// records (see the WARC writer in warcout.go): a request and a
+	// response record, or a revisit record for a 304.
+	WARCDir string
+	// WARCMaxSize is the size at which a WARC file is closed and the next
+	// one begun. Default 1 GB, as Heritrix.
+	WARCMaxSize int64
+
 	// Logger receives per-page events (debug) and failures (info). Nil
 	// discards them.
 	Logger *slog.Logger
@@ -209,6 +217,9 @@ func (o *Options) ensureDefaults() error {
 	}
 	if o.MaxHosts <= 0 {
 		o.MaxHosts = 10000
+	}
+	if o.WARCMaxSize <= 0 {
+		o.WARCMaxSize = 1e9
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

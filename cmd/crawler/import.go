@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/internal/termline"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+func init() { commands["import"] = runImport }
+
+// runImport is "crawler import -data DIR FILE.warc[.gz]...": it loads
+// the WARC files' responses as the crawler's loader would (see
+// crawl.Importer), in the order given. A file that stops being readable
+// is reported with where it stopped, and the next file is read; the exit
+// code is then 1.
+func runImport(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("crawler import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		data    = fs.String("data", "", "table `directory` (embedded Badger); required")
+		maxBody = fs.Int64("max-body", 10<<20, "body size `bytes` kept; longer bodies are cut and marked truncated")
+		verbose = fs.Bool("v", false, "log every record skipped or malformed")
+		quiet   = fs.Bool("q", false, "no progress line, log only warnings")
+	)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: crawler import -data DIR FILE.warc[.gz]...")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *data == "" || fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	level := slog.LevelInfo
+	switch {
+	case *verbose:
+		level = slog.LevelDebug
+	case *quiet:
+		level = slog.LevelWarn
+	}
+	tty := termline.IsTerminal(os.Stderr) && !*quiet
+	logw := &termline.Writer{W: stderr, TTY: tty}
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := badger.Open(*data, badger.Options{})
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler:", err)
+		return 1
+	}
+	defer st.Close()
+	db, err := percolator.Open(ctx, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, Logger: log})
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler:", err)
+		return 1
+	}
+	defer db.Close()
+	im, err := crawl.NewImporter(ctx, db, crawl.Options{MaxBodySize: *maxBody, Logger: log})
+	if err != nil {
+		fmt.Fprintln(stderr, "crawler:", err)
+		return 1
+	}
+
+	start := time.Now()
+	progressCtx, stopProgress := context.WithCancel(ctx)
+	progressDone := make(chan struct{})
+	if tty {
+		go importProgress(progressCtx, im, start, logw, progressDone)
+	} else {
+		close(progressDone)
+	}
+	code := 0
+	for _, f := range fs.Args() {
+		err := im.ImportFile(ctx, f)
+		var ie *crawl.ImportError
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled):
+			code = 130
+		case errors.As(err, &ie):
+			fmt.Fprintln(logw, "crawler: import:", err)
+			code = 1
+			continue
+		default:
+			fmt.Fprintf(logw, "crawler: import %s: %v\n", f, err)
+			code = 1
+			continue
+		}
+		if code == 130 {
+			break
+		}
+	}
+	stopProgress()
+	<-progressDone
+	s := im.Stats()
+	elapsed := time.Since(start)
+	fmt.Fprintf(stderr, "crawler: import: %s in %v, %.1f records/s\n", s.Summary(), elapsed.Round(time.Millisecond), float64(s.Records)/elapsed.Seconds())
+	if code == 130 {
+		fmt.Fprintln(stderr, "crawler: interrupted; what was read is loaded")
+	}
+	return code
+}
+
+// importProgress redraws one status line on the terminal every 250ms.
+func importProgress(ctx context.Context, im *crawl.Importer, start time.Time, w *termline.Writer, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			w.Status("")
+			return
+		case <-t.C:
+			s := im.Stats()
+			var skipped int64
+			for _, n := range s.Skipped {
+				skipped += n
+			}
+			w.Status(fmt.Sprintf("%s  byte %s  %d records  %.1f/s  %d loaded  %d skipped  %d malformed",
+				filepath.Base(s.File), bytesString(s.Offset), s.Records, float64(s.Records)/time.Since(start).Seconds(), s.Loaded, skipped, s.Malformed))
+		}
+	}
+}

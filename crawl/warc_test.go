@@ -1,0 +1,436 @@
+package crawl
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	pgdocs "github.com/caffeine-go/caffeine/internal/corpus"
+	"github.com/caffeine-go/caffeine/internal/testsite"
+	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// tutorial serves the PostgreSQL manual's tutorial chapter (24 real pages)
+// with an ETag per page, answering If-None-Match with 304; the manual's
+// other pages, which the tutorial links to, are 404s.
+func tutorial(t testing.TB) (*httptest.Server, []string) {
+	t.Helper()
+	pages := map[string][]byte{}
+	var paths []string
+	for _, p := range pgdocs.Pages(t) {
+		if strings.HasPrefix(p.Path, "tutorial") {
+			pages["/"+p.Path] = p.Body
+			paths = append(paths, "/"+p.Path)
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		sum := sha256.Sum256(body)
+		etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+		w.Header().Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, paths
+}
+
+// wget crawls url recursively with Debian's wget into dir/name.warc.gz.
+func wget(t *testing.T, dir, name, url string) string {
+	t.Helper()
+	if _, err := exec.LookPath("wget"); err != nil {
+		t.Skip("wget is not installed (apt-get install wget)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "wget", "-nv", "-r", "-l", "inf", "--delete-after", "-P", filepath.Join(dir, "files"),
+		"--warc-file="+filepath.Join(dir, name), url)
+	out, err := cmd.CombinedOutput()
+	// wget exits 8 when a server answered an error (the 404s) and 4 when
+	// a name did not resolve (redirects off the site): expected.
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && (exit.ExitCode() == 8 || exit.ExitCode() == 4)) {
+		t.Fatalf("wget: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, name+".warc.gz")
+}
+
+// chain runs the indexing chain on tb until the test ends.
+func chain(t testing.TB, tb *table) *percolator.Worker {
+	t.Helper()
+	w, err := percolator.NewWorker(tb.db, percolator.WorkerOptions{IdleMin: time.Millisecond, IdleMax: 20 * time.Millisecond}, observers.Chain()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start()
+	t.Cleanup(w.Close) // before the table's checks
+	return w
+}
+
+// verify waits for the chain to be idle and compares it with the batch.
+func verify(t *testing.T, tb *table, w *percolator.Worker) *observers.Batch {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := w.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	diffs, b, err := observers.Verify(ctx, tb.db, 0.005, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error("verify:", d)
+	}
+	return b
+}
+
+// exported replays the export queue as serving does: the documents a
+// search finds, by URL.
+func exported(t testing.TB, tb *table) map[string]*webtable.Doc {
+	t.Helper()
+	docs := map[string]*webtable.Doc{}
+	ver := map[string]uint64{}
+	err := tb.db.View(context.Background(), func(tx *percolator.Tx) error {
+		return tx.Scan(context.Background(), webtable.ExportPrefix, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(_, _ string, v []byte) bool {
+			var x webtable.Export
+			if err := json.Unmarshal(v, &x); err != nil {
+				t.Fatal(err)
+			}
+			if x.Version < ver[x.URL] {
+				return true
+			}
+			ver[x.URL] = x.Version
+			if x.Op == webtable.OpDelete {
+				delete(docs, x.URL)
+			} else {
+				docs[x.URL] = x.Doc
+			}
+			return true
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
+// importFiles imports files into tb and returns the stats.
+func importFiles(t *testing.T, tb *table, files ...string) (ImportStats, error) {
+	t.Helper()
+	im, err := NewImporter(context.Background(), tb.db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := im.ImportFile(context.Background(), f); err != nil {
+			return im.Stats(), err
+		}
+	}
+	return im.Stats(), nil
+}
+
+// dump is every cell of tb.
+func dump(t testing.TB, tb *table) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := tb.db.Dump(context.Background(), &b, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// A WARC written by wget (a real-site fixture with redirects, 404s and
+// robots.txt, and 24 pages of the PostgreSQL manual) imports: the chain
+// goes idle, Verify passes, every page is searchable, and a second import
+// changes nothing.
+func TestImportWget(t *testing.T) {
+	dir := t.TempDir()
+	pg, paths := tutorial(t)
+	site := testsite.New(t)
+	files := []string{
+		wget(t, dir, "pg", pg.URL+"/tutorial.html"),
+		wget(t, dir, "site", site.URL+"/"),
+	}
+	tb := openTable(t, "")
+	w := chain(t, tb)
+	st, err := importFiles(t, tb, files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("import: %s", st.Summary())
+	if st.Malformed != 0 || st.Skipped["request record"] == 0 || st.Skipped["warcinfo record"] != 2 {
+		t.Errorf("import: %s; want no malformed, the requests and two warcinfo records skipped", st.Summary())
+	}
+	verify(t, tb, w)
+
+	docs := exported(t, tb)
+	for _, p := range paths {
+		if docs[pg.URL+p] == nil {
+			t.Errorf("%s: no exported document", p)
+		}
+	}
+	for p, want := range map[string]string{
+		"/":                    webtable.StateOK,
+		"/moved":               webtable.StateRedirect,
+		"/missing":             webtable.StateGone,
+		"/docs/dir/":           webtable.StateOK,
+		"/target.html":         webtable.StateOK,
+		"/docs/a.html":         webtable.StateOK,
+		"/t302.html":           webtable.StateOK,
+		"/docs/dir/index.html": webtable.StateRedirect,
+	} {
+		if got := string(tb.get(site.URL+p, webtable.State)); got != want {
+			t.Errorf("%s: state %q, want %q", p, got, want)
+		}
+	}
+	for _, p := range []string{"/", "/target.html", "/docs/dir/"} {
+		if docs[site.URL+p] == nil {
+			t.Errorf("%s: no exported document", p)
+		}
+	}
+	if got := string(tb.get(site.URL+"/robots.txt", webtable.Status)); got != "" {
+		t.Errorf("robots.txt was loaded as a page (status %s)", got)
+	}
+
+	// Imported pages are due after their interval, not now: a crawler
+	// started now has nothing to fetch but the links wget did not follow.
+	for _, p := range paths {
+		due := atoi(tb.get(pg.URL+p, webtable.Due))
+		if time.Until(time.UnixMilli(due)) < 24*time.Hour {
+			t.Errorf("%s due %v, want after its revisit interval", p, time.UnixMilli(due))
+		}
+	}
+	if seeds, err := Seeds(context.Background(), tb.db); err != nil || len(seeds) != 2 {
+		t.Errorf("seeds %q (%v), want one per host", seeds, err)
+	}
+
+	// Again: nothing changes.
+	if err := w.WaitIdle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := dump(t, tb)
+	st2, err := importFiles(t, tb, files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st2.Loaded != 0 || st2.Records != st.Records {
+		t.Errorf("second import: %s; want nothing loaded", st2.Summary())
+	}
+	if after := dump(t, tb); after != before {
+		t.Error("second import changed the table")
+	}
+}
+
+// The same content fetched again later (another crawl's WARC of the same
+// pages) is loaded, but the loader's body sums leave fetch:body alone: the
+// chain has nothing to do.
+func TestImportSameContentLater(t *testing.T) {
+	dir := t.TempDir()
+	pg, _ := tutorial(t)
+	first := wget(t, dir, "a", pg.URL+"/tutorial-start.html")
+	// wget's WARC-Date has seconds: the second crawl must be a second later.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	second := wget(t, dir, "b", pg.URL+"/tutorial-start.html")
+	tb := openTable(t, "")
+	w := chain(t, tb)
+	if _, err := importFiles(t, tb, first); err != nil {
+		t.Fatal(err)
+	}
+	verify(t, tb, w)
+	w.Close()
+	st, err := importFiles(t, tb, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Loaded == 0 || st.Changed != 0 {
+		t.Errorf("second crawl: %s; want loads without new content", st.Summary())
+	}
+	pending, err := tb.db.Pending(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := pending[webtable.Body]; n != 0 {
+		t.Errorf("%d fetch:body notifications after loading the same content, want 0", n)
+	}
+}
+
+// A crawl with WARCDir (two rounds: 200s, 404s, then 304s) re-imports into
+// a fresh table with the same pages and the same exported documents.
+func TestWARCRoundTrip(t *testing.T) {
+	pg, paths := tutorial(t)
+	warcs := t.TempDir()
+	a := openTable(t, "")
+	opt := testOptions(pg.URL + "/tutorial.html")
+	opt.WARCDir = warcs
+	opt.WARCMaxSize = 16 << 10 // several files
+	c := a.crawl(opt)
+	if s := c.Stats(); s.WARCRecords != 2*s.Fetched || s.WARCDropped != 0 {
+		t.Errorf("stats %+v: want two records per fetch", s)
+	}
+	var urls []string
+	for _, p := range paths {
+		urls = append(urls, pg.URL+p)
+	}
+	if _, err := Recrawl(context.Background(), a.db, urls, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	opt.Seeds = nil
+	if c := a.crawl(opt); c.Stats().NotModified != int64(len(paths)) {
+		t.Errorf("round 2: %d not modified, want %d", c.Stats().NotModified, len(paths))
+	}
+	// The chain runs after the loads on both tables, so that documents
+	// carry the last fetch time (a 304 does not export a page again).
+	ba := verify(t, a, chain(t, a))
+
+	files, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
+	if len(files) < 2 {
+		t.Fatalf("WARC files %q, want rotation past 16 KiB", files)
+	}
+	if open, _ := filepath.Glob(filepath.Join(warcs, "*.open")); len(open) > 0 {
+		t.Errorf("files left open: %q", open)
+	}
+	slices.Sort(files) // in the order written
+	b := openTable(t, "")
+	st, err := importFiles(t, b, files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("import: %s", st.Summary())
+	if st.Malformed != 0 || st.Skipped["warcinfo record"] != int64(len(files)) || st.Skipped["revisit of a page not in the table"] != 0 {
+		t.Errorf("import: %s", st.Summary())
+	}
+	bb := verify(t, b, chain(t, b))
+
+	// The same pages, fetched at the same times with the same outcomes.
+	for _, u := range a.pages() {
+		for _, col := range []string{webtable.Status, webtable.FetchedAt, webtable.BodySum, webtable.Redirect} {
+			if x, y := a.get(u, col), b.get(u, col); !bytes.Equal(x, y) {
+				t.Errorf("%s %s: crawled %q, imported %q", u, col, x, y)
+			}
+		}
+	}
+	if x, y := a.pages(), b.pages(); !slices.Equal(x, y) {
+		t.Errorf("pages: crawled %d, imported %d", len(x), len(y))
+	}
+	// The same link graph: the batch's PageRank (each table's incremental
+	// one is within Verify's tolerance of it).
+	for row, r := range ba.Rank {
+		if math.Abs(bb.Rank[row]-r) > 1e-9 {
+			t.Errorf("%s: batch PageRank %v crawled, %v imported", row, r, bb.Rank[row])
+		}
+	}
+	da, db := exported(t, a), exported(t, b)
+	if len(da) != len(paths) || len(db) != len(da) {
+		t.Errorf("%d documents crawled, %d imported, want %d", len(da), len(db), len(paths))
+	}
+	for u, x := range da {
+		y := db[u]
+		if y == nil {
+			t.Errorf("%s: not exported after the import", u)
+			continue
+		}
+		x2, y2 := *x, *y
+		x2.PageRank, y2.PageRank = 0, 0
+		jx, _ := json.Marshal(x2)
+		jy, _ := json.Marshal(y2)
+		if !bytes.Equal(jx, jy) {
+			t.Errorf("%s: documents differ:\ncrawled  %s\nimported %s", u, jx, jy)
+		}
+	}
+}
+
+// A cut file keeps what came before the cut and says where it stopped;
+// importing the whole file then loads the rest. Garbage is not a WARC.
+func TestImportDamaged(t *testing.T) {
+	dir := t.TempDir()
+	pg, paths := tutorial(t)
+	file := wget(t, dir, "pg", pg.URL+"/tutorial.html")
+	whole, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.warc.gz")
+	if err := os.WriteFile(cut, whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb := openTable(t, "")
+	w := chain(t, tb)
+	st, err := importFiles(t, tb, cut)
+	var ie *ImportError
+	if !errors.As(err, &ie) || ie.File != cut || ie.Offset <= 0 || ie.Offset >= int64(len(whole)/2) || ie.Record < 2 {
+		t.Fatalf("cut file: %v; want an ImportError inside the file", err)
+	}
+	t.Logf("cut file: %v; %s", err, st.Summary())
+	if st.Loaded == 0 {
+		t.Errorf("cut file: %s; want the pages before the cut loaded", st.Summary())
+	}
+	n := 0
+	for _, p := range paths {
+		if tb.get(pg.URL+p, webtable.Status) != nil {
+			n++
+		}
+	}
+	if n == 0 || n == len(paths) {
+		t.Errorf("%d of %d pages loaded from half a file", n, len(paths))
+	}
+	st2, err := importFiles(t, tb, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st2.Loaded == 0 || st2.Skipped["the table has this fetch or a later one"] != st.Loaded {
+		t.Errorf("whole file after the cut one: %s; want the %d loaded records skipped", st2.Summary(), st.Loaded)
+	}
+	verify(t, tb, w)
+	if docs := exported(t, tb); len(docs) != len(paths) {
+		t.Errorf("%d documents, want %d", len(docs), len(paths))
+	}
+
+	for name, content := range map[string][]byte{
+		"garbage.warc":    bytes.Repeat([]byte("not a warc \x00\xff"), 1000),
+		"empty.warc.gz":   nil,
+		"gzipped.warc.gz": gzipped(t, []byte("<html>hello</html>")),
+	} {
+		f := filepath.Join(dir, name)
+		os.WriteFile(f, content, 0o644)
+		_, err := importFiles(t, tb, f)
+		if !errors.As(err, &ie) || !errors.Is(err, ErrNotWARC) || ie.Offset != 0 {
+			t.Errorf("%s: %v, want ErrNotWARC at byte 0", name, err)
+		}
+	}
+}
+
+func gzipped(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}

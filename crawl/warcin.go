@@ -1,0 +1,526 @@
+package crawl
+
+import (
+	"bufio"
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"context"
+	"crypto/sha1"
+	"encoding/base32"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nlnwa/gowarc"
+
+	"github.com/caffeine-go/caffeine/extract"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// Importer loads the response records of WARC files into the table as
+// the crawler's loader transaction loads a fetch, with the record's
+// WARC-Date as the fetch time, so the observers index them as usual.
+//
+// A page new to the table gets a frontier row as a fetched one does (depth
+// 0, due after its revisit interval from the record's date) and its links
+// go to the frontier like a fetched page's: to the hosts the table's seeds
+// and the imported records cover. The first page imported from a host no
+// seed covers is remembered as a seed, so a later crawl recrawls the
+// imported pages when due, not before. A record is skipped when the table
+// has a fetch of its page as recent or more (so a second import of a file
+// changes nothing) and when a crawler holds a live lease on the page.
+// Records are not fetched: their URLs are normalized as the crawler's but
+// private addresses are imported (the address guard is about what the
+// crawler connects to).
+//
+// An Importer is used by one goroutine at a time, but Stats may be called
+// from any goroutine.
+type Importer struct {
+	c     *Crawler
+	hosts map[string]bool // hosts with a seed
+	seeds []string
+
+	records, loaded, changed, malformed, offset atomic.Int64
+
+	mu      sync.Mutex       // guards skipped and file
+	skipped map[string]int64 // by reason
+	file    string
+}
+
+// ImportStats counts what an Importer did.
+type ImportStats struct {
+	Records   int64            // records read
+	Loaded    int64            // records loaded by a loader transaction
+	Changed   int64            // of those, loads that gave the page new content
+	Skipped   map[string]int64 // records not loaded, by reason
+	Malformed int64            // records that could not be read (a file that stops reading is an ImportError)
+	File      string           // the file being read
+	Offset    int64            // where in File, in bytes of the file
+}
+
+// ImportError is returned by ImportFile when a file stops being readable:
+// everything before Offset was imported.
+type ImportError struct {
+	File   string
+	Offset int64 // byte offset in File of the record that could not be read
+	Record int64 // its number in the file, from 1
+	Err    error
+}
+
+func (e *ImportError) Error() string {
+	return fmt.Sprintf("%s: stopped at byte %d (record %d): %v", e.File, e.Offset, e.Record, e.Err)
+}
+
+func (e *ImportError) Unwrap() error { return e.Err }
+
+// NewImporter returns an importer into db (opened with webtable.Observed
+// and webtable.Weak). Of opt, the revisit intervals, MaxBodySize,
+// MaxRedirects, KnownRows and Logger apply; Seeds and Scope do not (the
+// scope is the hosts of the table's seeds and of the records).
+func NewImporter(ctx context.Context, db *percolator.DB, opt Options) (*Importer, error) {
+	opt.Scope = ScopeHost
+	c, err := New(db, opt)
+	if err != nil {
+		return nil, err
+	}
+	seeds, err := Seeds(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	im := &Importer{c: c, hosts: map[string]bool{}, skipped: map[string]int64{}, seeds: seeds}
+	for _, s := range seeds {
+		im.hosts[hostPort(s)] = true
+	}
+	c.scope = newScope(ScopeHost, seeds)
+	return im, nil
+}
+
+// Stats returns what the importer did so far. It is safe for concurrent use.
+func (im *Importer) Stats() ImportStats {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	return ImportStats{
+		Records: im.records.Load(), Loaded: im.loaded.Load(), Changed: im.changed.Load(),
+		Skipped: maps.Clone(im.skipped), Malformed: im.malformed.Load(),
+		File: im.file, Offset: im.offset.Load(),
+	}
+}
+
+func (im *Importer) skip(reason string) {
+	im.mu.Lock()
+	im.skipped[reason]++
+	im.mu.Unlock()
+}
+
+// warcOptions read records as they come from many tools: framing only.
+// The importer reads each block whole and checks its length and
+// WARC-Block-Digest itself (gowarc's header validation blanks fields it
+// finds odd, such as wget's WARC/1.0 "<URI>"). Syntax errors stop the
+// file: bytes that are not a record, a header line without CRLF (gowarc
+// v1.6.0 also loops on a header cut by a gzip error when it only warns).
+var warcOptions = []gowarc.WarcRecordOption{
+	gowarc.WithSyntaxErrorPolicy(gowarc.ErrFail),
+	gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
+	gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore),
+	gowarc.WithSkipParseBlock(),
+}
+
+// ImportFile imports the records of the WARC file at path, gzipped (per
+// record, or whole) or not. It stops at the first record it cannot read
+// (cut short, or not a record) and returns an *ImportError saying where;
+// what came before stays loaded. A file that does not start with a WARC
+// record is an *ImportError wrapping ErrNotWARC. A record whose block
+// does not match its digest is counted malformed and skipped. ctx ends it
+// between records.
+func (im *Importer) ImportFile(ctx context.Context, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	im.mu.Lock()
+	im.file = path
+	im.mu.Unlock()
+	im.offset.Store(0)
+	if err := sniff(f); err != nil {
+		return &ImportError{File: path, Record: 1, Err: err}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	r, err := gowarc.NewWarcFileReaderFromStream(f, 0, warcOptions...)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for n := int64(1); ; n++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, off, _, err := r.Next()
+		if rec == nil && errors.Is(err, io.EOF) && off >= st.Size() {
+			return nil
+		}
+		var b *block
+		if err == nil {
+			b, err = readBlock(rec, im.c.opt.MaxBodySize+1<<20)
+		}
+		if err != nil {
+			if rec != nil {
+				rec.Close()
+			}
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return &ImportError{File: path, Offset: off, Record: n, Err: err}
+		}
+		im.offset.Store(off)
+		im.records.Add(1)
+		if b.badDigest != "" {
+			rec.Close()
+			im.malformed.Add(1)
+			im.c.log.Info("import: record does not match its digest", "file", path, "offset", off, "digest", b.badDigest)
+			continue
+		}
+		err = im.record(ctx, rec, b)
+		rec.Close()
+		if err != nil {
+			return &ImportError{File: path, Offset: off, Record: n, Err: err}
+		}
+	}
+}
+
+// sniff checks that r starts with a WARC record, gzipped or not.
+func sniff(r io.Reader) error {
+	br := bufio.NewReader(r)
+	magic, _ := br.Peek(5)
+	if len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNotWARC, err)
+		}
+		magic = make([]byte, 5)
+		n, _ := io.ReadFull(zr, magic)
+		magic = magic[:n]
+	}
+	if string(magic) != "WARC/" {
+		return fmt.Errorf("%w: starts with %q", ErrNotWARC, magic)
+	}
+	return nil
+}
+
+// block is a record's content block as read.
+type block struct {
+	raw       []byte // at most the limit readBlock was given
+	cut       bool   // the block was longer than raw
+	badDigest string // the WARC-Block-Digest the block does not match
+}
+
+// errCut is returned for a record shorter than its Content-Length.
+var errCut = errors.New("record cut short")
+
+// readBlock reads rec's block, keeping up to limit bytes, and checks its
+// length and its WARC-Block-Digest (sha1, base32 or hex, as tools write
+// it).
+func readBlock(rec gowarc.WarcRecord, limit int64) (*block, error) {
+	r, err := rec.Block().RawBytes()
+	if err != nil {
+		return nil, err
+	}
+	h := sha1.New()
+	tr := io.TeeReader(r, h)
+	raw, err := io.ReadAll(io.LimitReader(tr, limit))
+	if err != nil {
+		return nil, err
+	}
+	rest, err := io.Copy(io.Discard, tr)
+	if err != nil {
+		return nil, err
+	}
+	b := &block{raw: raw, cut: rest > 0}
+	if want, err := rec.ContentLength(); err == nil && int64(len(raw))+rest != want {
+		return nil, fmt.Errorf("%w: %d of %d bytes", errCut, int64(len(raw))+rest, want)
+	}
+	if d := rec.WarcHeader().Get(gowarc.WarcBlockDigest); len(d) > 5 && strings.EqualFold(d[:5], "sha1:") {
+		sum := h.Sum(nil)
+		got := d[5:]
+		if got != base32.StdEncoding.EncodeToString(sum) && !strings.EqualFold(got, hex.EncodeToString(sum)) {
+			b.badDigest = d
+		}
+	}
+	return b, nil
+}
+
+// record imports one record, whose block is b. Only a store failure is an
+// error; a record it cannot use is counted as skipped or malformed.
+func (im *Importer) record(ctx context.Context, rec gowarc.WarcRecord, b *block) error {
+	h := rec.WarcHeader()
+	switch rec.Type() {
+	case gowarc.Response, gowarc.Revisit, gowarc.Resource, gowarc.Conversion:
+	default:
+		im.skip(rec.Type().String() + " record")
+		return nil
+	}
+	raw := h.Get(gowarc.WarcTargetURI)
+	u, err := url.Parse(strings.TrimSuffix(strings.TrimPrefix(raw, "<"), ">")) // WARC/1.0 as wget writes it: <URI>
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		im.skip("not an http(s) URL")
+		return nil
+	}
+	if u.Path == "/robots.txt" {
+		im.skip("robots.txt") // read by crawlers, not a page
+		return nil
+	}
+	pageURL, err := webtable.Normalize(u.String())
+	if err != nil {
+		im.malformed.Add(1)
+		im.c.log.Info("import: bad URL", "url", raw, "err", err)
+		return nil
+	}
+	at, err := rec.Date()
+	if err != nil {
+		im.malformed.Add(1)
+		im.c.log.Info("import: bad WARC-Date", "url", pageURL, "err", err)
+		return nil
+	}
+	var res result
+	switch rec.Type() {
+	case gowarc.Response, gowarc.Revisit:
+		if ct := strings.ToLower(h.Get(gowarc.ContentType)); !strings.HasPrefix(ct, gowarc.ApplicationHttp) {
+			im.skip(rec.Type().String() + " record not of HTTP")
+			return nil
+		}
+		if res, err = im.httpResult(b, rec.Type() == gowarc.Revisit); err != nil {
+			if errors.Is(err, errUnsupported) {
+				im.skip(err.Error())
+				return nil
+			}
+			im.malformed.Add(1)
+			im.c.log.Info("import: unreadable HTTP response", "url", pageURL, "err", err)
+			return nil
+		}
+		if rec.Type() == gowarc.Revisit {
+			res = result{status: http.StatusNotModified, header: res.header}
+		}
+	default: // resource, conversion: loaded as a 200 when HTML
+		ct := h.Get(gowarc.ContentType)
+		body := b.raw
+		if int64(len(body)) > im.c.opt.MaxBodySize {
+			body = body[:im.c.opt.MaxBodySize]
+		}
+		if !extract.IsHTML(ct, body) {
+			im.skip(rec.Type().String() + " record not HTML")
+			return nil
+		}
+		res = result{status: http.StatusOK, header: http.Header{"Content-Type": {ct}}, body: body,
+			truncated: b.cut || len(body) < len(b.raw)}
+	}
+	if h.Has(gowarc.WarcTruncated) && res.status/100 == 2 {
+		res.truncated = true
+	}
+	res.read(pageURL)
+	return im.load(ctx, pageURL, res, at)
+}
+
+// errUnsupported marks a response the importer skips rather than a
+// malformed one.
+var errUnsupported = errors.New("unsupported")
+
+// httpResult parses an HTTP response block: a revisit's has headers only.
+func (im *Importer) httpResult(b *block, revisit bool) (result, error) {
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b.raw)), nil)
+	if err != nil {
+		return result{}, err
+	}
+	defer resp.Body.Close()
+	if revisit {
+		return result{status: resp.StatusCode, header: resp.Header}, nil
+	}
+	var body io.Reader = resp.Body
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return result{}, err
+		}
+		body = zr
+	case "deflate":
+		body = flate.NewReader(resp.Body)
+	default:
+		return result{}, fmt.Errorf("%w Content-Encoding %q", errUnsupported, enc)
+	}
+	if resp.Header.Get("Content-Encoding") != "" {
+		// As Go's transport gives the crawler a response it decoded.
+		resp.Header.Del("Content-Encoding")
+		resp.Header.Del("Content-Length")
+	}
+	max := im.c.opt.MaxBodySize
+	data, err := io.ReadAll(io.LimitReader(body, max+1))
+	res := result{status: resp.StatusCode, header: resp.Header, body: data, truncated: b.cut}
+	if int64(len(data)) > max {
+		res.body, res.truncated = data[:max], true
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		// A body shorter than its Content-Length: the capture was cut
+		// (WARC-Truncated), as a crawler's fetch at MaxBodySize.
+		res.truncated, err = true, nil
+	}
+	return res, err
+}
+
+// load writes res, fetched at at, into pageURL's row: the outlinks to
+// the frontier first, then the loader transaction, as the crawler does.
+func (im *Importer) load(ctx context.Context, pageURL string, res result, at time.Time) error {
+	row, err := webtable.Row(pageURL)
+	if err != nil {
+		im.malformed.Add(1)
+		return nil
+	}
+	c := im.c
+	host := hostPort(pageURL)
+	if !im.hosts[host] {
+		if err := im.addSeed(ctx, pageURL, row); err != nil {
+			return err
+		}
+	}
+	j := &job{url: pageURL, row: row, res: res}
+
+	// A first look, to skip what is loaded already without adding links.
+	skip, err := im.prepare(ctx, j, at, nil)
+	if err != nil || skip != "" {
+		if skip != "" {
+			im.skip(skip)
+			c.log.Debug("import: skipped", "url", pageURL, "why", skip)
+		}
+		return err
+	}
+	if _, err := c.enqueue(ctx, c.parseLinks(j)); err != nil {
+		return err
+	}
+	var out outcome
+	err = c.db.Update(ctx, func(tx *percolator.Tx) error {
+		out = outcome{}
+		var err error
+		if skip, err = im.prepare(ctx, j, at, tx); err != nil || skip != "" {
+			return err
+		}
+		out, err = c.write(ctx, tx, j, at)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("load %s: %w", pageURL, err)
+	}
+	if skip != "" {
+		im.skip(skip)
+		return nil
+	}
+	c.known.add(row)
+	im.loaded.Add(1)
+	if out.wroteBody || out.changed {
+		im.changed.Add(1)
+	}
+	return nil
+}
+
+// prepare fills j from its row, in tx (or in a read-only transaction of
+// its own if tx is nil), and says why the record must be skipped, if it
+// must. In tx, it gives a page new to the table its crawl:depth.
+func (im *Importer) prepare(ctx context.Context, j *job, at time.Time, tx *percolator.Tx) (string, error) {
+	var skip string
+	look := func(tx *percolator.Tx) error {
+		skip = ""
+		cols := make(map[string][]byte, 12)
+		err := tx.Scan(ctx, j.row, j.row+"\x00", "crawl:", func(_, col string, v []byte) bool {
+			cols[col] = v
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		if l, ok := cols[webtable.Lease]; ok && im.c.leaseLive(l, time.Now()) {
+			skip = "page being fetched by a crawler"
+			return nil
+		}
+		var status, fetched []byte
+		if _, ok := cols[webtable.Interval]; ok {
+			if status, err = tx.Get(ctx, j.row, webtable.Status); err != nil {
+				return err
+			}
+			if fetched, err = tx.Get(ctx, j.row, webtable.FetchedAt); err != nil {
+				return err
+			}
+		}
+		if fetched != nil && atoi(fetched) >= at.UnixMilli() {
+			skip = "the table has this fetch or a later one"
+			return nil
+		}
+		j.fromRow(cols, status)
+		if j.res.status == http.StatusNotModified && !j.fetched {
+			skip = "revisit of a page not in the table"
+			return nil
+		}
+		j.dueKey = ""
+		if due, ok := cols[webtable.Due]; ok {
+			j.dueKey = webtable.DueRow(atoi(due), j.row)
+		}
+		if _, ok := cols[webtable.Depth]; !ok && tx != nil {
+			tx.Set(j.row, webtable.Depth, itoa(0))
+		}
+		return nil
+	}
+	if tx != nil {
+		return skip, look(tx)
+	}
+	err := im.c.db.View(ctx, look)
+	return skip, err
+}
+
+// addSeed remembers pageURL as a seed when the table has no seed on its
+// host, and widens the link scope to the host.
+func (im *Importer) addSeed(ctx context.Context, pageURL, row string) error {
+	host := hostPort(pageURL)
+	err := im.c.db.Update(ctx, func(tx *percolator.Tx) error {
+		return tx.Set(webtable.SeedPrefix+row, webtable.SeedURL, []byte(pageURL))
+	})
+	if err != nil {
+		return fmt.Errorf("add seed: %w", err)
+	}
+	im.hosts[host] = true
+	im.seeds = append(slices.Clip(im.seeds), pageURL)
+	im.c.scope = newScope(ScopeHost, im.seeds)
+	return nil
+}
+
+// Summary is a one-line account of s: records read, loaded, skipped with
+// why, malformed.
+func (s ImportStats) Summary() string {
+	var skipped int64
+	reasons := slices.Sorted(maps.Keys(s.Skipped))
+	var why []string
+	for _, r := range reasons {
+		skipped += s.Skipped[r]
+		why = append(why, fmt.Sprintf("%d %s", s.Skipped[r], r))
+	}
+	out := fmt.Sprintf("%d records read, %d loaded (%d new or changed), %d skipped", s.Records, s.Loaded, s.Changed, skipped)
+	if len(why) > 0 {
+		out += " (" + strings.Join(why, ", ") + ")"
+	}
+	return out + fmt.Sprintf(", %d malformed", s.Malformed)
+}
