@@ -37,9 +37,11 @@ func TestBankTransferLong(t *testing.T) {
 	runBank(t, 20*time.Second)
 }
 
-func runBank(t *testing.T, d time.Duration) {
+func runBank(t *testing.T, d time.Duration) { runBankOn(t, openDB(t, percolator.Options{}), d) }
+
+// runBankOn runs the bank on db for d.
+func runBankOn(t *testing.T, db *percolator.DB, d time.Duration) {
 	ctx := context.Background()
-	db := openDB(t, percolator.Options{})
 
 	for base := 0; base < bankAccounts; base += 100 {
 		err := db.Update(ctx, func(tx *percolator.Tx) error {

@@ -7,6 +7,7 @@ package percolatortest
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -18,13 +19,39 @@ import (
 // test ends it checks the table (see Check), then closes the DB and the
 // store, failing t if anything is left or Close fails. Cleanups registered
 // after Open (closing a worker, say) run before it.
+//
+// With CAFFEINE_TEST_SHARED_STORE=1 in the environment, the DB is opened
+// on Shared(store), as on a table other processes can reach.
 func Open(t testing.TB, opt percolator.Options) (*percolator.DB, *badger.Store) {
 	t.Helper()
 	st, err := badger.Open(t.TempDir(), badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if os.Getenv(EnvShared) == "1" {
+		return OpenOn(t, Shared(st), opt), st
+	}
 	return OpenOn(t, st, opt), st
+}
+
+// EnvShared is the environment variable that makes Open hide the
+// ExclusiveStore of its Badger store (see Shared).
+const EnvShared = "CAFFEINE_TEST_SHARED_STORE"
+
+// Shared returns st as a store other processes could reach, as Bigtable
+// is: it hides percolator.ExclusiveStore (and the store's other optional
+// methods but Compactor), so the DB commits every transaction in two
+// phases and decides locks by heartbeats and TTLs. Closing it closes st.
+func Shared(st percolator.Store) percolator.Store {
+	if c, ok := st.(percolator.Compactor); ok {
+		return sharedCompactor{struct{ percolator.Store }{st}, c}
+	}
+	return struct{ percolator.Store }{st}
+}
+
+type sharedCompactor struct {
+	percolator.Store
+	percolator.Compactor
 }
 
 // OpenOn opens a DB with opt on st, which it takes over: at cleanup it
