@@ -1,0 +1,142 @@
+package bigtable
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"cloud.google.com/go/bigtable"
+
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/storetest"
+)
+
+var groupTables atomic.Int64
+
+func openGroupTest(t *testing.T) *Store {
+	t.Helper()
+	name := fmt.Sprintf("g%d", groupTables.Add(1))
+	s, err := Open(t.Context(), Config{Project: "caffeine", Instance: "test", Table: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, tbl := range []string{name, indexTable(name)} {
+			if err := s.admin.DeleteTable(ctx, tbl); err != nil {
+				t.Errorf("delete table %q: %v", tbl, err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := s.EnsureFamilies(t.Context(), storetest.Families); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// indexed returns the rows of the group index.
+func indexed(t *testing.T, s *Store) []string {
+	t.Helper()
+	var rows []string
+	err := s.index.tbl.ReadRows(t.Context(), bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
+		for _, c := range cells(r) {
+			rows = append(rows, fmt.Sprintf("%s %s:%s@%d", r.Key(), c.Family, c.Column, c.Ts))
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func scanNotify(t *testing.T, s *Store) []string {
+	t.Helper()
+	var rows []string
+	err := s.ReadRows(t.Context(), "", "", func(row string, cs []percolator.Cell) bool {
+		rows = append(rows, row)
+		return true
+	}, percolator.Filter{Family: "n", KeysOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func set(fam, col string, ts uint64) percolator.Mutation {
+	return percolator.Mutation{Op: percolator.SetCell, Family: fam, Column: col, Ts: ts, Value: []byte("v")}
+}
+
+// TestGroupIndex checks the notify index: grouped cells written by
+// MutateRows and CheckAndMutateRow are indexed, other families are not, a
+// scan of the notify family lists exactly the rows with notify cells and
+// drops the index cells of deleted ones.
+func TestGroupIndex(t *testing.T) {
+	s := openGroupTest(t)
+	ctx := t.Context()
+	err := s.MutateRows(ctx, []percolator.RowMutation{
+		{Row: "a", Mutations: []percolator.Mutation{set("d", "c", 5), set("n", "c", 5)}},
+		{Row: "b", Mutations: []percolator.Mutation{set("d", "c", 5)}},
+		{Row: "c", Mutations: []percolator.Mutation{set("n", "x", 7), set("n", "y", 8)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CheckAndMutateRow(ctx, "d", []percolator.Filter{{Family: "l"}}, nil, []percolator.Mutation{set("l", "c", 9), set("n", "c", 9)}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a n:c@5", "c n:x@7", "c n:y@8", "d n:c@9"}
+	if got := indexed(t, s); !slices.Equal(got, want) {
+		t.Fatalf("index = %q, want %q", got, want)
+	}
+	if got := scanNotify(t, s); !slices.Equal(got, []string{"a", "c", "d"}) {
+		t.Fatalf("notify scan = %q, want a, c, d", got)
+	}
+	// The run on c deletes one of its notifications, the run on a its only one.
+	err = s.MutateRows(ctx, []percolator.RowMutation{
+		{Row: "a", Mutations: []percolator.Mutation{{Op: percolator.DeleteCell, Family: "n", Column: "c", Ts: 5}}},
+		{Row: "c", Mutations: []percolator.Mutation{{Op: percolator.DeleteOlder, Family: "n", Column: "x", Ts: percolator.MaxTs}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := scanNotify(t, s); !slices.Equal(got, []string{"c", "d"}) {
+		t.Fatalf("notify scan after deletions = %q, want c, d", got)
+	}
+	if got, want := indexed(t, s), []string{"c n:y@8", "d n:c@9"}; !slices.Equal(got, want) {
+		t.Fatalf("index after a scan = %q, want %q (the deleted cells' index cells dropped)", got, want)
+	}
+}
+
+// TestGroupSweep checks that a notify cell whose index cell was never
+// written (a process died between the two writes) is found by the sweep,
+// one group scan in sweepEvery, and indexed.
+func TestGroupSweep(t *testing.T) {
+	s := openGroupTest(t)
+	ctx := t.Context()
+	m := bigtable.NewMutation()
+	m.Set("n", "c", micros(3), []byte("v"))
+	if err := s.tbl.Apply(ctx, "lost", m); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for range sweepEvery {
+		if slices.Contains(scanNotify(t, s), "lost") {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("%d of %d scans found the unindexed notification, want 1 (the sweep)", found, sweepEvery)
+	}
+	if got, want := indexed(t, s), []string{"lost n:c@3"}; !slices.Equal(got, want) {
+		t.Errorf("index after the sweep = %q, want %q", got, want)
+	}
+	if got := scanNotify(t, s); !slices.Equal(got, []string{"lost"}) {
+		t.Errorf("scan after the sweep = %q, want lost", got)
+	}
+}
