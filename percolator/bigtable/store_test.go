@@ -28,7 +28,7 @@ var tables atomic.Int64
 
 // open returns a store on a new table of the emulator, whose tables are
 // deleted when the test ends (after the store is closed).
-func open(t *testing.T, opts ...option.ClientOption) percolator.Store {
+func open(t testing.TB, opts ...option.ClientOption) percolator.Store {
 	t.Helper()
 	name := fmt.Sprintf("t%d", tables.Add(1))
 	ctx := context.Background()
