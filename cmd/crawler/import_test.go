@@ -32,6 +32,9 @@ func TestImport(t *testing.T) {
 	if code := run([]string{"-data", t.TempDir(), "-seeds", srv.URL + "/", "-once", "-allow-private", "-delay", "0", "-no-sitemaps", "-warc-out", warcs}, &out); code != 0 {
 		t.Fatalf("crawl: %d\n%s", code, &out)
 	}
+	if !strings.Contains(out.String(), "8 WARC records written to "+warcs+", 0 fetches not archived") {
+		t.Errorf("crawl output:\n%s\nwant the WARC records counted", &out)
+	}
 	files, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
 	if len(files) != 1 {
 		t.Fatalf("WARC files %q, want one", files)

@@ -134,6 +134,9 @@ func runCrawl(args []string, stderr io.Writer) int {
 	s := c.Stats()
 	fmt.Fprintf(stderr, "crawler: %d pages (%d errors, %d not modified) in %v, %.1f pages/s, %s; %d discovered, %d due, %v late on average\n",
 		s.Fetched, s.Errors, s.NotModified, s.Elapsed.Round(time.Millisecond), s.Rate(), bytesString(s.Bytes), s.Discovered, s.Queue, s.MeanLate().Round(time.Millisecond))
+	if opt.WARCDir != "" {
+		fmt.Fprintf(stderr, "crawler: %d WARC records written to %s, %d fetches not archived\n", s.WARCRecords, opt.WARCDir, s.WARCDropped)
+	}
 	switch {
 	case err == nil:
 		return 0
