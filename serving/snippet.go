@@ -1,6 +1,8 @@
 package serving
 
 import (
+	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -33,6 +35,13 @@ func analyzeTerms(an analysis.Analyzer, words []string) map[string]bool {
 // analyzing the text like the index does, so "indexes" is marked for the
 // query "index". Spans hold raw text; the renderer escapes them.
 func snippet(an analysis.Analyzer, text string, terms map[string]bool) []Span {
+	return snippetBy(an, text, terms, analyzeNear)
+}
+
+// snippetBy is snippet with the analysis of text near terms done by
+// analyze.
+func snippetBy(an analysis.Analyzer, text string, terms map[string]bool,
+	analyze func(analysis.Analyzer, string, map[string]bool) analysis.TokenStream) []Span {
 	if text == "" {
 		return nil
 	}
@@ -42,7 +51,7 @@ func snippet(an analysis.Analyzer, text string, terms map[string]bool) []Span {
 	}
 	var toks analysis.TokenStream
 	if an != nil && len(terms) > 0 {
-		toks = an.Analyze([]byte(scan))
+		toks = analyze(an, scan, terms)
 	}
 	var hits []*analysis.Token
 	for _, t := range toks {
@@ -51,7 +60,7 @@ func snippet(an analysis.Analyzer, text string, terms map[string]bool) []Span {
 		}
 	}
 	if len(hits) == 0 {
-		return cut(text, toks, 0, nil)
+		return cut(an, text, 0, nil)
 	}
 	best, bestDistinct, bestCount := 0, 0, 0
 	for i, h := range hits {
@@ -68,14 +77,79 @@ func snippet(an analysis.Analyzer, text string, terms map[string]bool) []Span {
 			best, bestDistinct, bestCount = i, len(seen), n
 		}
 	}
-	return cut(text, toks, max(hits[best].Start-snippetLead, 0), hits[best:])
+	return cut(an, text, max(hits[best].Start-snippetLead, 0), hits[best:])
+}
+
+// analyzeNear returns the tokens of text that may analyze to terms, as
+// analyzing all of text gives them: analyzing a page's text (up to
+// snippetScanMax) for each of ten hits was four fifths of a query's time.
+// A token analyzes to a term only if the token, lower-cased, contains the
+// term without its last letter (stemming changes at most that: "replies"
+// → "repli", "happy" → "happi"), and no token spans a space, so only the
+// space-delimited chunks holding such places are analyzed. Terms with
+// letters beyond ASCII, whose lower case may differ in length, make it
+// analyze everything.
+func analyzeNear(an analysis.Analyzer, text string, terms map[string]bool) analysis.TokenStream {
+	var needles [][]byte
+	for t := range terms {
+		for i := 0; i < len(t); i++ {
+			if t[i] >= utf8RuneSelf {
+				return an.Analyze([]byte(text))
+			}
+		}
+		if len(t) > 3 {
+			t = t[:len(t)-1]
+		}
+		needles = append(needles, []byte(t))
+	}
+	lower := asciiLower(text)
+	var chunks []int // starts of the chunks to analyze
+	for _, n := range needles {
+		for at := 0; ; {
+			i := bytes.Index(lower[at:], n)
+			if i < 0 {
+				break
+			}
+			chunks = append(chunks, bytes.LastIndexByte(lower[:at+i], ' ')+1)
+			at += i + len(n)
+		}
+	}
+	slices.Sort(chunks)
+	chunks = slices.Compact(chunks)
+	var out analysis.TokenStream
+	for _, from := range chunks {
+		to := len(text)
+		if i := strings.IndexByte(text[from:], ' '); i >= 0 {
+			to = from + i
+		}
+		for _, tok := range an.Analyze([]byte(text[from:to])) {
+			tok.Start += from
+			tok.End += from
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
+const utf8RuneSelf = 0x80
+
+// asciiLower returns s with A–Z in lower case, as bytes at the same
+// offsets.
+func asciiLower(s string) []byte {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return b
 }
 
 // cut returns the spans of about snippetLen bytes of text from start,
 // moved to a token boundary, with the given hits marked and "…" where text
 // was cut.
-func cut(text string, toks analysis.TokenStream, start int, hits []*analysis.Token) []Span {
-	start = wordStart(text, toks, start)
+func cut(an analysis.Analyzer, text string, start int, hits []*analysis.Token) []Span {
+	start = wordStart(an, text, start)
 	end := min(start+snippetLen, len(text))
 	if end < len(text) {
 		end = wordEnd(text, end)
@@ -107,14 +181,23 @@ func cut(text string, toks analysis.TokenStream, start int, hits []*analysis.Tok
 // wordStart moves start to the first token starting at or after it, or to
 // the next space, so a snippet never begins inside a word (or a UTF-8
 // sequence).
-func wordStart(text string, toks analysis.TokenStream, start int) int {
+func wordStart(an analysis.Analyzer, text string, start int) int {
 	if start <= 0 {
 		return 0
 	}
-	for _, t := range toks {
-		if t.Start >= start {
-			return t.Start
+	// Tokens never span a space: analyze the words from the one holding
+	// start on, one space-delimited chunk at a time.
+	for from := strings.LastIndexByte(text[:start], ' ') + 1; an != nil && from < len(text); {
+		to := len(text)
+		if i := strings.IndexByte(text[from:], ' '); i >= 0 {
+			to = from + i
 		}
+		for _, t := range an.Analyze([]byte(text[from:to])) {
+			if from+t.Start >= start {
+				return from + t.Start
+			}
+		}
+		from = to + 1
 	}
 	if i := strings.IndexByte(text[start:], ' '); i >= 0 {
 		return start + i + 1
