@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,7 +31,15 @@ import (
 // with an ETag per page, answering If-None-Match with 304; the manual's
 // other pages, which the tutorial links to, are 404s.
 func tutorial(t testing.TB) (*httptest.Server, []string) {
+	srv, paths, _ := countedTutorial(t)
+	return srv, paths
+}
+
+// countedTutorial is tutorial with a count of the requests for each path.
+func countedTutorial(t testing.TB) (*httptest.Server, []string, func(path string) int) {
 	t.Helper()
+	var mu sync.Mutex // guards hits
+	hits := map[string]int{}
 	pages := map[string][]byte{}
 	var paths []string
 	for _, p := range pgdocs.Pages(t) {
@@ -40,6 +49,9 @@ func tutorial(t testing.TB) (*httptest.Server, []string) {
 		}
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
 		body, ok := pages[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)
@@ -56,7 +68,11 @@ func tutorial(t testing.TB) (*httptest.Server, []string) {
 		w.Write(body)
 	}))
 	t.Cleanup(srv.Close)
-	return srv, paths
+	return srv, paths, func(path string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return hits[path]
+	}
 }
 
 // wget crawls url recursively with Debian's wget into dir/name.warc.gz.
@@ -170,7 +186,7 @@ func dump(t testing.TB, tb *table) string {
 // changes nothing.
 func TestImportWget(t *testing.T) {
 	dir := t.TempDir()
-	pg, paths := tutorial(t)
+	pg, paths, hits := countedTutorial(t)
 	site := testsite.New(t)
 	files := []string{
 		wget(t, dir, "pg", pg.URL+"/tutorial.html"),
@@ -244,6 +260,22 @@ func TestImportWget(t *testing.T) {
 	if after := dump(t, tb); after != before {
 		t.Error("second import changed the table")
 	}
+
+	// A crawler started now on the table (its remembered seeds: one per
+	// imported host) fetches none of the imported pages: they are not due.
+	served := map[string]int{}
+	for _, p := range paths {
+		served[p] = hits(p)
+	}
+	opt := testOptions()
+	opt.NoSitemaps = true
+	tb.crawl(opt)
+	for _, p := range paths {
+		if hits(p) != served[p] {
+			t.Errorf("%s fetched again by a crawler started after the import", p)
+		}
+	}
+	verify(t, tb, w)
 }
 
 // The same content fetched again later (another crawl's WARC of the same
