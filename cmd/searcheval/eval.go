@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -74,6 +75,7 @@ type report struct {
 	p1, p3, mrr float64
 	p50, p99    time.Duration
 	misses      []miss
+	snippets    []string // the first result's snippet a query, marks in [brackets]
 }
 
 // miss is a query whose answering page was not first.
@@ -86,10 +88,21 @@ type miss struct {
 
 // evaluate runs every query once to judge it and rounds more times to time
 // it.
-func evaluate(ctx context.Context, b *built, qs []judgedQuery, rounds int) (*report, error) {
+func evaluate(ctx context.Context, b *built, qs []judgedQuery, rounds int, profile string) (*report, error) {
 	r := &report{queries: len(qs)}
 	var took []time.Duration
 	for round := 0; round <= rounds; round++ {
+		if round == 1 && profile != "" {
+			f, err := os.Create(profile)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return nil, err
+			}
+			defer pprof.StopCPUProfile()
+		}
 		for _, jq := range qs {
 			began := time.Now()
 			res, err := b.ix.Search(ctx, serving.Query{Q: jq.q, N: 10})
@@ -100,6 +113,7 @@ func evaluate(ctx context.Context, b *built, qs []judgedQuery, rounds int) (*rep
 				took = append(took, time.Since(began))
 				continue
 			}
+			r.snippets = append(r.snippets, firstSnippet(jq.q, res))
 			rank := 0
 			var paths []string
 			for i, h := range res.Results {
@@ -141,9 +155,31 @@ func pathOf(base, u string) string {
 	return p
 }
 
-func (r *report) print(w io.Writer, misses bool) {
+// firstSnippet is a query's first result's snippet as a line.
+func firstSnippet(q string, res *serving.Results) string {
+	if len(res.Results) == 0 {
+		return fmt.Sprintf("%q: no results", q)
+	}
+	var b strings.Builder
+	for _, s := range res.Results[0].Snippet {
+		if s.Mark {
+			b.WriteString("[" + s.Text + "]")
+		} else {
+			b.WriteString(s.Text)
+		}
+	}
+	return fmt.Sprintf("%q: %s", q, b.String())
+}
+
+func (r *report) print(w io.Writer, misses, snippets bool) {
 	fmt.Fprintf(w, "P@1 %.3f  P@3 %.3f  MRR %.3f  query p50 %.2f ms  p99 %.2f ms\n",
 		r.p1, r.p3, r.mrr, ms(r.p50), ms(r.p99))
+	if snippets {
+		fmt.Fprintln(w, "first results' snippets:")
+		for _, s := range r.snippets {
+			fmt.Fprintln(w, "  "+s)
+		}
+	}
 	if !misses || len(r.misses) == 0 {
 		return
 	}

@@ -3,7 +3,7 @@
 // every judged query and prints P@1, P@3, MRR, the query latency and the
 // misses.
 //
-//	searcheval [-corpus DIR] [-judged SET|FILE] [-mode crawl|batch] [-rounds 5] [-misses]
+//	searcheval [-corpus DIR] [-judged SET|FILE] [-mode crawl|batch] [-rounds 5] [-misses=true] [-snippets]
 //
 // Without -corpus it indexes the PostgreSQL manual embedded in the binary
 // (internal/corpus) with the judged set "postgresql"; with -corpus DIR it
@@ -60,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		mode   = fs.String("mode", modeCrawl, "how to index: crawl (the one process crawls the served corpus) or batch (the chain's batch recomputation)")
 		rounds = fs.Int("rounds", 5, "timed runs of every query after the warm-up")
 		misses = fs.Bool("misses", true, "print the queries whose page is not first, with what came first")
+		snips  = fs.Bool("snippets", false, "print every query's first result's snippet, matches in [brackets]")
+		prof   = fs.String("cpuprofile", "", "write a CPU profile of the timed query rounds to this `file`")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: searcheval [-corpus DIR] [-judged SET|FILE] [-mode crawl|batch] [-rounds 5]")
@@ -104,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "searcheval:", err)
 		return 1
 	}
-	rep, err := evaluate(ctx, b, qs, *rounds)
+	rep, err := evaluate(ctx, b, qs, *rounds, *prof)
 	n, _ := b.ix.Count()
 	if cerr := b.close(); err == nil && cerr != nil {
 		err = cerr
@@ -114,6 +116,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: %d pages, %d documents (%s), %d queries\n", set, len(pages), n, *mode, len(qs))
-	rep.print(stdout, *misses)
+	rep.print(stdout, *misses, *snips)
 	return 0
 }
