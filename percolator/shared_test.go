@@ -2,6 +2,7 @@ package percolator_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -82,5 +83,64 @@ func TestBankTransferBigtable(t *testing.T) {
 	defer cancel()
 	if err := percolatortest.Check(ctx, db); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestOtherProcessLocks runs two DBs on one shared store, as two processes
+// on one Bigtable table: a reader waits for the fresh lock of a writer whose
+// heartbeat is fresh, and cleans it up at once when that writer has closed
+// (its heartbeat row deleted), without waiting for the TTL.
+func TestOtherProcessLocks(t *testing.T) {
+	st := percolatortest.Shared(openStore(t, t.TempDir()))
+	t.Cleanup(func() { st.Close() })
+	opt := percolator.Options{LockTTL: time.Minute}
+	writer, err := percolator.Open(bg, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	set(t, writer, "a", "c", "old")
+	tx, err := writer.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx.Set("a", "c", []byte("new"))
+	tx.Set("b", "c", []byte("new"))
+	percolator.SetCrash(tx, func(p percolator.CrashPoint) bool { return p == percolator.CrashAfterPrewrites })
+	if err := tx.Commit(bg); !errors.Is(err, percolator.ErrCrashed) {
+		t.Fatalf("Commit = %v, want the crash", err)
+	}
+	reader, err := percolator.Open(bg, st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+	defer cancel()
+	err = reader.View(ctx, func(tx *percolator.Tx) error {
+		v, err := tx.Get(ctx, "a", "c")
+		if err == nil {
+			t.Errorf("read %q past the fresh lock of a live writer", v)
+		}
+		return err
+	})
+	if err == nil {
+		t.Fatal("the read did not wait for the live writer's lock")
+	}
+	if err := writer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if v, _ := get(t, reader, "a", "c"); v != "old" {
+		t.Errorf("a = %q after the writer closed, want old (rolled back)", v)
+	}
+	if v, _ := get(t, reader, "b", "c"); v != "" {
+		t.Errorf("b = %q after the writer closed, want nothing", v)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("cleaning up a closed writer's locks took %v, as long as waiting for the TTL", d)
+	}
+	if n, err := percolator.CountLocks(reader); err != nil || n != 0 {
+		t.Errorf("%d locks left (%v)", n, err)
 	}
 }
