@@ -44,6 +44,9 @@ func BenchmarkWARCImport(b *testing.B) {
 		c = tb.crawl(opt)
 		crawlTime += time.Since(start)
 		crawled += c.Stats().Fetched
+		if n := c.Stats().WARCDropped; n > 0 {
+			b.Fatalf("%d fetches not archived", n)
+		}
 		tb.close()
 
 		files, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
