@@ -27,6 +27,10 @@
 // the time since the page's Last-Modified when it sends one
 // (FirstInterval), else InitialInterval.
 //
+// WARC: an Importer loads WARC records through the same loader
+// transaction (crawler import), and Options.WARCDir archives every fetch
+// as WARC records (see warcout.go for the queue and what the records hold).
+//
 // # Caveats
 //
 //   - Every non-2xx response but 304 deletes the page's body, also a 5xx
