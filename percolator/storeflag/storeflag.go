@@ -1,0 +1,94 @@
+// Package storeflag selects a Bigtable table from command-line flags:
+// -table bigtable://PROJECT/INSTANCE/TABLE and -app-profile. Commands keep
+// -data DIR (the embedded Badger store) as the default and use the table
+// when -table is given. BIGTABLE_EMULATOR_HOST points the client at an
+// emulator, as usual.
+package storeflag
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/caffeine-go/caffeine/percolator/bigtable"
+)
+
+// Flags holds the values of -table and -app-profile.
+type Flags struct {
+	Table      string
+	AppProfile string
+}
+
+// Register defines -table and -app-profile on fs.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Table, "table", "", "a Cloud Bigtable table, bigtable://PROJECT/INSTANCE/TABLE, instead of -data (BIGTABLE_EMULATOR_HOST for the emulator)")
+	fs.StringVar(&f.AppProfile, "app-profile", "", "the Bigtable app profile of data calls; it needs single-cluster routing with transactional writes (default: the instance's default profile)")
+}
+
+// Set reports whether -table was given.
+func (f *Flags) Set() bool { return f.Table != "" }
+
+// Config returns the Bigtable configuration the flags name.
+func (f *Flags) Config() (bigtable.Config, error) {
+	cfg, err := ParseTable(f.Table)
+	if err != nil {
+		return cfg, err
+	}
+	if f.AppProfile != "" && !appProfile.MatchString(f.AppProfile) {
+		return cfg, fmt.Errorf("storeflag: -app-profile %q: not an app profile id", f.AppProfile)
+	}
+	cfg.AppProfile = f.AppProfile
+	return cfg, nil
+}
+
+// Open opens the table the flags name.
+func (f *Flags) Open(ctx context.Context) (*bigtable.Store, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	return bigtable.Open(ctx, cfg)
+}
+
+var (
+	// Bigtable's own rules: project ids, instance ids, table ids, app
+	// profile ids.
+	projectID  = regexp.MustCompile(`^[a-z][-a-z0-9.:]{4,61}[a-z0-9]$`)
+	instanceID = regexp.MustCompile(`^[a-z][-a-z0-9]{4,31}[a-z0-9]$`)
+	tableID    = regexp.MustCompile(`^[_a-zA-Z0-9][-_.a-zA-Z0-9]{0,42}$`)
+	appProfile = regexp.MustCompile(`^[_a-zA-Z0-9][-_.a-zA-Z0-9]*$`)
+)
+
+const scheme = "bigtable://"
+
+// ParseTable parses bigtable://PROJECT/INSTANCE/TABLE. The table id may
+// be at most 43 characters: the store adds "-groups" for its notify index
+// table, and Bigtable allows 50.
+func ParseTable(s string) (bigtable.Config, error) {
+	rest, ok := strings.CutPrefix(s, scheme)
+	if !ok {
+		return bigtable.Config{}, fmt.Errorf("storeflag: -table %q: want %sPROJECT/INSTANCE/TABLE", s, scheme)
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 {
+		return bigtable.Config{}, fmt.Errorf("storeflag: -table %q: want %sPROJECT/INSTANCE/TABLE", s, scheme)
+	}
+	cfg := bigtable.Config{Project: parts[0], Instance: parts[1], Table: parts[2]}
+	var errs []error
+	if !projectID.MatchString(cfg.Project) {
+		errs = append(errs, fmt.Errorf("project %q is not a project id", cfg.Project))
+	}
+	if !instanceID.MatchString(cfg.Instance) {
+		errs = append(errs, fmt.Errorf("instance %q is not an instance id", cfg.Instance))
+	}
+	if !tableID.MatchString(cfg.Table) {
+		errs = append(errs, fmt.Errorf("table %q is not a table id of at most 43 characters", cfg.Table))
+	}
+	if len(errs) > 0 {
+		return bigtable.Config{}, fmt.Errorf("storeflag: -table %q: %w", s, errors.Join(errs...))
+	}
+	return cfg, nil
+}

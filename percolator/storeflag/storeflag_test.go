@@ -1,0 +1,64 @@
+package storeflag
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/caffeine-go/caffeine/percolator/bigtable"
+)
+
+func TestParseTable(t *testing.T) {
+	good := map[string]bigtable.Config{
+		"bigtable://my-project/my-instance/webtable":        {Project: "my-project", Instance: "my-instance", Table: "webtable"},
+		"bigtable://example.com:proj/inst-1/web_table.v2-a": {Project: "example.com:proj", Instance: "inst-1", Table: "web_table.v2-a"},
+	}
+	for s, want := range good {
+		got, err := ParseTable(s)
+		if err != nil || got.Project != want.Project || got.Instance != want.Instance || got.Table != want.Table {
+			t.Errorf("ParseTable(%q) = %+v, %v; want %+v", s, got, err, want)
+		}
+	}
+	bad := map[string]string{
+		"":                                   "want bigtable://",
+		"webtable":                           "want bigtable://",
+		"gs://p/i/t":                         "want bigtable://",
+		"bigtable://my-project/my-instance":  "want bigtable://",
+		"bigtable://my-project/inst/t/x":     "want bigtable://",
+		"bigtable://P/my-instance/t":         "not a project id",
+		"bigtable://my-project/i/t":          "not an instance id",
+		"bigtable://my-project/my-instance/": "not a table id",
+		"bigtable://my-project/my-instance/" + strings.Repeat("t", 44): "at most 43",
+		"bigtable://my-project/my-instance/we b":                       "not a table id",
+	}
+	for s, msg := range bad {
+		if _, err := ParseTable(s); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ParseTable(%q) error = %v, want one saying %q", s, err, msg)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	var f Flags
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	f.Register(fs)
+	if err := fs.Parse([]string{"-table", "bigtable://my-project/my-instance/web", "-app-profile", "percolator"}); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Set() {
+		t.Fatal("Set() = false after -table")
+	}
+	cfg, err := f.Config()
+	if err != nil || cfg.AppProfile != "percolator" || cfg.Table != "web" {
+		t.Fatalf("Config() = %+v, %v", cfg, err)
+	}
+	f.AppProfile = "bad profile"
+	if _, err := f.Config(); err == nil {
+		t.Error("Config() accepted app profile \"bad profile\"")
+	}
+	var none Flags
+	none.Register(flag.NewFlagSet("y", flag.ContinueOnError))
+	if none.Set() {
+		t.Error("Set() = true without -table")
+	}
+}
