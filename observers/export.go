@@ -3,6 +3,7 @@ package observers
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -19,14 +20,28 @@ func ExportObserver() percolator.Observer {
 	}}
 }
 
+// BackgroundDelay and BackgroundMaxDelay are the Observer.Delay and
+// MaxDelay of the background exports (export-rank, export-links): a page
+// whose PageRank or inbound anchors move is exported once they have been
+// still for BackgroundDelay, and at least every BackgroundMaxDelay while
+// they keep moving. So during a bulk crawl a page linked by many pages is
+// exported a few times, not once a linker, and the anchors and PageRank
+// the index shows are at most BackgroundMaxDelay (plus the backlog) behind
+// the table. Content changes (export) are not delayed.
+const (
+	BackgroundDelay    = 5 * time.Second
+	BackgroundMaxDelay = time.Minute
+)
+
 // ExportRankObserver returns the export observer of documents whose
 // PageRank changed (webtable.DocRanked), in the background: a PageRank
 // wave re-exports thousands of documents, and content changes must not
 // wait for it.
 func ExportRankObserver() percolator.Observer {
-	return percolator.Observer{Name: "export-rank", Column: webtable.DocRanked, Background: true, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
-		return export(ctx, tx, row)
-	}}
+	return percolator.Observer{Name: "export-rank", Column: webtable.DocRanked, Background: true,
+		Delay: BackgroundDelay, MaxDelay: BackgroundMaxDelay, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+			return export(ctx, tx, row)
+		}}
 }
 
 // ExportLinksObserver returns the export observer of documents whose
@@ -35,9 +50,10 @@ func ExportRankObserver() percolator.Observer {
 // changes must not wait for those; a page notified again while its export
 // waits is exported once.
 func ExportLinksObserver() percolator.Observer {
-	return percolator.Observer{Name: "export-links", Column: webtable.DocLinked, Background: true, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
-		return export(ctx, tx, row)
-	}}
+	return percolator.Observer{Name: "export-links", Column: webtable.DocLinked, Background: true,
+		Delay: BackgroundDelay, MaxDelay: BackgroundMaxDelay, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+			return export(ctx, tx, row)
+		}}
 }
 
 // export is the export observers' run. The PageRank a document carries is rounded
