@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -465,4 +466,91 @@ func gzipped(t testing.TB, b []byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// warcRecord is one uncompressed WARC/1.1 record.
+func warcRecord(typ, uri, date, contentType, block string, extra ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "WARC/1.1\r\nWARC-Type: %s\r\nWARC-Target-URI: %s\r\nWARC-Date: %s\r\nWARC-Record-ID: <urn:uuid:%x>\r\n", typ, uri, date, sha256.Sum256([]byte(typ+uri+date+block)))
+	for i := 0; i+1 < len(extra); i += 2 {
+		fmt.Fprintf(&b, "%s: %s\r\n", extra[i], extra[i+1])
+	}
+	fmt.Fprintf(&b, "Content-Type: %s\r\nContent-Length: %d\r\n\r\n%s\r\n\r\n", contentType, len(block), block)
+	return b.String()
+}
+
+// Each kind of record is loaded, skipped or counted malformed as the
+// README says; an uncompressed file cut inside a block stops there.
+func TestImportRecordKinds(t *testing.T) {
+	const (
+		h    = "http://kinds.test"
+		d1   = "2026-01-02T03:04:05Z"
+		d2   = "2026-02-02T03:04:05.5Z"
+		http = "application/http;msgtype=response"
+		page = "<title>gz</title><p>compressed words here</p><a href=\"/linked\">l</a>"
+	)
+	resp := func(hdr, body string) string { return "HTTP/1.1 200 OK\r\n" + hdr + "\r\n" + body }
+	gz := string(gzipped(t, []byte(page)))
+	records := []string{
+		warcRecord("warcinfo", "", d1, "application/warc-fields", "software: test\r\n"),
+		warcRecord("response", h+"/gz", d1, http, resp("Content-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: "+fmt.Sprint(len(gz))+"\r\n", gz)),
+		warcRecord("revisit", h+"/gz", d2, http, "HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n", "WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/server-not-modified"),
+		warcRecord("resource", h+"/res.html", d1, "text/html", "<title>res</title><p>a resource page</p>"),
+		warcRecord("resource", h+"/img.png", d1, "image/png", "\x89PNG\r\n\x1a\n"),
+		warcRecord("revisit", h+"/unknown", d1, http, "HTTP/1.1 304 Not Modified\r\n\r\n"),
+		warcRecord("response", h+"/digest", d1, http, resp("Content-Type: text/html\r\n", "<p>x</p>"), "WARC-Block-Digest", "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+		warcRecord("response", h+"/garbled", d1, http, "this is not HTTP\r\n\r\n"),
+		warcRecord("response", h+"/br", d1, http, resp("Content-Type: text/html\r\nContent-Encoding: br\r\n", "\x0b\x02\x80")),
+		warcRecord("response", "dns:kinds.test", d1, "text/dns", "kinds.test. 300 IN A 10.0.0.1\r\n"),
+		warcRecord("metadata", h+"/gz", d1, "application/warc-fields", "outlink: /x\r\n"),
+	}
+	file := filepath.Join(t.TempDir(), "kinds.warc")
+	os.WriteFile(file, []byte(strings.Join(records, "")), 0o644)
+	tb := openTable(t, "")
+	st, err := importFiles(t, tb, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{
+		"warcinfo record":                    1,
+		"metadata record":                    1,
+		"resource record not HTML":           1,
+		"revisit of a page not in the table": 1,
+		`unsupported Content-Encoding "br"`:  1,
+		"not an http(s) URL":                 1,
+	}
+	for why, n := range want {
+		if st.Skipped[why] != n {
+			t.Errorf("skipped %q: %d, want %d", why, st.Skipped[why], n)
+		}
+	}
+	if st.Records != int64(len(records)) || st.Loaded != 3 || st.Malformed != 2 {
+		t.Errorf("%s; want %d read, 3 loaded (gz, its revisit, res.html), 2 malformed", st.Summary(), len(records))
+	}
+	if got := string(tb.get(h+"/gz", webtable.Body)); got != page {
+		t.Errorf("gzip-encoded body stored as %q, want it decoded", got)
+	}
+	if got, want := string(tb.get(h+"/gz", webtable.FetchedAt)), "1770001445500"; got != want { // d2
+		t.Errorf("fetch time %s, want the revisit's WARC-Date", got)
+	}
+	if got := string(tb.get(h+"/gz", webtable.Status)); got != "200" {
+		t.Errorf("status %s after a revisit, want 200 kept", got)
+	}
+	if tb.get(h+"/linked", webtable.Depth) == nil {
+		t.Error("the imported page's link did not join the frontier")
+	}
+	if got := string(tb.get(h+"/res.html", webtable.Status)); got != "200" {
+		t.Errorf("resource record: status %q, want 200", got)
+	}
+
+	// Cut inside the gz response's block: the warcinfo record is read,
+	// the cut record is reported.
+	whole := strings.Join(records, "")
+	cut := filepath.Join(t.TempDir(), "cut.warc")
+	os.WriteFile(cut, []byte(whole[:len(records[0])+len(records[1])-20]), 0o644)
+	_, err = importFiles(t, openTable(t, ""), cut)
+	var ie *ImportError
+	if !errors.As(err, &ie) || !errors.Is(err, errCut) || ie.Record != 2 || ie.Offset != int64(len(records[0])) {
+		t.Errorf("cut file: %v; want record 2 at byte %d cut short", err, len(records[0]))
+	}
 }

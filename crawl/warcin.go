@@ -135,6 +135,9 @@ var warcOptions = []gowarc.WarcRecordOption{
 	gowarc.WithSpecViolationPolicy(gowarc.ErrIgnore),
 	gowarc.WithUnknownRecordTypePolicy(gowarc.ErrIgnore),
 	gowarc.WithSkipParseBlock(),
+	gowarc.WithAddMissingDigest(false), // else it adds the digest of nothing
+	gowarc.WithFixDigest(false),
+	gowarc.WithFixContentLength(false),
 }
 
 // ImportFile imports the records of the WARC file at path, gzipped (per
