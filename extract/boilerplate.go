@@ -74,24 +74,40 @@ func (s *scanner) openBlock(a atom.Atom) {
 	case atom.Nav, atom.Aside, atom.Footer:
 		b.nav = true
 	}
+	var buf [24]byte // longer than any name in navClasses
 	for more := !b.nav; more; {
 		var k, v []byte
 		k, v, more = s.z.TagAttr()
 		switch string(k) {
 		case "role":
-			switch string(bytes.ToLower(bytes.TrimSpace(v))) {
+			switch string(lowerWord(bytes.TrimSpace(v), &buf)) {
 			case "navigation", "complementary", "contentinfo", "search":
 				b.nav = true
 			}
 		case "class", "id":
-			for _, c := range bytes.Fields(v) {
-				if navClasses[string(bytes.ToLower(c))] {
+			for c := range bytes.FieldsSeq(v) {
+				if navClasses[string(lowerWord(c, &buf))] {
 					b.nav = true
 				}
 			}
 		}
 	}
 	s.blocks = append(s.blocks, b)
+}
+
+// lowerWord returns w in ASCII lower case, in buf; nil if w is longer than
+// buf (no name we look for is).
+func lowerWord(w []byte, buf *[24]byte) []byte {
+	if len(w) > len(buf) {
+		return nil
+	}
+	for i, c := range w {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return buf[:len(w)]
 }
 
 // closeBlock ends the innermost open container a (and any left open
