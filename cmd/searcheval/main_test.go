@@ -13,7 +13,7 @@ import (
 
 // p3Floor is just under the measured P@3 of the PostgreSQL set (see
 // BENCHMARKS.md): a ranking change that loses a query fails here.
-const p3Floor = 0.9
+const p3Floor = 0.94
 
 // The judged PostgreSQL queries over the embedded manual, indexed in batch
 // mode: a quality regression test, not a timing one.
