@@ -112,7 +112,10 @@ func disallowAll() *robotstxt.Group {
 	return data.FindGroup("*")
 }
 
-// get waits out h's delay and GETs u, reading at most MaxBody bytes.
+// get waits out h's delay and GETs u, reading at most MaxBody bytes. The
+// delay runs from when the last response's headers arrived (or the request
+// failed), so two requests to a host are always at least the delay apart
+// however late a goroutine runs.
 func (lf *liveFetcher) get(ctx context.Context, h *liveHost, u string) (*http.Response, []byte, error) {
 	if wait := time.Until(h.last.Add(h.delay)); wait > 0 {
 		t := time.NewTimer(wait)
@@ -123,13 +126,13 @@ func (lf *liveFetcher) get(ctx context.Context, h *liveHost, u string) (*http.Re
 		case <-t.C:
 		}
 	}
-	h.last = time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	req.Header.Set("User-Agent", lf.opt.UserAgent)
 	resp, err := lf.opt.Client.Do(req)
+	h.last = time.Now()
 	if err != nil {
 		return nil, nil, err
 	}
