@@ -105,10 +105,11 @@ func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) e
 // CheckAndMutateRow implements percolator.Store with one CheckAndMutateRow
 // call. When the call fails with an unknown outcome (the request may or
 // may not have been applied), the store re-reads the cells each branch
-// sets: a branch whose cells are all there with its values was applied,
-// and the call reports it; when neither is there, nothing was applied (or
-// it was undone since, which is the same to the caller) and the call is
-// sent again, up to unknownRetries times. A branch that sets no cell
+// sets: a branch with one of its cells there with its value was applied
+// (this assumes, as Percolator's writes do, that a branch sets cells the
+// row did not already hold with those values), and the call reports it;
+// when neither is there, nothing was applied (or everything it set was
+// deleted since) and the call is sent again, up to unknownRetries times. A branch that sets no cell
 // cannot be recognized: if it is not empty, the error is returned.
 func (s *Store) CheckAndMutateRow(ctx context.Context, row string, predicate []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
 	mt, err := btMutation(ifMatch)
@@ -227,23 +228,19 @@ func (s *Store) decide(ctx context.Context, row string, ifMatch, ifNoMatch []per
 	if err != nil {
 		return false, false, fmt.Errorf("bigtable: re-read after an unknown outcome: %w", err)
 	}
+	// One cell is enough: others may have deleted the rest since (a
+	// commit's notification run, a lock's commit), while the cells a
+	// branch sets (at a transaction's own timestamps, with its own values)
+	// were not there before.
 	there := func(want []percolator.Cell) bool {
-		if len(want) == 0 {
-			return false
-		}
 		for _, w := range want {
-			found := false
 			for _, g := range got {
 				if g.Family == w.Family && g.Column == w.Column && g.Ts == w.Ts && bytes.Equal(g.Value, w.Value) {
-					found = true
-					break
+					return true
 				}
 			}
-			if !found {
-				return false
-			}
 		}
-		return true
+		return false
 	}
 	t, f := there(st), there(sf)
 	switch {
