@@ -6,8 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/bigtable"
@@ -52,9 +59,10 @@ func TestSharedStore(t *testing.T) {
 	}
 }
 
-// TestBankTransferBigtable runs the bank on the Bigtable store, on the
-// emulator (BIGTABLE_EMULATOR_HOST, or one this test starts).
-func TestBankTransferBigtable(t *testing.T) {
+// bigtableStore opens the Bigtable store on a new table of the emulator
+// (BIGTABLE_EMULATOR_HOST, or one it starts for the test).
+func bigtableStore(t *testing.T, table string, opts ...option.ClientOption) *bigtable.Store {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and starts the Bigtable emulator; -short skips it")
 	}
@@ -73,17 +81,55 @@ func TestBankTransferBigtable(t *testing.T) {
 		})
 		t.Setenv(emulator.EnvHost, e.Addr)
 	}
-	st, err := bigtable.Open(t.Context(), bigtable.Config{Project: "caffeine", Instance: "test", Table: "bank"})
+	st, err := bigtable.Open(t.Context(), bigtable.Config{Project: "caffeine", Instance: "test", Table: table, Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := percolatortest.OpenOn(t, st, percolator.Options{})
+	return st
+}
+
+// TestBankTransferBigtable runs the bank on the Bigtable store on the
+// emulator.
+func TestBankTransferBigtable(t *testing.T) {
+	db := percolatortest.OpenOn(t, bigtableStore(t, "bank"), percolator.Options{})
 	runBankOn(t, db, 1500*time.Millisecond)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := percolatortest.Check(ctx, db); err != nil {
-		t.Error(err)
+}
+
+// TestBankTransferBigtableUnknownOutcomes runs the bank on the Bigtable
+// store over a connection that fails one CheckAndMutateRow in eight before
+// the emulator sees it and one in eight after it applied it: prewrites,
+// commit points, roll-forwards and rollbacks of unknown outcome, which the
+// store decides by re-reading. The total must stay exact.
+func TestBankTransferBigtableUnknownOutcomes(t *testing.T) {
+	var calls atomic.Int64
+	faulty := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if method != "/google.bigtable.v2.Bigtable/CheckAndMutateRow" {
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}
+		switch calls.Add(1) % 8 {
+		case 1:
+			return status.Error(codes.Unavailable, "injected: lost before the server")
+		case 5:
+			if err := invoker(ctx, method, req, reply, cc, opts...); err != nil {
+				return err
+			}
+			return status.Error(codes.DeadlineExceeded, "injected: reply lost")
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
 	}
+	// A first store makes sure the emulator runs, so its address is known.
+	plain := bigtableStore(t, "bank-setup")
+	plain.Close()
+	conn, err := grpc.NewClient(os.Getenv(emulator.EnvHost),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(faulty))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	db := percolatortest.OpenOn(t, bigtableStore(t, "bank-faults", option.WithGRPCConn(conn)), percolator.Options{})
+	runBankOn(t, db, 1500*time.Millisecond)
+	t.Logf("%d CheckAndMutateRow calls, a quarter of them failed", calls.Load())
 }
 
 // TestOtherProcessLocks runs two DBs on one shared store, as two processes

@@ -33,7 +33,8 @@ func TestDecide(t *testing.T) {
 		{"NeitherThere", "empty", commit, []percolator.Mutation{lock}, false, false, false},
 		{"NeitherThereOtherBranchEmpty", "empty", nil, []percolator.Mutation{lock}, false, false, false},
 		{"DeleteOnlyBranch", "empty", []percolator.Mutation{unlock}, []percolator.Mutation{lock}, false, false, true},
-		{"NoSets", "empty", []percolator.Mutation{unlock}, nil, false, false, true},
+		{"DeletesOnly", "empty", []percolator.Mutation{unlock}, nil, false, false, false},
+		{"DeletesInBoth", "empty", []percolator.Mutation{unlock}, []percolator.Mutation{unlock}, false, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -109,7 +109,11 @@ func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) e
 // (this assumes, as Percolator's writes do, that a branch sets cells the
 // row did not already hold with those values), and the call reports it;
 // when neither is there, nothing was applied (or everything it set was
-// deleted since) and the call is sent again, up to unknownRetries times. A branch that sets no cell
+// deleted since) and the call is sent again, up to unknownRetries times.
+// A call whose one non-empty branch only deletes is sent again too (the
+// deletions are idempotent), and reports the match of the call that
+// succeeded, which may differ from the first one's (Percolator ignores
+// it: its rollback). A branch that sets no cell
 // cannot be recognized: if it is not empty, the error is returned.
 func (s *Store) CheckAndMutateRow(ctx context.Context, row string, predicate []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
 	mt, err := btMutation(ifMatch)
@@ -218,6 +222,12 @@ func deleteCells(cs []percolator.Cell, del func(percolator.Cell) bool) []percola
 func (s *Store) decide(ctx context.Context, row string, ifMatch, ifNoMatch []percolator.Mutation) (decided, matched bool, err error) {
 	st, sf := sets(ifMatch), sets(ifNoMatch)
 	if len(st) == 0 && len(sf) == 0 {
+		// At most one branch changes anything, and only by deleting
+		// (Percolator's rollback of a lock): applying it again is the
+		// same as applying it once.
+		if len(ifMatch) == 0 || len(ifNoMatch) == 0 {
+			return false, false, nil
+		}
 		return false, false, errors.New("bigtable: outcome unknown, and neither branch sets a cell to recognize it by")
 	}
 	var filters []percolator.Filter
