@@ -26,7 +26,7 @@
 //
 // Notifications: Bigtable has no locality groups, so a scan filtered to the
 // notify family would read the whole table. Families in a non-empty
-// locality group (Percolator's "n") therefore also get an index in a
+// locality group (Percolator's "n" and "l") therefore also get an index in a
 // separate table; see the comment of groupIndex.
 //
 // Real Bigtable needs an app profile with single-cluster routing and
