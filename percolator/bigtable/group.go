@@ -15,8 +15,8 @@ import (
 // one is the same conditional mutation as the lock, and a rollback erases
 // both), so they stay in the table; but a scan filtered to the notify
 // family would read every cell of the table server side. So every cell of
-// a family in a locality group (Percolator's notify and lock families) is
-// mirrored, keys only, in a separate table
+// a family in an indexed locality group (Config.IndexGroups: Percolator's
+// notify group) is mirrored, keys only, in a separate table
 // ("TABLE-groups", same row, family, column and timestamp), and a scan
 // whose filters all select such families reads that table and then each
 // row it names, with the caller's filters.

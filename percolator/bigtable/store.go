@@ -25,9 +25,9 @@
 // set; see CheckAndMutateRow.
 //
 // Notifications: Bigtable has no locality groups, so a scan filtered to the
-// notify family would read the whole table. Families in a non-empty
-// locality group (Percolator's "n" and "l") therefore also get an index in a
-// separate table; see the comment of groupIndex.
+// notify family would read the whole table. Families in the locality
+// groups of Config.IndexGroups (by default Percolator's "notify") therefore
+// also get an index in a separate table; see the comment of groupIndex.
 //
 // Real Bigtable needs an app profile with single-cluster routing and
 // transactional writes allowed, because CheckAndMutateRow and
@@ -39,6 +39,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"cloud.google.com/go/bigtable"
@@ -56,11 +57,22 @@ type Config struct {
 	// default. It must use single-cluster routing with transactional
 	// writes allowed.
 	AppProfile string
+	// IndexGroups are the locality groups whose families are mirrored in
+	// the group index (see groupIndex); nil means DefaultIndexGroups.
+	IndexGroups []string
 	// Options are passed to the data and admin clients (credentials, a
 	// pre-dialed connection). With BIGTABLE_EMULATOR_HOST set, the clients
 	// talk to the emulator there without credentials.
 	Options []option.ClientOption
 }
+
+// DefaultIndexGroups indexes Percolator's notify group only. Its lock
+// group is not indexed: every prewrite would pay one more write, and the
+// index may miss a cell for a while (a process dying between the two
+// writes), which a notification survives (it runs later) but GC's scan for
+// the oldest lock must not; lock scans (GC, CleanLocks) are rare and read
+// the table.
+var DefaultIndexGroups = []string{"notify"}
 
 // Store is a percolator.Store on one Bigtable table (and its group index
 // table, see groupIndex). It is safe for concurrent use.
@@ -72,7 +84,7 @@ type Store struct {
 	index  *groupIndex
 
 	mu     sync.Mutex
-	groups map[string]string // family → non-empty locality group
+	groups map[string]bool // families mirrored in the group index
 }
 
 var _ percolator.Store = (*Store)(nil)
@@ -92,7 +104,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		client.Close()
 		return nil, fmt.Errorf("bigtable: admin client: %w", err)
 	}
-	s := &Store{cfg: cfg, client: client, admin: admin, tbl: client.Open(cfg.Table), groups: make(map[string]string)}
+	s := &Store{cfg: cfg, client: client, admin: admin, tbl: client.Open(cfg.Table), groups: make(map[string]bool)}
 	s.index = &groupIndex{s: s, tbl: client.Open(indexTable(cfg.Table))}
 	for _, t := range []string{cfg.Table, indexTable(cfg.Table)} {
 		if err := s.createTable(ctx, t); err != nil {
@@ -120,14 +132,19 @@ func (s *Store) createTable(ctx context.Context, table string) error {
 
 // EnsureFamilies implements percolator.Store. Families are created without
 // a garbage collection rule. Locality groups do not exist in Bigtable: a
-// family in a non-empty group is indexed in the group index table instead.
+// family in one of Config.IndexGroups is indexed in the group index table
+// instead.
 func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) error {
 	if err := s.ensure(ctx, s.cfg.Table, fams); err != nil {
 		return err
 	}
+	indexed := s.cfg.IndexGroups
+	if indexed == nil {
+		indexed = DefaultIndexGroups
+	}
 	var grouped []percolator.Family
 	for _, f := range fams {
-		if f.LocalityGroup != "" {
+		if f.LocalityGroup != "" && slices.Contains(indexed, f.LocalityGroup) {
 			grouped = append(grouped, percolator.Family{Name: f.Name})
 		}
 	}
@@ -136,10 +153,8 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, f := range fams {
-		if _, ok := s.groups[f.Name]; !ok && f.LocalityGroup != "" {
-			s.groups[f.Name] = f.LocalityGroup
-		}
+	for _, f := range grouped {
+		s.groups[f.Name] = true
 	}
 	return nil
 }
@@ -168,11 +183,11 @@ func (s *Store) ensure(ctx context.Context, table string, fams []percolator.Fami
 	return nil
 }
 
-// grouped reports whether fam is in a non-empty locality group.
+// grouped reports whether fam is mirrored in the group index.
 func (s *Store) grouped(fam string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.groups[fam] != ""
+	return s.groups[fam]
 }
 
 // Close implements percolator.Store.
