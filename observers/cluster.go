@@ -132,7 +132,8 @@ const colMembers = "dup:members"
 // changed PageRank (webtable.DupRanked), in the background like
 // ExportRankObserver.
 func ElectRank() percolator.Observer {
-	return percolator.Observer{Name: "elect-rank", Column: webtable.DupRanked, Background: true, Run: elect}
+	return percolator.Observer{Name: "elect-rank", Column: webtable.DupRanked, Background: true,
+		Delay: BackgroundDelay, MaxDelay: BackgroundMaxDelay, Run: elect}
 }
 
 func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {

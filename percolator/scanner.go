@@ -27,14 +27,21 @@ func (w *Worker) scan(bg bool) {
 		}
 		wait := idle
 		if !soonest.IsZero() {
-			// A delayed notification becomes ready then: be back for it.
-			wait = max(min(wait, time.Until(soonest)+time.Millisecond), time.Millisecond)
+			// A delayed notification becomes ready then: be back for it,
+			// and for those that become ready within delaySlack after it
+			// (a pass reads every notification; one a row would be many).
+			wait = max(min(wait, time.Until(soonest)+delaySlack), time.Millisecond)
 		}
 		if w.idleWait(w.ctx, wait) == nil {
 			idle = min(2*idle, w.opt.IdleMax)
 		}
 	}
 }
+
+// delaySlack is how long after the first delayed notification becomes
+// ready a scanner comes back for it: passes for delayed work are at most
+// four a second.
+const delaySlack = 250 * time.Millisecond
 
 // follow runs the foreground tasks of the rows this process notifies as
 // soon as it does (hints, see hintQueue), so that within one process a
