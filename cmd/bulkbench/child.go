@@ -52,7 +52,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		defer pprof.StopCPUProfile()
 	}
-	mem.Apply()
+	mem.Apply(ctx)
 	tableCache = mem.TableBytes()
 	copt := crawl.Options{Seeds: strings.Split(*seeds, ","), AllowPrivate: true, Delay: -1, Parallel: *parallel}
 	var (
@@ -132,11 +132,10 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool
 	r.RSSAnonMB, r.RSSFileMB = residentSet()
 	l := e.Index.Latency()
 	r.P50, r.P90, r.P99 = l.P50, l.P90, l.P99
+	var searchErr error
 	if searches > 0 {
 		r.Searches, r.Clients = searches, clients
-		if r.QPS, r.QueryP50, r.QueryP99, err = searchLoad(ctx, e, clients, searches); err != nil {
-			return Result{}, err
-		}
+		r.QPS, r.QueryP50, r.QueryP99, searchErr = searchLoad(ctx, e, clients, searches)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -144,6 +143,9 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool
 	}
 	if waited != nil {
 		return Result{}, waited
+	}
+	if searchErr != nil {
+		return Result{}, searchErr
 	}
 	if r.Documents, err = e.Index.Count(); err != nil {
 		return Result{}, err

@@ -103,7 +103,7 @@ func runCrawl(args []string, stderr io.Writer) int {
 		os.Exit(130)
 	}()
 
-	mem.Apply()
+	mem.Apply(ctx)
 	st, err := badger.Open(*data, badger.Options{CacheBytes: mem.TableBytes()})
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler:", err)

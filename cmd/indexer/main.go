@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	obs := chain()
-	mem.Apply()
+	mem.Apply(ctx)
 	st, err := badger.Open(*data, badger.Options{CacheBytes: mem.TableBytes()})
 	if err != nil {
 		return err

@@ -1,13 +1,17 @@
 // Package budget gives a process one memory budget, set by the -cache-mb
 // flag of every command that opens the table: a share of it for the
 // table's caches and memtables, the whole of it as the Go runtime's soft
-// memory limit, so that garbage is collected before the heap outgrows it.
+// memory limit, so that garbage is collected before the heap outgrows it
+// (raised above it while the live heap needs more, see Apply).
 package budget
 
 import (
+	"context"
 	"flag"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
+	"time"
 )
 
 // DefaultMB is the default budget in MiB.
@@ -34,14 +38,42 @@ func (b *Budget) TableBytes() int64 {
 	return int64(b.MB) << 20 / 4
 }
 
-// Apply sets the Go runtime's soft memory limit to the budget, unless the
-// GOMEMLIMIT environment variable sets one or the budget is 0. Near the
-// limit the collector runs more often; it never stalls the process (the
-// runtime caps the collector's CPU), so a live heap bigger than the budget
-// only costs CPU.
-func (b *Budget) Apply() {
+// Apply keeps the Go runtime's soft memory limit at the budget, unless the
+// GOMEMLIMIT environment variable sets one or the budget is 0, until ctx
+// is done. Near the limit the collector runs more often. When the live
+// heap itself outgrows the budget (a bulk crawl's backlog), a limit at the
+// budget would have the collector run without pause (the runtime lets it
+// take half the CPU): so every half second, while live × 1.5 is above the
+// budget, the limit moves up to live × 1.5 + 64 MiB, and back down to the
+// budget as the live heap shrinks. The budget is a target for memory, never a stall.
+func (b *Budget) Apply(ctx context.Context) {
 	if b.MB <= 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(int64(b.MB) << 20)
+	limit := int64(b.MB) << 20
+	debug.SetMemoryLimit(limit)
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		set := limit
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			metrics.Read(sample)
+			want := limit
+			if sample[0].Value.Kind() == metrics.KindUint64 {
+				if live := int64(sample[0].Value.Uint64()); live+live/2 > limit {
+					want = live + live/2 + 64<<20
+				}
+			}
+			if want != set {
+				debug.SetMemoryLimit(want)
+				set = want
+			}
+		}
+	}()
 }

@@ -125,9 +125,10 @@ type Options struct {
 	// a small multiple of it.
 	MemTableSize int64
 	// CacheBytes is the memory Badger may hold for reading and writing:
-	// half for its block cache, a quarter for table indexes and Bloom
-	// filters (the index cache; tables beyond it are read from disk), a
-	// quarter for its memtables (four of CacheBytes/16 each, 1–64 MiB).
+	// half for table indexes and Bloom filters (the index cache: every
+	// lookup needs them, and tables beyond it are read back from disk),
+	// a quarter for its block cache, a quarter for its memtables (four of
+	// CacheBytes/16 each, 1–64 MiB).
 	// None of these grows with the table. Zero means Badger's defaults:
 	// a 256 MiB block cache, every table's index in memory (which grows
 	// with the table) and five memtables of 64 MiB.
@@ -140,8 +141,8 @@ func cacheOptions(bo bdb.Options, cache int64) bdb.Options {
 		return bo
 	}
 	mem := min(max(cache/16, 1<<20), 64<<20)
-	return bo.WithBlockCacheSize(cache / 2).
-		WithIndexCacheSize(cache / 4).
+	return bo.WithBlockCacheSize(cache / 4).
+		WithIndexCacheSize(cache / 2).
 		WithNumMemtables(4).
 		WithMemTableSize(mem)
 }
