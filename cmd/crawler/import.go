@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,10 +13,8 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/internal/termline"
-	"github.com/caffeine-go/caffeine/percolator"
-	"github.com/caffeine-go/caffeine/percolator/badger"
-	"github.com/caffeine-go/caffeine/webtable"
 )
 
 func init() { commands["import"] = runImport }
@@ -35,6 +32,7 @@ func runImport(args []string, stderr io.Writer) int {
 		maxBody = fs.Int64("max-body", 10<<20, "body size `bytes` kept; longer bodies are cut and marked truncated")
 		verbose = fs.Bool("v", false, "log every record skipped or malformed")
 		quiet   = fs.Bool("q", false, "no progress line, log only warnings")
+		mem     = budget.Flag(fs)
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crawler import -data DIR FILE.warc[.gz]...")
@@ -50,32 +48,18 @@ func runImport(args []string, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	level := slog.LevelInfo
-	switch {
-	case *verbose:
-		level = slog.LevelDebug
-	case *quiet:
-		level = slog.LevelWarn
-	}
-	tty := termline.IsTerminal(os.Stderr) && !*quiet
-	logw := &termline.Writer{W: stderr, TTY: tty}
-	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
+	log, logw, tty := newLogger(stderr, *verbose, *quiet)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := badger.Open(*data, badger.Options{})
+	mem.Apply(ctx)
+	tb, err := openTable(ctx, *data, mem, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler:", err)
 		return 1
 	}
-	defer st.Close()
-	db, err := percolator.Open(ctx, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, Logger: log})
-	if err != nil {
-		fmt.Fprintln(stderr, "crawler:", err)
-		return 1
-	}
-	defer db.Close()
-	im, err := crawl.NewImporter(ctx, db, crawl.Options{MaxBodySize: *maxBody, Logger: log})
+	defer tb.Close()
+	im, err := crawl.NewImporter(ctx, tb.db, crawl.Options{MaxBodySize: *maxBody, Logger: log})
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler:", err)
 		return 1

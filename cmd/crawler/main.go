@@ -17,7 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -26,9 +25,6 @@ import (
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/internal/termline"
-	"github.com/caffeine-go/caffeine/percolator"
-	"github.com/caffeine-go/caffeine/percolator/badger"
-	"github.com/caffeine-go/caffeine/webtable"
 )
 
 func main() {
@@ -76,16 +72,7 @@ func runCrawl(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "crawler:", err)
 		return 2
 	}
-	level := slog.LevelInfo
-	switch {
-	case *verbose:
-		level = slog.LevelDebug
-	case *quiet:
-		level = slog.LevelWarn
-	}
-	tty := termline.IsTerminal(os.Stderr) && !*quiet
-	logw := &termline.Writer{W: stderr, TTY: tty}
-	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: level}))
+	log, logw, tty := newLogger(stderr, *verbose, *quiet)
 
 	opt.Logger = log
 	opt.RecrawlDir = spoolDir(*data) // crawler recrawl's requests while this runs
@@ -104,19 +91,13 @@ func runCrawl(args []string, stderr io.Writer) int {
 	}()
 
 	mem.Apply(ctx)
-	st, err := badger.Open(*data, badger.Options{CacheBytes: mem.TableBytes()})
+	tb, err := openTable(ctx, *data, mem, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler:", err)
 		return 1
 	}
-	defer st.Close()
-	db, err := percolator.Open(ctx, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, Logger: log})
-	if err != nil {
-		fmt.Fprintln(stderr, "crawler:", err)
-		return 1
-	}
-	defer db.Close()
-	c, err := crawl.New(db, opt)
+	defer tb.Close()
+	c, err := crawl.New(tb.db, opt)
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler:", err)
 		return 2

@@ -15,9 +15,6 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/crawl"
-	"github.com/caffeine-go/caffeine/percolator"
-	"github.com/caffeine-go/caffeine/percolator/badger"
-	"github.com/caffeine-go/caffeine/webtable"
 )
 
 func init() { commands["recrawl"] = runRecrawl }
@@ -65,7 +62,8 @@ func runRecrawl(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	st, err := badger.Open(*data, badger.Options{})
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	tb, err := openTable(ctx, *data, nil, log)
 	if err != nil {
 		if !locked(err) {
 			fmt.Fprintln(stderr, "crawler recrawl:", err)
@@ -73,14 +71,8 @@ func runRecrawl(args []string, stderr io.Writer) int {
 		}
 		return queue(ctx, *data, req, *wait, stderr)
 	}
-	defer st.Close()
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	db, err := percolator.Open(ctx, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, Logger: log})
-	if err != nil {
-		fmt.Fprintln(stderr, "crawler recrawl:", err)
-		return 1
-	}
-	defer db.Close()
+	defer tb.Close()
+	db := tb.db
 
 	// Requests queued for a process that ended before it took them.
 	queued, err := crawl.ApplySpool(ctx, db, spoolDir(*data), log)
