@@ -81,32 +81,28 @@ func BenchmarkIndexBatches(b *testing.B) {
 	}
 }
 
-// BenchmarkQuery runs 1-, 2- and 3-word queries of words from the corpus's
-// titles over ≥ 10,000 documents and reports latency percentiles and
-// queries per second (one client).
-func BenchmarkQuery(b *testing.B) {
+// benchIndex returns a new index of the corpus copies, applied in
+// batches of 500 as the feeder does, and the words of the titles.
+func benchIndex(b *testing.B) (*Index, []string) {
 	es := corpusExports(b)
 	ix, err := OpenIndex(filepath.Join(b.TempDir(), "index"), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ix.Close()
+	b.Cleanup(func() { ix.Close() })
 	for chunk := range slices.Chunk(es, 500) {
 		if _, err := ix.Apply(chunk); err != nil {
 			b.Fatal(err)
 		}
 	}
-	var vocab []string
-	seen := make(map[string]bool)
-	for _, e := range es[:len(es)/benchCopies] {
-		for _, w := range strings.FieldsFunc(strings.ToLower(e.Doc.Title), func(r rune) bool { return r < 'a' || r > 'z' }) {
-			if len(w) > 3 && !seen[w] {
-				seen[w] = true
-				vocab = append(vocab, w)
-			}
-		}
-	}
-	slices.Sort(vocab)
+	return ix, titleWords(es[:len(es)/benchCopies])
+}
+
+// BenchmarkQuery runs 1-, 2- and 3-word queries of words from the corpus's
+// titles over ≥ 10,000 documents and reports latency percentiles and
+// queries per second (one client).
+func BenchmarkQuery(b *testing.B) {
+	ix, vocab := benchIndex(b)
 	for words := 1; words <= 3; words++ {
 		b.Run(fmt.Sprintf("words=%d", words), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(uint64(words), 7))

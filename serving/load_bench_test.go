@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,18 +18,7 @@ import (
 // queries/s and the latency p50/p99 each query saw, waiting for a search
 // slot (Options.MaxSearches) included.
 func BenchmarkQueryLoad(b *testing.B) {
-	es := corpusExports(b)
-	ix, err := OpenIndex(filepath.Join(b.TempDir(), "index"), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ix.Close()
-	for chunk := range slices.Chunk(es, 500) {
-		if _, err := ix.Apply(chunk); err != nil {
-			b.Fatal(err)
-		}
-	}
-	vocab := titleWords(es[:len(es)/benchCopies])
+	ix, vocab := benchIndex(b)
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			var (
