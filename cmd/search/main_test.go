@@ -397,9 +397,12 @@ func TestDemo(t *testing.T) {
 	if st.Pages != 40 {
 		t.Errorf("pages = %d, want 40 (-max-pages)", st.Pages)
 	}
-	n, hits := d.search("vacuum")
+	// Which 40 pages come first varies, and "vacuum" may be only in their
+	// tables of contents, which are boilerplate; most pages of the manual
+	// say PostgreSQL in their own text.
+	n, hits := d.search("postgresql")
 	if n == 0 || !strings.HasPrefix(hits[0].URL, "http://127.0.0.1:") {
-		t.Fatalf("vacuum: %d %+v", n, hits)
+		t.Fatalf("postgresql: %d %+v", n, hits)
 	}
 	log := d.log.String()
 	for _, want := range []string{
