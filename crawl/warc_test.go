@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -552,5 +555,45 @@ func TestImportRecordKinds(t *testing.T) {
 	var ie *ImportError
 	if !errors.As(err, &ie) || !errors.Is(err, errCut) || ie.Record != 2 || ie.Offset != int64(len(records[0])) {
 		t.Errorf("cut file: %v; want record 2 at byte %d cut short", err, len(records[0]))
+	}
+}
+
+// A fetch's records are in the file when add returns, before the page is
+// loaded: a crash after that loses none of them. The file, still open, is
+// imported while the archive is.
+func TestWARCWrittenBeforeLoad(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<title>kept</title><p>written before it is loaded")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	var written, dropped atomic.Int64
+	a, err := openArchive(dir, 1<<30, "test", slog.New(slog.DiscardHandler), &written, &dropped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	resp, err := http.Get(srv.URL + "/p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.add(srv.URL+"/p", &result{status: resp.StatusCode, header: resp.Header, body: body, at: time.Now(), resp: resp})
+	if written.Load() != 2 {
+		t.Fatalf("%d records written when add returned, want 2", written.Load())
+	}
+	open, _ := filepath.Glob(filepath.Join(dir, "*.open"))
+	if len(open) != 1 {
+		t.Fatalf("open files %q, want 1", open)
+	}
+	b := openTable(t, "")
+	st, err := importFiles(t, b, open[0])
+	if err != nil || st.Loaded != 1 {
+		t.Fatalf("import of the open file: %s, %v; want the page loaded", st.Summary(), err)
 	}
 }

@@ -26,15 +26,18 @@ import (
 // they were written (the order to import them in), and carry an .open
 // suffix until closed.
 //
-// The fetching workers only queue what they fetched; one goroutine builds
-// and writes the records. The queue holds at most warcQueueBytes of
-// bodies: a worker that finds it full waits up to warcQueueWait for room,
-// then drops the record (Stats.WARCDropped counts it, the log says so)
-// and goes on, so a slow disk slows the crawl for a while but never stops
-// it. Each record is written whole to the file as soon as it is built,
-// so a crash leaves every earlier record readable and loses the one being
-// written (and what was still queued); Run drains the queue before it
-// returns.
+// The fetching workers hand what they fetched to one goroutine, which
+// builds and writes the records, and wait until it has written them
+// before the page is loaded, for warcQueueWait at most. The queue holds
+// at most warcQueueBytes of bodies: a worker that finds it full waits (in
+// the same warcQueueWait) for room, then drops the record
+// (Stats.WARCDropped counts it, the log says so) and goes on, so a slow
+// disk slows the crawl for a while but never stops it. Each record is
+// written whole to the file as soon as it is built, so a crash leaves
+// every earlier record readable and loses the ones being written: one a
+// worker at most, unless the disk took longer than warcQueueWait and
+// workers went on with their records still queued. Run drains the queue
+// before it returns.
 //
 // The records are HTTP/1.1 messages rebuilt from what Go's transport
 // gives: the request as sent (with the Accept-Encoding the transport
@@ -79,6 +82,7 @@ type exchange struct {
 	truncated bool
 	revisit   bool // a 304: a revisit record
 	cost      int64
+	done      chan struct{} // closed once written (or failed)
 }
 
 // archive is the WARC writer of one Run.
@@ -124,8 +128,9 @@ func openArchive(dir string, maxSize int64, userAgent string, log *slog.Logger, 
 	return a, nil
 }
 
-// add queues the fetch r of pageURL, waiting up to warcQueueWait for room.
-// It is safe for concurrent use until close.
+// add queues the fetch r of pageURL and waits until its records are
+// written, up to warcQueueWait in all (room in the queue included). It is
+// safe for concurrent use until close.
 func (a *archive) add(pageURL string, r *result) {
 	x := newExchange(pageURL, r)
 	ctx, cancel := context.WithTimeout(context.Background(), warcQueueWait)
@@ -137,6 +142,10 @@ func (a *archive) add(pageURL string, r *result) {
 		return
 	}
 	a.queue <- x
+	select {
+	case <-x.done:
+	case <-ctx.Done(): // written later; a crash before then loses it
+	}
 }
 
 // close writes what is queued, closes the files and returns the first
@@ -168,6 +177,7 @@ func (a *archive) run() {
 	defer close(a.done)
 	for x := range a.queue {
 		err := a.write(x)
+		close(x.done)
 		a.room.Release(x.cost)
 		if err != nil {
 			if a.dropped.Add(1) == 1 {
@@ -236,7 +246,7 @@ func (a *archive) write(x *exchange) error {
 // at the top of this file).
 func newExchange(pageURL string, r *result) *exchange {
 	resp := r.resp
-	x := &exchange{url: pageURL, at: r.at, body: r.body, truncated: r.truncated, revisit: r.status == http.StatusNotModified}
+	x := &exchange{url: pageURL, at: r.at, body: r.body, truncated: r.truncated, revisit: r.status == http.StatusNotModified, done: make(chan struct{})}
 	var b bytes.Buffer
 	if req := resp.Request; req != nil {
 		h := req.Header.Clone()
