@@ -225,6 +225,16 @@ func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int
 	return out, next, err
 }
 
+// crawlColumns returns the crawler's columns (crawl:*) of row, by name.
+func crawlColumns(ctx context.Context, tx *percolator.Tx, row string) (map[string][]byte, error) {
+	cols := make(map[string][]byte, 12)
+	err := tx.Scan(ctx, row, row+"\x00", "crawl:", func(_, col string, v []byte) bool {
+		cols[col] = v
+		return true
+	})
+	return cols, err
+}
+
 // claim leases j's page to this crawler and fills j with what its row
 // holds. It reports false if the page is not ours to fetch: leased by a
 // live crawler, or the index row is stale (then it is deleted).
@@ -233,11 +243,7 @@ func (c *Crawler) claim(ctx context.Context, j *job) (bool, error) {
 	err := c.db.Update(ctx, func(tx *percolator.Tx) error {
 		ok = false
 		now := time.Now()
-		cols := make(map[string][]byte, 12)
-		err := tx.Scan(ctx, j.row, j.row+"\x00", "crawl:", func(_, col string, v []byte) bool {
-			cols[col] = v
-			return true
-		})
+		cols, err := crawlColumns(ctx, tx, j.row)
 		if err != nil {
 			return err
 		}

@@ -449,11 +449,7 @@ func (im *Importer) prepare(ctx context.Context, j *job, at time.Time, tx *perco
 	var skip string
 	look := func(tx *percolator.Tx) error {
 		skip = ""
-		cols := make(map[string][]byte, 12)
-		err := tx.Scan(ctx, j.row, j.row+"\x00", "crawl:", func(_, col string, v []byte) bool {
-			cols[col] = v
-			return true
-		})
+		cols, err := crawlColumns(ctx, tx, j.row)
 		if err != nil {
 			return err
 		}

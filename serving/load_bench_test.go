@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/caffeine-go/caffeine/internal/loadgen"
 )
 
 // BenchmarkQueryLoad is the search load benchmark: clients goroutines
@@ -21,59 +19,26 @@ func BenchmarkQueryLoad(b *testing.B) {
 	ix, vocab := benchIndex(b)
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			var (
-				mu   sync.Mutex
-				lat  = make([]float64, 0, b.N)
-				next = make(chan int, b.N)
-				wg   sync.WaitGroup
-			)
-			for i := range b.N {
-				next <- i
-			}
-			close(next)
 			b.ResetTimer()
-			began := time.Now()
-			for c := range clients {
-				wg.Go(func() {
-					rng := rand.New(rand.NewPCG(uint64(c), 11))
-					var mine []float64
-					for range next {
-						q := vocab[rng.IntN(len(vocab))]
-						t := time.Now()
-						if _, err := ix.Search(context.Background(), Query{Q: q, N: 10}); err != nil {
-							b.Error(err)
-							return
-						}
-						mine = append(mine, time.Since(t).Seconds())
-					}
-					mu.Lock()
-					lat = append(lat, mine...)
-					mu.Unlock()
-				})
+			r, err := loadgen.Run(clients, b.N, func(rng *rand.Rand) error {
+				_, err := ix.Search(context.Background(), Query{Q: vocab[rng.IntN(len(vocab))], N: 10})
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
 			}
-			wg.Wait()
-			took := time.Since(began)
-			s := summarize(lat)
-			b.ReportMetric(s.P50*1e3, "p50_ms")
-			b.ReportMetric(s.P99*1e3, "p99_ms")
-			b.ReportMetric(float64(len(lat))/took.Seconds(), "queries/s")
+			b.ReportMetric(r.P50.Seconds()*1e3, "p50_ms")
+			b.ReportMetric(r.P99.Seconds()*1e3, "p99_ms")
+			b.ReportMetric(r.PerSecond(), "queries/s")
 		})
 	}
 }
 
-// titleWords returns the distinct words of more than three letters in the
-// titles of es, sorted.
+// titleWords returns the words of the titles of es (loadgen.Words).
 func titleWords(es []Update) []string {
-	var vocab []string
-	seen := make(map[string]bool)
-	for _, e := range es {
-		for _, w := range strings.FieldsFunc(strings.ToLower(e.Doc.Title), func(r rune) bool { return r < 'a' || r > 'z' }) {
-			if len(w) > 3 && !seen[w] {
-				seen[w] = true
-				vocab = append(vocab, w)
-			}
-		}
+	titles := make([]string, len(es))
+	for i, e := range es {
+		titles[i] = e.Doc.Title
 	}
-	slices.Sort(vocab)
-	return vocab
+	return loadgen.Words(titles)
 }

@@ -8,12 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/caffeine-go/caffeine/engine"
+	"github.com/caffeine-go/caffeine/internal/loadgen"
 	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/web"
 )
@@ -33,49 +30,13 @@ func searchLoad(ctx context.Context, e *engine.Engine, clients, n int) (qps, p50
 	srv := httptest.NewServer(web.New(e, web.Options{}))
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-	next := make(chan int, n)
-	for i := range n {
-		next <- i
+	r, err := loadgen.Run(clients, n, func(rng *rand.Rand) error {
+		return get(ctx, client, srv.URL+"/api/search?q="+url.QueryEscape(words[rng.IntN(len(words))]))
+	})
+	if err != nil {
+		return 0, 0, 0, err
 	}
-	close(next)
-	var (
-		mu    sync.Mutex
-		lat   []float64
-		first error
-		wg    sync.WaitGroup
-	)
-	began := time.Now()
-	for c := range clients {
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(c), 5))
-			var mine []float64
-			for range next {
-				q := words[rng.IntN(len(words))]
-				t := time.Now()
-				err := get(ctx, client, srv.URL+"/api/search?q="+url.QueryEscape(q))
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-				mine = append(mine, time.Since(t).Seconds())
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	if first != nil {
-		return 0, 0, 0, first
-	}
-	took := time.Since(began)
-	slices.Sort(lat)
-	q := func(p float64) float64 { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
-	return float64(len(lat)) / took.Seconds(), q(0.50), q(0.99), nil
+	return r.PerSecond(), r.P50.Seconds(), r.P99.Seconds(), nil
 }
 
 func get(ctx context.Context, c *http.Client, u string) error {
@@ -97,28 +58,21 @@ func get(ctx context.Context, c *http.Client, u string) error {
 	return nil
 }
 
-// titleWords returns the distinct words of more than three letters of the
-// titles of the index's documents (the first thousand by PageRank).
+// titleWords returns the words of the titles of the index's documents
+// (the first thousand by PageRank; loadgen.Words).
 func titleWords(ctx context.Context, e *engine.Engine) ([]string, error) {
-	seen := make(map[string]bool)
-	var words []string
+	var titles []string
 	for start := 0; start < 1000; start += 100 {
 		res, err := e.Search(ctx, serving.Query{Q: "*", N: 100, Start: start})
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range res.Results {
-			for _, w := range strings.FieldsFunc(strings.ToLower(r.Title), func(r rune) bool { return r < 'a' || r > 'z' }) {
-				if len(w) > 3 && !seen[w] {
-					seen[w] = true
-					words = append(words, w)
-				}
-			}
+			titles = append(titles, r.Title)
 		}
 		if len(res.Results) < 100 {
 			break
 		}
 	}
-	slices.Sort(words)
-	return words, nil
+	return loadgen.Words(titles), nil
 }
