@@ -159,9 +159,16 @@ func (c *Crawler) fetchRobots(ctx context.Context, origin string) (*robotstxt.Ro
 		return nil, fmt.Errorf("robots.txt: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, robotsMax))
+	at := time.Now()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, robotsMax+1))
 	if err != nil {
 		return nil, fmt.Errorf("robots.txt: %w", err)
+	}
+	truncated := len(body) > robotsMax
+	body = body[:min(len(body), robotsMax)]
+	if c.archive != nil {
+		// Archived as wget and Heritrix do; an import skips it.
+		c.archive.add(resp.Request.URL.String(), &result{status: resp.StatusCode, header: resp.Header, body: body, truncated: truncated, at: at, resp: resp})
 	}
 	r, err := robotstxt.FromStatusAndBytes(resp.StatusCode, body)
 	if err != nil {

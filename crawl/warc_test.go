@@ -325,8 +325,9 @@ func TestWARCRoundTrip(t *testing.T) {
 	opt.WARCDir = warcs
 	opt.WARCMaxSize = 16 << 10 // several files
 	c := a.crawl(opt)
-	if s := c.Stats(); s.WARCRecords != 2*s.Fetched || s.WARCDropped != 0 {
-		t.Errorf("stats %+v: want two records per fetch", s)
+	// Two records a fetch: the pages' and the host's robots.txt.
+	if s := c.Stats(); s.WARCRecords != 2*(s.Fetched+1) || s.WARCDropped != 0 {
+		t.Errorf("stats %+v: want two records per fetch, robots.txt's included", s)
 	}
 	var urls []string
 	for _, p := range paths {
@@ -357,7 +358,8 @@ func TestWARCRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("import: %s", st.Summary())
-	if st.Malformed != 0 || st.Skipped["warcinfo record"] != int64(len(files)) || st.Skipped["revisit of a page not in the table"] != 0 {
+	if st.Malformed != 0 || st.Skipped["warcinfo record"] != int64(len(files)) || st.Skipped["revisit of a page not in the table"] != 0 ||
+		st.Skipped["robots.txt"] != 2 { // one a crawl
 		t.Errorf("import: %s", st.Summary())
 	}
 	bb := verify(t, b, chain(t, b))
