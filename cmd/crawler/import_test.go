@@ -32,7 +32,8 @@ func TestImport(t *testing.T) {
 	if code := run([]string{"-data", t.TempDir(), "-seeds", srv.URL + "/", "-once", "-allow-private", "-delay", "0", "-no-sitemaps", "-warc-out", warcs}, &out); code != 0 {
 		t.Fatalf("crawl: %d\n%s", code, &out)
 	}
-	if !strings.Contains(out.String(), "8 WARC records written to "+warcs+", 0 fetches not archived") {
+	// Four fetches and the host's robots.txt, a request and a response each.
+	if !strings.Contains(out.String(), "10 WARC records written to "+warcs+", 0 fetches not archived") {
 		t.Errorf("crawl output:\n%s\nwant the WARC records counted", &out)
 	}
 	files, _ := filepath.Glob(filepath.Join(warcs, "*.warc.gz"))
@@ -58,9 +59,9 @@ func TestImport(t *testing.T) {
 		{"help", []string{"import", "-h"}, 0, []string{"usage: crawler import"}},
 		{"no files", []string{"import", "-data", dir}, 2, []string{"usage"}},
 		{"cut", []string{"import", "-data", dir, cut}, 1, []string{"cut.warc.gz: stopped at byte", "(record ", "loaded"}},
-		{"whole", []string{"import", "-data", dir, files[0]}, 0, []string{"9 records read", "4 request record", "1 warcinfo record", "0 malformed"}},
-		{"again", []string{"import", "-data", dir, files[0]}, 0, []string{"9 records read, 0 loaded", "4 the table has this fetch or a later one"}},
-		{"garbage and a good file", []string{"import", "-data", dir, garbage, files[0]}, 1, []string{"notes.txt: stopped at byte 0 (record 1): crawl: not a WARC file", "9 records read"}},
+		{"whole", []string{"import", "-data", dir, files[0]}, 0, []string{"11 records read", "5 request record", "1 robots.txt", "1 warcinfo record", "0 malformed"}},
+		{"again", []string{"import", "-data", dir, files[0]}, 0, []string{"11 records read, 0 loaded", "4 the table has this fetch or a later one"}},
+		{"garbage and a good file", []string{"import", "-data", dir, garbage, files[0]}, 1, []string{"notes.txt: stopped at byte 0 (record 1): crawl: not a WARC file", "11 records read"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
