@@ -1,15 +1,20 @@
 // Package engine runs a whole deployment in one process: the crawler, the
-// observer chain and the serving feeder over one embedded table, and the
-// backend of the search UI (package web) over it. cmd/search is a thin
-// main around it; the freshness experiment runs it too.
+// observer chain and the serving feeder over one table (the embedded
+// Badger table in a directory, or a store the caller opened: Cloud
+// Bigtable), and the backend of the search UI (package web) over it.
+// cmd/search is a thin main around it; the freshness experiment runs it
+// too.
 package engine
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,14 +29,34 @@ import (
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
-// IndexDir is where, inside the table directory, the serving index lives.
+// IndexDir is where, inside Config.Dir, the serving index lives.
 const IndexDir = "serving-index"
+
+// TableFile is where, inside Config.Dir, the name of the table (Config.Table)
+// whose serving index the directory holds is kept, when that table is not
+// the directory's own Badger table.
+const TableFile = "table"
+
+var (
+	// ErrOtherTable is returned by Open when Config.Dir holds the serving
+	// index of another table than the one to serve.
+	ErrOtherTable = errors.New("engine: the directory holds the serving index of another table")
+)
 
 // Config configures an Engine.
 type Config struct {
-	// Dir is the table directory (embedded Badger); the serving index is
-	// in Dir/IndexDir.
+	// Dir is the local directory: the embedded Badger table (without
+	// Store), the serving index (Dir/IndexDir) and the status history.
 	Dir string
+	// Store, if not nil, is the table, opened by the caller (a Bigtable
+	// store); Dir then holds no table, only the serving index and the
+	// history. The engine owns it: Close closes it after the DB, and so
+	// does an Open that fails. Nil opens the Badger table in Dir.
+	Store percolator.Store
+	// Table names Store's table (bigtable://PROJECT/INSTANCE/TABLE); it is
+	// kept in Dir/TableFile, so that the serving index there is never
+	// served with another table. Required with Store.
+	Table string
 	// Crawl, if set, runs a crawler with these options.
 	Crawl *crawl.Options
 	// Observers run in the worker; nil runs no worker (serving only).
@@ -55,8 +80,9 @@ type Config struct {
 	SampleInterval time.Duration
 	// OnApply is called with every batch the serving index applies.
 	OnApply func([]serving.Applied)
-	// CacheBytes is the memory of the table's caches and memtables
-	// (badger.Options.CacheBytes); 0 means Badger's defaults.
+	// CacheBytes is the memory of the Badger table's caches and memtables
+	// (badger.Options.CacheBytes); 0 means Badger's defaults. Unused with
+	// Store.
 	CacheBytes int64
 	// Logger receives what happens. Nil discards it.
 	Logger *slog.Logger
@@ -72,7 +98,7 @@ type Engine struct {
 	Metrics *prometheus.Registry
 
 	cfg   Config
-	store *badger.Store
+	store percolator.Store
 	log   *slog.Logger
 
 	crawlDone chan struct{} // closed when the crawler's Run returned
@@ -98,9 +124,13 @@ type Engine struct {
 	}
 }
 
-// Open opens the table and the index in cfg.Dir and sets up what Run runs.
+// Open opens the table (cfg.Store, or the Badger table in cfg.Dir) and the
+// serving index in cfg.Dir, and sets up what Run runs.
 func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.Dir == "" {
+		if cfg.Store != nil {
+			cfg.Store.Close()
+		}
 		return nil, errors.New("engine: no directory")
 	}
 	if cfg.Logger == nil {
@@ -112,30 +142,61 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.SampleInterval <= 0 {
 		cfg.SampleInterval = 5 * time.Second
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, crawlDone: make(chan struct{}), Metrics: prometheus.NewRegistry()}
+	e := &Engine{cfg: cfg, log: cfg.Logger, crawlDone: make(chan struct{}), Metrics: prometheus.NewRegistry(), store: cfg.Store}
 	ok := false
 	defer func() {
 		if !ok {
 			e.Close()
 		}
 	}()
-	var err error
-	if e.store, err = badger.Open(cfg.Dir, badger.Options{CacheBytes: cfg.CacheBytes}); err != nil {
-		return nil, err
+	rebuild := cfg.Rebuild
+	if cfg.Store != nil {
+		if cfg.Table == "" {
+			return nil, errors.New("engine: Config.Store without Config.Table")
+		}
+		fresh, err := checkIndexDir(cfg.Dir, cfg.Table, cfg.Rebuild)
+		if err != nil {
+			return nil, err
+		}
+		// A directory new to the table (a new machine, a build cut short)
+		// gets its index from the table: the export queue holds only what
+		// no serving process has applied yet.
+		rebuild = rebuild || fresh
+	} else {
+		if name, err := indexTable(cfg.Dir); err != nil {
+			return nil, err
+		} else if name != "" {
+			return nil, fmt.Errorf("%w: %s holds the serving index of %s, not a Badger table: serve that table (-table), or give another directory", ErrOtherTable, cfg.Dir, name)
+		}
+		st, err := badger.Open(cfg.Dir, badger.Options{CacheBytes: cfg.CacheBytes})
+		if err != nil {
+			return nil, err
+		}
+		e.store = st
 	}
+	var err error
 	if e.DB, err = percolator.Open(ctx, e.store, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: cfg.GCGrace, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
 	e.changed, e.stopWatch = e.DB.Watch("")
 	iopt := serving.Options{OnApply: cfg.OnApply, Logger: cfg.Logger}
 	dir := filepath.Join(cfg.Dir, IndexDir)
-	if cfg.Rebuild {
+	if rebuild {
+		if !cfg.Rebuild {
+			e.log.Info("building the serving index from the table", "dir", dir, "table", cfg.Table)
+		}
 		e.Index, err = serving.Rebuild(ctx, e.DB, dir, iopt)
 	} else {
 		e.Index, err = serving.OpenIndex(dir, iopt)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Store != nil && rebuild {
+		// Only once the index is whole: a build cut short is done again.
+		if err := os.WriteFile(filepath.Join(cfg.Dir, TableFile), []byte(cfg.Table+"\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
 	}
 	if len(cfg.Observers) > 0 {
 		m := promstats.NewMetrics()
@@ -253,6 +314,41 @@ func (e *Engine) gcLoop(ctx context.Context) {
 		}
 		wait = max(e.cfg.GCInterval, gcIdle*took)
 	}
+}
+
+// checkIndexDir prepares dir for the serving index of table (not dir's
+// own Badger table) and reports whether the index must be built afresh:
+// dir has none of table's. It is an error if dir holds a Badger table, or
+// the index of another table and rebuild is false.
+func checkIndexDir(dir, table string, rebuild bool) (fresh bool, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, fmt.Errorf("engine: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err == nil {
+		return false, fmt.Errorf("%w: %s holds an embedded Badger table; with %s, give a directory for its serving index alone", ErrOtherTable, dir, table)
+	}
+	name, err := indexTable(dir)
+	switch {
+	case err != nil:
+		return false, err
+	case name == "":
+		return true, nil
+	case name != table && !rebuild:
+		return false, fmt.Errorf("%w: %s holds the serving index of %s, not of %s: give another directory, or rebuild the index from %s (search -rebuild)", ErrOtherTable, dir, name, table, table)
+	}
+	return false, nil
+}
+
+// indexTable returns the table named in dir/TableFile, "" if there is none.
+func indexTable(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, TableFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("engine: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // Close closes the index and the table.

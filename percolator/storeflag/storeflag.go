@@ -1,8 +1,12 @@
-// Package storeflag selects a Bigtable table from command-line flags:
-// -table bigtable://PROJECT/INSTANCE/TABLE and -app-profile. Commands keep
-// -data DIR (the embedded Badger store) as the default and use the table
-// when -table is given. BIGTABLE_EMULATOR_HOST points the client at an
+// Package storeflag selects a command's table from its flags: -data DIR,
+// the embedded Badger store, is the default; -table
+// bigtable://PROJECT/INSTANCE/TABLE (with -app-profile) names a Cloud
+// Bigtable table instead. BIGTABLE_EMULATOR_HOST points the client at an
 // emulator, as usual.
+//
+// Commands that keep local files besides the table (cmd/search's serving
+// index) take -data for those with -table; the others take one of the two
+// (Check).
 package storeflag
 
 import (
@@ -13,7 +17,18 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/bigtable"
+)
+
+var (
+	// ErrNoTable is returned by Check when neither -data nor -table is
+	// given.
+	ErrNoTable = errors.New("storeflag: no table: give -data DIR (the embedded Badger table) or -table bigtable://PROJECT/INSTANCE/TABLE (Cloud Bigtable)")
+	// ErrTwoTables is returned by Check when both -data and -table are
+	// given.
+	ErrTwoTables = errors.New("storeflag: -data and -table both name a table: -data DIR is the embedded Badger table, -table a Cloud Bigtable one; give one of them")
 )
 
 // Flags holds the values of -table and -app-profile.
@@ -30,6 +45,28 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 
 // Set reports whether -table was given.
 func (f *Flags) Set() bool { return f.Table != "" }
+
+// Check checks the flags of a command whose table is either the Badger
+// table in data (its -data flag) or -table: exactly one must be given,
+// -table must parse, and -app-profile goes with -table only.
+func (f *Flags) Check(data string) error {
+	switch {
+	case data == "" && !f.Set():
+		if f.AppProfile != "" {
+			return errors.New("storeflag: -app-profile without -table: the app profile is of a Bigtable table")
+		}
+		return ErrNoTable
+	case data != "" && f.Set():
+		return ErrTwoTables
+	case data != "":
+		if f.AppProfile != "" {
+			return errors.New("storeflag: -app-profile goes with -table, not -data: the Badger table has no app profile")
+		}
+		return nil
+	}
+	_, err := f.Config()
+	return err
+}
 
 // Config returns the Bigtable configuration the flags name.
 func (f *Flags) Config() (bigtable.Config, error) {
@@ -51,6 +88,28 @@ func (f *Flags) Open(ctx context.Context) (*bigtable.Store, error) {
 		return nil, err
 	}
 	return bigtable.Open(ctx, cfg)
+}
+
+// OpenStore opens the table of a command that passed Check: the Bigtable
+// table of -table if it is set, else the Badger table in data with opt. A
+// Badger error keeps Badger's message, which is all a caller has to tell a
+// directory another process holds.
+func (f *Flags) OpenStore(ctx context.Context, data string, opt badger.Options) (percolator.Store, error) {
+	if f.Set() {
+		st, err := f.Open(ctx)
+		if err != nil {
+			return nil, err // not a nil *Store in a non-nil interface
+		}
+		return st, nil
+	}
+	if data == "" {
+		return nil, ErrNoTable
+	}
+	st, err := badger.Open(data, opt)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 var (

@@ -1,6 +1,7 @@
 package storeflag
 
 import (
+	"errors"
 	"flag"
 	"strings"
 	"testing"
@@ -60,5 +61,42 @@ func TestFlags(t *testing.T) {
 	none.Register(flag.NewFlagSet("y", flag.ContinueOnError))
 	if none.Set() {
 		t.Error("Set() = true without -table")
+	}
+}
+
+func TestCheck(t *testing.T) {
+	const table = "bigtable://my-project/my-instance/web"
+	tests := []struct {
+		name       string
+		data       string
+		f          Flags
+		want       error
+		wantSubstr string
+	}{
+		{name: "data", data: "/tmp/t"},
+		{name: "table", f: Flags{Table: table}},
+		{name: "table and profile", f: Flags{Table: table, AppProfile: "percolator"}},
+		{name: "neither", want: ErrNoTable},
+		{name: "both", data: "/tmp/t", f: Flags{Table: table}, want: ErrTwoTables},
+		{name: "bad table", f: Flags{Table: "my-project/my-instance/web"}, wantSubstr: "want bigtable://"},
+		{name: "profile alone", f: Flags{AppProfile: "percolator"}, wantSubstr: "-app-profile without -table"},
+		{name: "profile with data", data: "/tmp/t", f: Flags{AppProfile: "percolator"}, wantSubstr: "-app-profile goes with -table"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.f.Check(tc.data)
+			switch {
+			case tc.want != nil:
+				if !errors.Is(err, tc.want) {
+					t.Errorf("Check = %v, want %v", err, tc.want)
+				}
+			case tc.wantSubstr != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantSubstr) {
+					t.Errorf("Check = %v, want one saying %q", err, tc.wantSubstr)
+				}
+			case err != nil:
+				t.Errorf("Check = %v", err)
+			}
+		})
 	}
 }
