@@ -19,7 +19,7 @@ import (
 
 func init() { commands["import"] = runImport }
 
-// runImport is "crawler import -data DIR FILE.warc[.gz]...": it loads
+// runImport is "crawler import -data DIR|-table URL FILE.warc[.gz]...": it loads
 // the WARC files' responses as the crawler's loader would (see
 // crawl.Importer), in the order given. A file that stops being readable
 // is reported with where it stopped, and the next file is read; the exit
@@ -28,7 +28,8 @@ func runImport(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawler import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		data    = fs.String("data", "", "table `directory` (embedded Badger); required")
+		data    = fs.String("data", "", dataUsage)
+		tf      = tableFlags(fs)
 		maxBody = fs.Int64("max-body", 10<<20, "body size `bytes` kept; longer bodies are cut and marked truncated")
 		verbose = fs.Bool("v", false, "log every record skipped or malformed")
 		quiet   = fs.Bool("q", false, "no progress line, log only warnings")
@@ -36,6 +37,7 @@ func runImport(args []string, stderr io.Writer) int {
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crawler import -data DIR FILE.warc[.gz]...")
+		fmt.Fprintln(stderr, "       crawler import -table bigtable://PROJECT/INSTANCE/TABLE [-app-profile ID] FILE.warc[.gz]...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -44,8 +46,11 @@ func runImport(args []string, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if *data == "" || fs.NArg() == 0 {
+	if fs.NArg() == 0 {
 		fs.Usage()
+		return 2
+	}
+	if !checkTable(fs, tf, *data) {
 		return 2
 	}
 	log, logw, tty := newLogger(stderr, *verbose, *quiet)
@@ -53,7 +58,7 @@ func runImport(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	mem.Apply(ctx)
-	tb, err := openTable(ctx, *data, mem, log)
+	tb, err := openTable(ctx, tf, *data, mem, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler:", err)
 		return 1

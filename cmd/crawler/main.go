@@ -7,6 +7,11 @@
 //	crawler import -data DIR FILE.warc[.gz]...
 //	crawler recrawl -data DIR URL... | -host HOST
 //
+// -data DIR is the embedded Badger table in DIR; -table
+// bigtable://PROJECT/INSTANCE/TABLE [-app-profile ID] names a Cloud
+// Bigtable table instead (BIGTABLE_EMULATOR_HOST for the emulator). Every
+// subcommand takes one of the two.
+//
 // Exit codes: 0 done, 1 failure, 2 bad usage, 130 interrupted (the crawl
 // stopped cleanly; run again to resume).
 package main
@@ -48,13 +53,16 @@ func runCrawl(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	crawlOptions := crawl.Flags(fs)
 	var (
-		data    = fs.String("data", "", "table `directory` (embedded Badger); required")
+		data    = fs.String("data", "", dataUsage)
+		tf      = tableFlags(fs)
 		verbose = fs.Bool("v", false, "log every page")
 		quiet   = fs.Bool("q", false, "no progress line, log only warnings")
 		mem     = budget.Flag(fs)
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: crawler -data DIR -seeds URL[,URL...] [flags]")
+		fmt.Fprintln(stderr, "       crawler -table bigtable://PROJECT/INSTANCE/TABLE [-app-profile ID] -seeds URL[,URL...] [flags]")
+		fmt.Fprintln(stderr, "subcommands: import, recrawl (crawler SUBCOMMAND -h)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -63,8 +71,11 @@ func runCrawl(args []string, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if *data == "" || fs.NArg() > 0 {
+	if fs.NArg() > 0 {
 		fs.Usage()
+		return 2
+	}
+	if !checkTable(fs, tf, *data) {
 		return 2
 	}
 	opt, err := crawlOptions()
@@ -75,7 +86,11 @@ func runCrawl(args []string, stderr io.Writer) int {
 	log, logw, tty := newLogger(stderr, *verbose, *quiet)
 
 	opt.Logger = log
-	opt.RecrawlDir = spoolDir(*data) // crawler recrawl's requests while this runs
+	if *data != "" {
+		// crawler recrawl's requests while this runs; on Bigtable it
+		// writes them into the table, which the crawler reads.
+		opt.RecrawlDir = spoolDir(*data)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -91,7 +106,7 @@ func runCrawl(args []string, stderr io.Writer) int {
 	}()
 
 	mem.Apply(ctx)
-	tb, err := openTable(ctx, *data, mem, log)
+	tb, err := openTable(ctx, tf, *data, mem, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler:", err)
 		return 1

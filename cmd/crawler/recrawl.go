@@ -25,19 +25,24 @@ func spoolDir(data string) string { return filepath.Join(data, "recrawl") }
 
 // runRecrawl makes pages due now: directly in the table when no process
 // holds it, or through the spool of the process that does (a running
-// crawler or search), which applies it within a second.
+// crawler or search), which applies it within a second. A Bigtable table
+// (-table) is never held: many processes open it at once, so the request
+// is always written into it, and running crawlers see the pages due at
+// their next pass over the frontier (a second or so).
 func runRecrawl(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawler recrawl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		data = fs.String("data", "", "table `directory`; required")
+		data = fs.String("data", "", dataUsage)
+		tf   = tableFlags(fs)
 		host = fs.String("host", "", "make every page of `HOST` due (HOST:PORT for one port only)")
-		wait = fs.Duration("wait", 5*time.Second, "when a running process holds the table, how long to wait for it to take the request (0: don't)")
+		wait = fs.Duration("wait", 5*time.Second, "-data: when a running process holds the table, how long to wait for it to take the request (0: don't)")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: crawler recrawl -data DIR URL...")
-		fmt.Fprintln(stderr, "       crawler recrawl -data DIR -host HOST[:PORT]")
+		fmt.Fprintln(stderr, "usage: crawler recrawl -data DIR | -table bigtable://PROJECT/INSTANCE/TABLE URL...")
+		fmt.Fprintln(stderr, "       crawler recrawl -data DIR | -table bigtable://PROJECT/INSTANCE/TABLE -host HOST[:PORT]")
 		fmt.Fprintln(stderr, "Makes pages due now. When a crawler or search holds DIR, the request is queued in DIR/recrawl/ and that process applies it.")
+		fmt.Fprintln(stderr, "A -table is never held (many processes share it): the request is written into it, and running crawlers fetch the pages at their next pass.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -47,25 +52,30 @@ func runRecrawl(args []string, stderr io.Writer) int {
 		return 2
 	}
 	req := crawl.RecrawlRequest{URLs: fs.Args(), Host: *host}
-	if *data == "" || (len(req.URLs) == 0 && req.Host == "") {
+	if len(req.URLs) == 0 && req.Host == "" {
 		fs.Usage()
+		return 2
+	}
+	if !checkTable(fs, tf, *data) {
 		return 2
 	}
 	if err := req.Check(); err != nil {
 		fmt.Fprintln(stderr, "crawler recrawl:", err)
 		return 2
 	}
-	if fi, err := os.Stat(*data); err != nil || !fi.IsDir() {
-		fmt.Fprintf(stderr, "crawler recrawl: no table in %s\n", *data)
-		return 1
+	if *data != "" {
+		if fi, err := os.Stat(*data); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "crawler recrawl: no table in %s\n", *data)
+			return 1
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	tb, err := openTable(ctx, *data, nil, log)
+	tb, err := openTable(ctx, tf, *data, nil, log)
 	if err != nil {
-		if !locked(err) {
+		if tf.Set() || !locked(err) {
 			fmt.Fprintln(stderr, "crawler recrawl:", err)
 			return 1
 		}
@@ -74,22 +84,24 @@ func runRecrawl(args []string, stderr io.Writer) int {
 	defer tb.Close()
 	db := tb.db
 
-	// Requests queued for a process that ended before it took them.
-	queued, err := crawl.ApplySpool(ctx, db, spoolDir(*data), log)
-	if err != nil {
-		fmt.Fprintln(stderr, "crawler recrawl:", err)
-		return 1
-	}
-	if n := len(queued); n > 0 {
-		moved := 0
-		for _, r := range queued {
-			moved += r.Moved
+	if *data != "" {
+		// Requests queued for a process that ended before it took them.
+		queued, err := crawl.ApplySpool(ctx, db, spoolDir(*data), log)
+		if err != nil {
+			fmt.Fprintln(stderr, "crawler recrawl:", err)
+			return 1
 		}
-		fmt.Fprintf(stderr, "crawler recrawl: applied %s left in %s (%s due now)\n", plural(n, "queued request"), spoolDir(*data), plural(moved, "page"))
+		if n := len(queued); n > 0 {
+			moved := 0
+			for _, r := range queued {
+				moved += r.Moved
+			}
+			fmt.Fprintf(stderr, "crawler recrawl: applied %s left in %s (%s due now)\n", plural(n, "queued request"), spoolDir(*data), plural(moved, "page"))
+		}
 	}
 
 	n, err := req.Apply(ctx, db)
-	fmt.Fprintf(stderr, "crawler recrawl: %s due now; a crawler or search on %s fetches them\n", plural(n, "page"), *data)
+	fmt.Fprintf(stderr, "crawler recrawl: %s due now; a crawler or search on %s fetches them\n", plural(n, "page"), tableName(tf, *data))
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler recrawl:", err)
 		return 1

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -10,8 +13,17 @@ import (
 	"github.com/caffeine-go/caffeine/internal/termline"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/storeflag"
 	"github.com/caffeine-go/caffeine/webtable"
 )
+
+// tableName names the table of a subcommand in messages.
+func tableName(tf *storeflag.Flags, dir string) string {
+	if tf.Set() {
+		return tf.Table
+	}
+	return dir
+}
 
 // newLogger returns the command's logger: -v logs at debug level, -q only
 // warnings. On a terminal, without -q, its writer keeps a status line
@@ -29,21 +41,48 @@ func newLogger(stderr io.Writer, verbose, quiet bool) (log *slog.Logger, w *term
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), w, tty
 }
 
+// dataUsage is the help of -data of the subcommands that take -data or
+// -table.
+const dataUsage = "table `directory` (embedded Badger); this or -table"
+
+// tableFlags registers -table and -app-profile on fs.
+func tableFlags(fs *flag.FlagSet) *storeflag.Flags {
+	tf := new(storeflag.Flags)
+	tf.Register(fs)
+	return tf
+}
+
+// checkTable checks that exactly one of -data and -table names the table.
+// If not, it says so on fs's output (with the usage when neither is
+// given) and returns false: exit code 2.
+func checkTable(fs *flag.FlagSet, tf *storeflag.Flags, data string) bool {
+	err := tf.Check(data)
+	if err == nil {
+		return true
+	}
+	fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
+	if errors.Is(err, storeflag.ErrNoTable) {
+		fs.Usage()
+	}
+	return false
+}
+
 // table is the web table a subcommand opened.
 type table struct {
-	st *badger.Store
+	st percolator.Store
 	db *percolator.DB
 }
 
-// openTable opens the table in dir with the budget's share for its caches
-// (a nil budget: Badger's defaults). The error is Badger's as it is, so
+// openTable opens the table the flags name: the Bigtable table of -table,
+// or the Badger table in dir with the budget's share for its caches (a nil
+// budget: Badger's defaults). A Badger error keeps Badger's message, so
 // that a caller can tell a directory another process holds (locked).
-func openTable(ctx context.Context, dir string, mem *budget.Budget, log *slog.Logger) (*table, error) {
+func openTable(ctx context.Context, tf *storeflag.Flags, dir string, mem *budget.Budget, log *slog.Logger) (*table, error) {
 	var cache int64
 	if mem != nil {
 		cache = mem.TableBytes()
 	}
-	st, err := badger.Open(dir, badger.Options{CacheBytes: cache})
+	st, err := tf.OpenStore(ctx, dir, badger.Options{CacheBytes: cache})
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,10 @@
 //	indexer rank-init -data DIR
 //	    once, on a table indexed before PageRank was kept per host block:
 //	    build the blocks from the pages (rank.Init)
+//
+// -data DIR is the embedded Badger table in DIR; every command takes
+// -table bigtable://PROJECT/INSTANCE/TABLE [-app-profile ID] instead, a
+// Cloud Bigtable table (BIGTABLE_EMULATOR_HOST for the emulator).
 package main
 
 import (
@@ -43,6 +47,7 @@ import (
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/promstats"
+	"github.com/caffeine-go/caffeine/percolator/storeflag"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -69,7 +74,9 @@ func run(ctx context.Context, args []string) error {
 		cmd, args = args[0], args[1:]
 	}
 	fs := flag.NewFlagSet("indexer "+cmd, flag.ContinueOnError)
-	data := fs.String("data", "", "table directory (embedded Badger)")
+	data := fs.String("data", "", "table `directory` (embedded Badger); this or -table")
+	var tf storeflag.Flags
+	tf.Register(fs)
 	untilIdle := fs.Bool("until-idle", false, "run: exit when no notification is left")
 	scanners := fs.Int("scanners", 2, "run: notification scanner goroutines")
 	workers := fs.Int("workers", 16, "run: observer transactions at once")
@@ -85,13 +92,13 @@ func run(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *data == "" {
-		return fmt.Errorf("-data is required")
+	if err := tf.Check(*data); err != nil {
+		return err
 	}
 
 	obs := chain()
 	mem.Apply(ctx)
-	st, err := badger.Open(*data, badger.Options{CacheBytes: mem.TableBytes()})
+	st, err := tf.OpenStore(ctx, *data, badger.Options{CacheBytes: mem.TableBytes()})
 	if err != nil {
 		return err
 	}
@@ -136,9 +143,13 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		lsm, vlog := st.Size()
-		fmt.Printf("safe point %d (%s): %d columns collected in %s; lsm %d KB, vlog %d KB\n",
-			s.SafePoint, percolator.TimeFromTs(s.SafePoint).Format(time.RFC3339), s.Cells, s.Duration.Round(time.Millisecond), lsm>>10, vlog>>10)
+		fmt.Printf("safe point %d (%s): %d columns collected in %s",
+			s.SafePoint, percolator.TimeFromTs(s.SafePoint).Format(time.RFC3339), s.Cells, s.Duration.Round(time.Millisecond))
+		if b, ok := st.(*badger.Store); ok {
+			lsm, vlog := b.Size()
+			fmt.Printf("; lsm %d KB, vlog %d KB", lsm>>10, vlog>>10)
+		}
+		fmt.Println()
 		return nil
 	}
 	return fmt.Errorf("unknown command %q (run, scan, pending, failed, retry, gc, rank-init)", cmd)

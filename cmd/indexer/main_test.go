@@ -17,11 +17,17 @@ import (
 // load writes a small web as the crawler would, then closes the table.
 func load(t *testing.T, dir string, edit func(ctx context.Context, db *percolator.DB) error) {
 	t.Helper()
-	ctx := context.Background()
 	st, err := badger.Open(dir, badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	loadStore(t, st, edit)
+}
+
+// loadStore is load on the store st, which it closes.
+func loadStore(t *testing.T, st percolator.Store, edit func(ctx context.Context, db *percolator.DB) error) {
+	t.Helper()
+	ctx := context.Background()
 	db, err := percolator.Open(ctx, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
 	if err != nil {
 		st.Close()
