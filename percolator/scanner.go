@@ -32,10 +32,19 @@ func (w *Worker) scan(bg bool) {
 			// (a pass reads every notification; one a row would be many).
 			wait = max(min(wait, time.Until(soonest)+delaySlack), time.Millisecond)
 		}
-		if w.idleWait(w.ctx, wait) == nil {
+		if w.sleep(wait) == nil {
 			idle = min(2*idle, w.opt.IdleMax)
 		}
 	}
+}
+
+// sleep is an idle scanner's wait. On a shared table a change of the
+// members cuts it short (returning an error), as rows may have moved to w.
+func (w *Worker) sleep(d time.Duration) error {
+	if w.part == nil {
+		return w.idleWait(w.ctx, d)
+	}
+	return w.part.sleep(w.ctx, d, w.idleWait)
 }
 
 // delaySlack is how long after the first delayed notification becomes
@@ -48,6 +57,13 @@ const delaySlack = 250 * time.Millisecond
 // notification need not wait for a scanner's pass to reach it. A row with
 // a task in flight is looked at again when that task ends: the task may
 // have read the row before the new notification.
+//
+// On a shared table hints stay local: this process runs the rows it
+// notified whoever owns them. A hint is what saves a notification the wait
+// for a pass, and its row was just written here; the partition is for the
+// passes, which would otherwise make every worker read and compete for
+// every row. If the owner's pass meets such a row while it runs here, the
+// two transactions conflict and the ack stops the loser's retry.
 func (w *Worker) follow() {
 	defer w.wg.Done()
 	for {
@@ -100,7 +116,8 @@ func randomRow() string {
 
 // pass scans the notify group once around from start, dispatching the
 // tasks of the scanner's kind (background if bg): a row whose
-// notifications are all for background observers is background work. It
+// notifications are all for background observers is background work. On a
+// shared table it dispatches only the notifications w owns (members.go). It
 // returns how many tasks it dispatched. A row with a task in flight is
 // stepped over; a foreground one is looked at again when the task ends
 // (lockRow), so scanners never wait for each other (the paper's scanners
@@ -122,7 +139,14 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 	if bg {
 		tasks = w.bgTasks
 	}
+	var view *members // the members sharing the table, if any
+	if w.part != nil {
+		view = w.part.current(ctx)
+	}
 	for {
+		if view != nil {
+			view = w.part.view.Load() // a long pass follows changes
+		}
 		var batch []task
 		var last string
 		full := false
@@ -132,6 +156,9 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 				if i == 0 || cells[i-1].Column != c.Column {
 					seen[c.Column]++
 				}
+			}
+			if view != nil && !view.single() {
+				cells = view.owned(row, cells, w.obs)
 			}
 			if t, ok := w.collect(row, cells, &soonest); ok && w.background(t) == bg {
 				batch = append(batch, t)

@@ -132,7 +132,9 @@ func (o *WorkerOptions) ensureDefaults(db *DB) {
 // forward and wrap, stepping over rows with a run in flight. Rows notified
 // by this process reach the worker at once as hints (follow), so the
 // scanners are for what other processes notified and what a hint missed.
-// An in-process row lock keeps two runs off one row.
+// An in-process row lock keeps two runs off one row. On a table other
+// processes share, the workers' passes split the rows between them
+// (members.go): each dispatches only the rows it owns.
 type Worker struct {
 	db  *DB
 	opt WorkerOptions
@@ -147,6 +149,10 @@ type Worker struct {
 	later  map[string]bool     // hinted rows met with a task in flight: hinted again when it ends
 
 	hints *hintQueue // rows this process notified: see follow
+
+	// part shares the scanning with the other workers of a shared table
+	// (members.go); nil on an ExclusiveStore, where w scans alone.
+	part *partition
 
 	// idleWait is how an idle scanner waits: d, or until ctx is done, when
 	// it returns ctx's error. It is sleep; tests replace it to drive the
@@ -227,6 +233,9 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		}
 		w.obs[o.Column] = &observerState{Observer: o, ack: ackColumn(o.Name), weak: db.weak[o.Column]}
 	}
+	if db.ex == nil && len(w.obs) > 0 {
+		w.part = newPartition(db, w.obs)
+	}
 	if opt.Metrics != nil {
 		opt.Metrics.Watch(w)
 	}
@@ -236,6 +245,9 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 // Start launches the scanners and the observer pool. Close stops them.
 func (w *Worker) Start() {
 	w.ctx, w.cancel = context.WithCancel(context.Background())
+	if w.part != nil {
+		w.join()
+	}
 	for range w.opt.Workers {
 		w.wg.Add(1)
 		go w.runTasks(w.tasks)
@@ -290,6 +302,9 @@ func (w *Worker) Close() {
 	w.cancel()
 	w.wg.Wait()
 	w.db.unfollow(w.hints)
+	if w.part != nil {
+		w.part.leave()
+	}
 }
 
 // Run starts the worker, runs it until ctx is done, and closes it: the
