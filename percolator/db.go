@@ -45,6 +45,11 @@ type Options struct {
 	// secondary rows. Default 8.
 	CommitParallelism int
 
+	// ClockSkew is how far the clocks of two machines sharing a store may
+	// differ: another process's heartbeat or lease counts that much longer.
+	// Default 2s.
+	ClockSkew time.Duration
+
 	// Logger receives rare operational events (lock cleanups). Default: a
 	// logger that discards.
 	Logger *slog.Logger
@@ -81,6 +86,9 @@ func (o *Options) ensureDefaults() {
 	if o.GCGrace <= 0 {
 		o.GCGrace = time.Minute
 	}
+	if o.ClockSkew <= 0 {
+		o.ClockSkew = 2 * time.Second
+	}
 	if o.CommitParallelism <= 0 {
 		o.CommitParallelism = 8
 	}
@@ -115,6 +123,12 @@ type DB struct {
 	watchList atomic.Pointer[[]*watch] // see Watch; replaced, never modified
 	followers []*hintQueue             // of running workers: the rows they are told of
 	quiet     sync.Map                 // columns of background observers (string → true): not hinted
+
+	// On a shared store (ex == nil): when our heartbeat last proved us
+	// alive, as the time since born (monotonic) until which other
+	// processes' GC counts our transactions; see process.go.
+	born       time.Time
+	leaseUntil atomic.Int64
 }
 
 // Open returns a DB over st, creating Percolator's column families and
@@ -124,14 +138,14 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 	if err := st.EnsureFamilies(ctx, schema); err != nil {
 		return nil, fmt.Errorf("percolator: create families: %w", err)
 	}
-	orc, err := newOracle(ctx, st, opt.OracleWindow)
+	ex, _ := st.(ExclusiveStore)
+	orc, err := newOracle(ctx, st, opt.OracleWindow, ex == nil)
 	if err != nil {
 		return nil, fmt.Errorf("percolator: %w", err)
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	db := &DB{st: st, orc: orc, opt: opt, id: hex.EncodeToString(id[:])}
-	db.ex, _ = st.(ExclusiveStore)
+	db := &DB{st: st, ex: ex, orc: orc, opt: opt, id: hex.EncodeToString(id[:]), born: time.Now()}
 	db.app, _ = st.(rowAppender)
 	db.observed, db.weak = make(map[string]bool), make(map[string]bool)
 	for _, c := range opt.Observed {
@@ -144,14 +158,17 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 		db.weak[c] = true
 	}
 	db.ctx, db.cancel = context.WithCancel(context.Background())
-	db.wg.Go(func() { db.orc.tick(db.ctx) })
+	if db.ex != nil {
+		db.wg.Go(func() { db.orc.tick(db.ctx) })
+	}
 	if err := db.loadSafePoint(ctx); err != nil {
 		db.cancel()
 		db.wg.Wait()
 		return nil, err
 	}
 	if db.ex == nil {
-		// Other processes judge our locks by this heartbeat.
+		// Other processes judge our locks by this heartbeat, and GC
+		// keeps what our transactions read.
 		if err := db.beat(ctx); err != nil {
 			db.cancel()
 			db.wg.Wait()
@@ -173,7 +190,10 @@ func (db *DB) Close() error {
 	if db.ex == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		db.st.MutateRows(ctx, []RowMutation{{Row: workerRow(db.id), Mutations: []Mutation{{Op: DeleteOlder, Family: famMeta, Column: "beat", Ts: MaxTs}}}})
+		db.st.MutateRows(ctx, []RowMutation{{Row: workerRow(db.id), Mutations: []Mutation{
+			{Op: DeleteOlder, Family: famMeta, Column: beatColumn, Ts: MaxTs},
+			{Op: DeleteOlder, Family: famMeta, Column: oldestColumn, Ts: MaxTs},
+		}}})
 	}
 	return nil
 }
@@ -198,18 +218,7 @@ func (db *DB) begin(ctx context.Context, at uint64, readOnly bool) (*Tx, error) 
 		return nil, ErrClosed
 	}
 	if at != 0 {
-		tx := &Tx{db: db, readOnly: readOnly}
-		// A given timestamp may be below the safe point GC is computing:
-		// register under db.mu, which GC holds from before it reads the
-		// registry until the new safe point is published.
-		db.mu.Lock()
-		defer db.mu.Unlock()
-		if safe := db.safe.Load(); at < safe {
-			return nil, fmt.Errorf("%w: start %d < safe point %d", ErrTooOld, at, safe)
-		}
-		tx.startTs = at
-		tx.register(at)
-		return tx, nil
+		return db.beginAt(ctx, at, readOnly)
 	}
 	// Register a lower bound of the start timestamp before taking it. GC
 	// takes a timestamp before it reads the registry, so it either sees the
@@ -222,22 +231,51 @@ func (db *DB) begin(ctx context.Context, at uint64, readOnly bool) (*Tx, error) 
 	reg := max(db.orc.last(), 1)
 	k := db.active.add(reg)
 	var ts uint64
-	if readOnly {
+	if readOnly && db.ex != nil {
 		ts = max(db.orc.last(), reg)
 	} else {
+		// On a shared store a reader takes a timestamp too: the newest
+		// this process took may be older than another process's commit
+		// that finished before this transaction began.
 		var err error
 		if ts, err = db.orc.Next(ctx); err != nil {
 			db.active.remove(k, reg)
 			return nil, err
 		}
-		db.active.set(k, reg, ts|writer)
-		reg = ts | writer
+		if !readOnly {
+			db.active.set(k, reg, ts|writer)
+			reg = ts | writer
+		}
 	}
 	if safe := db.safe.Load(); ts < safe { // a clock far behind an earlier run's
 		db.active.remove(k, reg)
 		return nil, fmt.Errorf("%w: start %d < safe point %d", ErrTooOld, ts, safe)
 	}
 	return &Tx{db: db, readOnly: readOnly, startTs: ts, reg: reg, slot: k, registered: true}, nil
+}
+
+// beginAt starts a transaction at the given timestamp.
+func (db *DB) beginAt(ctx context.Context, at uint64, readOnly bool) (*Tx, error) {
+	tx := &Tx{db: db, readOnly: readOnly}
+	// A given timestamp may be below the safe point GC is computing:
+	// register under db.mu, which GC holds from before it reads the
+	// registry until the new safe point is published.
+	db.mu.Lock()
+	if safe := db.safe.Load(); at < safe {
+		db.mu.Unlock()
+		return nil, fmt.Errorf("%w: start %d < safe point %d", ErrTooOld, at, safe)
+	}
+	tx.startTs = at
+	tx.register(at)
+	db.mu.Unlock()
+	if db.ex == nil {
+		// Other processes' GC learns of it from our heartbeat.
+		if err := db.admit(ctx, at); err != nil {
+			db.forget(tx)
+			return nil, err
+		}
+	}
+	return tx, nil
 }
 
 func (tx *Tx) register(ts uint64) {
@@ -337,58 +375,4 @@ func (db *DB) ViewAt(ctx context.Context, ts uint64, fn func(tx *Tx) error) erro
 	}
 	defer tx.Rollback()
 	return fn(tx)
-}
-
-// Workers other than this DB prove they are alive with a heartbeat cell
-// (the paper's Chubby token); a lock whose writer has no fresh heartbeat is
-// cleaned up without waiting for its TTL.
-func workerRow(id string) string { return "\x00meta/worker/" + id }
-
-func (db *DB) beat(ctx context.Context) error {
-	now := time.Now().UnixMilli()
-	err := db.st.MutateRows(ctx, []RowMutation{{Row: workerRow(db.id), Mutations: []Mutation{
-		{Op: SetCell, Family: famMeta, Column: "beat", Ts: 1, Value: encodeInt64(now)},
-	}}})
-	if err != nil {
-		return fmt.Errorf("percolator: write heartbeat: %w", err)
-	}
-	return nil
-}
-
-func (db *DB) heartbeat() {
-	defer db.wg.Done()
-	t := time.NewTicker(db.opt.LockTTL / 4)
-	defer t.Stop()
-	for {
-		select {
-		case <-db.ctx.Done():
-			return
-		case <-t.C:
-			if err := db.beat(db.ctx); err != nil && db.ctx.Err() == nil {
-				db.opt.Logger.Warn("heartbeat failed", "err", err)
-			}
-		}
-	}
-}
-
-// writerAlive reports whether the transaction that took l at startTs may
-// still be running.
-func (db *DB) writerAlive(ctx context.Context, l lock, startTs uint64) (bool, error) {
-	if l.writer == db.id {
-		return db.active.has(startTs | writer), nil
-	}
-	if db.ex != nil {
-		// Nobody else can be writing an exclusive store: the lock is left
-		// over from an earlier process.
-		return false, nil
-	}
-	cells, err := db.st.ReadRow(ctx, workerRow(l.writer), Filter{Family: famMeta, Column: "beat", Latest: true})
-	if err != nil {
-		return false, err
-	}
-	if len(cells) == 0 {
-		return false, nil
-	}
-	beat := decodeInt64(cells[0].Value)
-	return time.Now().UnixMilli()-beat < db.opt.LockTTL.Milliseconds(), nil
 }

@@ -2,26 +2,52 @@ package percolator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
 
 // The GC safe point is persisted so that a restarted DB keeps refusing
 // reads the collected versions would have served.
+// On a shared store the row also holds the candidate the next pass
+// moves the safe point to at most (gcNextColumn), and the GC lease
+// (gcLeaseColumn); see advanceSharedSafePoint.
 const (
-	gcRow    = "\x00meta/gc"
-	gcColumn = "safe"
+	gcRow         = "\x00meta/gc"
+	gcColumn      = "safe"
+	gcNextColumn  = "next"
+	gcLeaseColumn = "lease"
 )
 
+// loadSafePoint moves the DB's safe point up to the one in the table.
 func (db *DB) loadSafePoint(ctx context.Context) error {
-	cells, err := db.st.ReadRow(ctx, gcRow, Filter{Family: famMeta, Column: gcColumn, Latest: true})
+	safe, _, err := db.readSafePoint(ctx)
 	if err != nil {
-		return fmt.Errorf("percolator: read gc safe point: %w", err)
+		return err
 	}
-	if len(cells) == 1 {
-		db.safe.Store(uint64(decodeInt64(cells[0].Value)))
+	for cur := db.safe.Load(); cur < safe && !db.safe.CompareAndSwap(cur, safe); cur = db.safe.Load() {
 	}
 	return nil
+}
+
+// readSafePoint returns the safe point and the next candidate in the
+// table.
+func (db *DB) readSafePoint(ctx context.Context) (safe, next uint64, err error) {
+	cells, err := db.st.ReadRow(ctx, gcRow,
+		Filter{Family: famMeta, Column: gcColumn, Latest: true},
+		Filter{Family: famMeta, Column: gcNextColumn, Latest: true})
+	if err != nil {
+		return 0, 0, fmt.Errorf("percolator: read gc safe point: %w", err)
+	}
+	for _, c := range cells {
+		switch c.Column {
+		case gcColumn:
+			safe = uint64(decodeInt64(c.Value))
+		case gcNextColumn:
+			next = uint64(decodeInt64(c.Value))
+		}
+	}
+	return safe, next, nil
 }
 
 // SafePoint returns the GC safe point: reads below it fail with ErrTooOld.
@@ -32,6 +58,8 @@ type GCStats struct {
 	SafePoint uint64 // the safe point the pass collected below
 	Cells     int    // columns whose old versions were deleted
 	Duration  time.Duration
+	// Busy: another process held the GC lease, and the pass did nothing.
+	Busy bool
 }
 
 // GC deletes the versions no reader can need any more and lets the store
@@ -43,11 +71,21 @@ type GCStats struct {
 // concurrently with transactions; run one GC at a time.
 func (db *DB) GC(ctx context.Context) (GCStats, error) {
 	began := time.Now()
-	safe, err := db.advanceSafePoint(ctx)
+	advance := db.advanceSafePoint
+	if db.ex == nil {
+		advance = db.advanceSharedSafePoint
+	}
+	safe, err := advance(ctx)
+	if errors.Is(err, errGCBusy) {
+		return GCStats{SafePoint: db.safe.Load(), Busy: true}, nil
+	}
 	if err != nil {
 		return GCStats{}, err
 	}
 	st := GCStats{SafePoint: safe}
+	if safe == 0 {
+		return st, nil // nothing to collect (and MaxTs 0 means no bound)
+	}
 
 	var batch []RowMutation
 	flush := func() error {
@@ -115,19 +153,29 @@ func (db *DB) GC(ctx context.Context) (GCStats, error) {
 	return st, nil
 }
 
-// advanceSafePoint computes, persists and publishes a new safe point.
-func (db *DB) advanceSafePoint(ctx context.Context) (uint64, error) {
-	// Locks first: a transaction that is forgotten after this scan was still
-	// registered when oldestActive is computed below.
-	oldestLock := uint64(MaxTs)
+// oldestLock returns the smallest start timestamp of a lock in the
+// table, or MaxTs.
+func (db *DB) oldestLock(ctx context.Context) (uint64, error) {
+	oldest := uint64(MaxTs)
 	err := db.st.ReadRows(ctx, "", "", func(_ string, cells []Cell) bool {
 		for _, c := range cells {
-			oldestLock = min(oldestLock, c.Ts)
+			oldest = min(oldest, c.Ts)
 		}
 		return true
 	}, Filter{Family: famLock, KeysOnly: true})
 	if err != nil {
 		return 0, fmt.Errorf("percolator: gc: scan locks: %w", err)
+	}
+	return oldest, nil
+}
+
+// advanceSafePoint computes, persists and publishes a new safe point.
+func (db *DB) advanceSafePoint(ctx context.Context) (uint64, error) {
+	// Locks first: a transaction that is forgotten after this scan was still
+	// registered when oldestActive is computed below.
+	oldestLock, err := db.oldestLock(ctx)
+	if err != nil {
+		return 0, err
 	}
 
 	// No transaction may begin below the new safe point: one that

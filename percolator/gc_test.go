@@ -57,10 +57,17 @@ func TestGCKeepsSnapshots(t *testing.T) {
 		write(i)
 	}
 
+	// Two passes: on a shared store a pass moves the safe point only up
+	// to the candidate of the pass before it.
+	first, err := db.GC(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	st, err := db.GC(bg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	st.Cells += first.Cells
 	if st.SafePoint > old.StartTs() {
 		t.Fatalf("safe point %d passed a running transaction at %d", st.SafePoint, old.StartTs())
 	}

@@ -39,11 +39,15 @@ const (
 // timestamps jump forward and never go back. Concurrent callers share one
 // pending allocation.
 //
-// An Oracle is safe for concurrent use. Only one Oracle may serve a table at
-// a time.
+// On a store that other processes open too, the Oracle takes every
+// timestamp from the table instead (see sharedOracle), so that any number
+// of processes share one order of time.
+//
+// An Oracle is safe for concurrent use.
 type Oracle struct {
 	st     Store
 	window uint64
+	shared *sharedOracle // non-nil on a shared store: no ranges, no clock
 
 	next  atomic.Uint64 // last timestamp handed out; the next is next+1
 	limit atomic.Uint64 // highest persisted timestamp: never hand out more
@@ -61,9 +65,14 @@ type Oracle struct {
 }
 
 // newOracle opens the oracle of st, allocating its first range. window is
-// the number of timestamps reserved per persisted write.
-func newOracle(ctx context.Context, st Store, window uint64) (*Oracle, error) {
+// the number of timestamps reserved per persisted write. A shared oracle
+// (other processes open st) reserves nothing.
+func newOracle(ctx context.Context, st Store, window uint64, shared bool) (*Oracle, error) {
 	o := &Oracle{st: st, window: window, wake: make(chan struct{}, 1)}
+	if shared {
+		o.shared = &sharedOracle{st: st}
+		return o, nil
+	}
 	o.clock.Store(TsFromTime(time.Now()))
 	cells, err := st.ReadRow(ctx, oracleRow, Filter{Family: famMeta, Column: oracleColumn, Latest: true})
 	if err != nil {
@@ -89,6 +98,14 @@ func newOracle(ctx context.Context, st Store, window uint64) (*Oracle, error) {
 // runs ahead of the clock only while more than 2^tsLogicalBits are taken
 // in a millisecond.
 func (o *Oracle) Next(ctx context.Context) (uint64, error) {
+	if o.shared != nil {
+		ts, err := o.shared.next(ctx)
+		if err == nil {
+			for cur := o.next.Load(); cur < ts && !o.next.CompareAndSwap(cur, ts); cur = o.next.Load() {
+			}
+		}
+		return ts, err
+	}
 	for {
 		if ts, ok := o.take(); ok {
 			return ts, nil
@@ -185,7 +202,8 @@ func (o *Oracle) setClock() {
 	}
 }
 
-// last returns a timestamp below every timestamp Next will return.
+// last returns a timestamp below every timestamp Next will return. (On
+// a shared store, the newest this process took.)
 func (o *Oracle) last() uint64 { return o.next.Load() }
 
 // refill allocates a new range unless another caller already did since

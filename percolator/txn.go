@@ -82,10 +82,21 @@ func (tx *Tx) Get(ctx context.Context, row, col string) ([]byte, error) {
 
 func (tx *Tx) get(ctx context.Context, row, col string) ([]byte, error) {
 	c, ok, err := tx.readWrite(ctx, row, col)
-	if err != nil || !ok {
+	if err != nil {
 		return nil, err
 	}
-	return tx.db.value(ctx, row, col, c)
+	var v []byte
+	if ok {
+		if v, err = tx.db.value(ctx, row, col, c); err != nil {
+			return nil, err
+		}
+	}
+	if tx.db.ex == nil {
+		if err := tx.db.checkLease(ctx, tx.startTs); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
 }
 
 // readWrite returns the newest write record of (row, col) at or below the
@@ -329,6 +340,9 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 				v, err = tx.get(ctx, row, col) // waits on or cleans the lock
 			} else {
 				v, err = tx.db.value(ctx, row, col, *cols[col])
+			}
+			if err == nil && tx.db.ex == nil {
+				err = tx.db.checkLease(ctx, tx.startTs)
 			}
 			if err != nil {
 				cbErr = err

@@ -1,0 +1,108 @@
+package percolator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// On a store other processes open too (one that is not an ExclusiveStore:
+// Cloud Bigtable), a range of timestamps reserved ahead of need would break
+// the order of time across processes: a process could hand out a timestamp
+// from its range after another process handed out a higher one, and a
+// transaction started after another committed would not see it. There the
+// table's oracle row is the one authority, as the paper's timestamp server
+// is: every timestamp comes from an increment of that row that was sent
+// after the timestamp was asked for. Callers are batched as in the paper
+// (section 2.3): one increment is in flight per process, and the callers
+// that arrive meanwhile share the next one, which reserves as many
+// timestamps as they are.
+
+// sharedOracle batches the callers of Next into increments of the oracle
+// row.
+type sharedOracle struct {
+	st Store
+
+	mu     sync.Mutex
+	open   *oracleBatch // callers waiting for the next increment
+	flying bool         // an increment is in flight (flush runs)
+}
+
+// oracleBatch is the callers that share one increment. first is the first
+// of their n timestamps; caller i gets first+i.
+type oracleBatch struct {
+	n     uint64
+	first uint64
+	err   error
+	done  chan struct{}
+}
+
+// sharedTimeout bounds one increment. The increment serves many callers,
+// so it does not run under any one caller's context.
+const sharedTimeout = 30 * time.Second
+
+// next returns a timestamp from an increment sent after it was called.
+func (s *sharedOracle) next(ctx context.Context) (uint64, error) {
+	s.mu.Lock()
+	b := s.open
+	if b == nil {
+		b = &oracleBatch{done: make(chan struct{})}
+		s.open = b
+	}
+	i := b.n
+	b.n++
+	if !s.flying {
+		s.flying = true
+		go s.flush()
+	}
+	s.mu.Unlock()
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return 0, ctx.Err() // the timestamp reserved for us is never used
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	return b.first + i, nil
+}
+
+// flush sends one increment per batch until no caller waits.
+func (s *sharedOracle) flush() {
+	for {
+		s.mu.Lock()
+		b := s.open
+		s.open = nil
+		if b == nil {
+			s.flying = false
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		b.first, b.err = s.reserve(b.n)
+		close(b.done)
+	}
+}
+
+// reserve increments the oracle row by n and returns the first of the n
+// timestamps reserved. If the row is behind the clock (no process has
+// taken a timestamp for a while), it moves it up to the clock with a
+// second increment, so that timestamps say when they were taken (see
+// Oracle.Next); several processes doing that at once only move it further.
+func (s *sharedOracle) reserve(n uint64) (uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	defer cancel()
+	v, err := s.st.Increment(ctx, oracleRow, famMeta, oracleColumn, int64(n))
+	if err != nil {
+		return 0, fmt.Errorf("percolator: oracle increment: %w", err)
+	}
+	if now := TsFromTime(time.Now()); uint64(v) < now {
+		// The range (v, v+delta] of this increment is ours, and delta ≥ n.
+		delta := now + n - 1 - uint64(v)
+		if v, err = s.st.Increment(ctx, oracleRow, famMeta, oracleColumn, int64(delta)); err != nil {
+			return 0, fmt.Errorf("percolator: oracle increment: %w", err)
+		}
+	}
+	return uint64(v) - n + 1, nil
+}
