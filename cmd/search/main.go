@@ -15,9 +15,15 @@
 //	    the one-command quick start: crawl, index and serve
 //	search -data DIR -rebuild
 //	    delete the serving index and rebuild it from the table first
+//	search -table bigtable://PROJECT/INSTANCE/TABLE [-app-profile ID] -data DIR [...]
+//	    any of the above on a Cloud Bigtable table (BIGTABLE_EMULATOR_HOST
+//	    for the emulator): DIR then holds the serving index and the status
+//	    history only, and is built from the table when new
 //
 // While it runs, crawler recrawl -data DIR queues requests in DIR/recrawl/
-// that its crawler applies within a second.
+// that its crawler applies within a second; crawler recrawl -table writes
+// them into the Bigtable table, where the crawler sees them at its next
+// pass.
 //
 // The crawler flags are the crawler command's (-allow-private, -max-pages,
 // -delay, ...). Exit codes: 0 stopped by a signal, 1 failure, 2 bad usage.
@@ -48,6 +54,7 @@ import (
 	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/internal/termline"
 	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/percolator/storeflag"
 	"github.com/caffeine-go/caffeine/web"
 )
 
@@ -68,7 +75,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	fs.SetOutput(stderr)
 	crawlOptions := crawl.Flags(fs)
 	var (
-		data     = fs.String("data", "", "table `directory` (embedded Badger); the index is kept in it; required but with -demo")
+		data     = fs.String("data", "", "local `directory`: the embedded Badger table and the serving index, or with -table the serving index alone; required but with -demo")
 		demoMode = fs.Bool("demo", false, "crawl, index and serve a bundled sample site, the PostgreSQL 15 manual, which this process serves on 127.0.0.1: nothing from outside the repository is needed (-data defaults to a temporary directory, -delay to 0)")
 		addr     = fs.String("addr", "127.0.0.1:8080", "listen `address` of the UI and API")
 		rebuild  = fs.Bool("rebuild", false, "delete the serving index and rebuild it from the table before serving")
@@ -80,16 +87,28 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		timeout  = fs.Duration("query-timeout", 5*time.Second, "bound on one query")
 		verbose  = fs.Bool("v", false, "log every page and observer failure")
 		quiet    = fs.Bool("q", false, "no progress line on a terminal")
+		tf       storeflag.Flags
 	)
+	tf.Register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: search -demo [-data DIR] [-addr HOST:PORT]")
 		fmt.Fprintln(stderr, "       search -data DIR [-addr HOST:PORT] [-seeds URL[,URL...] [crawler flags]] [-rebuild]")
+		fmt.Fprintln(stderr, "       search -table bigtable://PROJECT/INSTANCE/TABLE [-app-profile ID] -data DIR [...]")
+		fmt.Fprintln(stderr, "With -table the table is in Cloud Bigtable and DIR holds the serving index only (built from the table when new).")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if err := tf.Validate(); err != nil {
+		fmt.Fprintln(stderr, "search:", err)
+		return 2
+	}
+	if tf.Set() && *data == "" && !*demoMode {
+		fmt.Fprintln(stderr, "search: -table needs -data DIR too: the table is in Bigtable, the serving index is kept in the local directory DIR")
 		return 2
 	}
 	if (*data == "" && !*demoMode) || fs.NArg() > 0 {
@@ -128,13 +147,13 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 				os.RemoveAll(tmp)
 				fmt.Fprintf(logw, "search: demo: removed %s\n", tmp)
 			}()
-			fmt.Fprintf(logw, "search: demo: the table and index go to %s, a temporary directory removed on exit (-data DIR keeps them)\n", tmp)
+			fmt.Fprintf(logw, "search: demo: the %s go to %s, a temporary directory removed on exit (-data DIR keeps them)\n", demoKept(&tf), tmp)
 		} else {
 			if err := os.MkdirAll(*data, 0o755); err != nil {
 				fmt.Fprintln(stderr, "search:", err)
 				return 1
 			}
-			fmt.Fprintf(logw, "search: demo: the table and index go to %s and are kept\n", *data)
+			fmt.Fprintf(logw, "search: demo: the %s go to %s and are kept\n", demoKept(&tf), *data)
 		}
 		if site, err = startDemo(*data); err != nil {
 			fmt.Fprintln(stderr, "search:", err)
@@ -161,8 +180,20 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		// Without -seeds, the seeds the table remembers: pages are
 		// recrawled when due.
 		copt.Logger = log
-		copt.RecrawlDir = filepath.Join(*data, "recrawl") // crawler recrawl's requests while this runs
+		if !tf.Set() {
+			// crawler recrawl's requests while this runs; on Bigtable
+			// it writes them into the table.
+			copt.RecrawlDir = filepath.Join(*data, "recrawl")
+		}
 		cfg.Crawl = &copt
+	}
+	if tf.Set() {
+		st, err := tf.Open(ctx)
+		if err != nil {
+			fmt.Fprintln(stderr, "search:", err)
+			return 1
+		}
+		cfg.Store, cfg.Table = st, tf.Table // the engine closes it
 	}
 	e, err := engine.Open(ctx, cfg)
 	if err != nil {
@@ -192,7 +223,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "url", "http://"+ln.Addr().String()+"/", "data", *data, "crawling", cfg.Crawl != nil)
+	log.Info("serving", "url", "http://"+ln.Addr().String()+"/", "data", *data, "table", tableName(&tf, *data), "crawling", cfg.Crawl != nil)
 	if site != nil {
 		ui := "http://" + ln.Addr().String() + "/"
 		fmt.Fprintf(logw, "search: demo: crawling it now; open %s to search while it crawls (%sstatus shows progress), Ctrl-C stops\n", ui, ui)
@@ -221,4 +252,20 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		return 1
 	}
 	return 0
+}
+
+// tableName names the table served: -table, or the Badger table in data.
+func tableName(tf *storeflag.Flags, data string) string {
+	if tf.Set() {
+		return tf.Table
+	}
+	return data
+}
+
+// demoKept says what the demo keeps in its directory.
+func demoKept(tf *storeflag.Flags) string {
+	if tf.Set() {
+		return "serving index of " + tf.Table
+	}
+	return "table and index"
 }

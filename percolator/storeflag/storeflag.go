@@ -46,26 +46,33 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 // Set reports whether -table was given.
 func (f *Flags) Set() bool { return f.Table != "" }
 
-// Check checks the flags of a command whose table is either the Badger
-// table in data (its -data flag) or -table: exactly one must be given,
-// -table must parse, and -app-profile goes with -table only.
-func (f *Flags) Check(data string) error {
-	switch {
-	case data == "" && !f.Set():
+// Validate checks -table and -app-profile alone: -table must parse, and
+// -app-profile goes with -table only. A command whose table is Bigtable's
+// or else in its -data directory uses Check instead.
+func (f *Flags) Validate() error {
+	if !f.Set() {
 		if f.AppProfile != "" {
 			return errors.New("storeflag: -app-profile without -table: the app profile is of a Bigtable table")
-		}
-		return ErrNoTable
-	case data != "" && f.Set():
-		return ErrTwoTables
-	case data != "":
-		if f.AppProfile != "" {
-			return errors.New("storeflag: -app-profile goes with -table, not -data: the Badger table has no app profile")
 		}
 		return nil
 	}
 	_, err := f.Config()
 	return err
+}
+
+// Check checks the flags of a command whose table is either the Badger
+// table in data (its -data flag) or -table: exactly one must be given
+// (ErrNoTable, ErrTwoTables), and the flags must pass Validate.
+func (f *Flags) Check(data string) error {
+	switch {
+	case data == "" && !f.Set() && f.AppProfile == "":
+		return ErrNoTable
+	case data != "" && f.Set():
+		return ErrTwoTables
+	case data != "" && f.AppProfile != "":
+		return errors.New("storeflag: -app-profile goes with -table, not -data: the Badger table has no app profile")
+	}
+	return f.Validate()
 }
 
 // Config returns the Bigtable configuration the flags name.

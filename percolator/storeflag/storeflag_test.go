@@ -100,3 +100,19 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		f  Flags
+		ok bool
+	}{
+		{Flags{}, true},
+		{Flags{Table: "bigtable://my-project/my-instance/web", AppProfile: "p"}, true},
+		{Flags{AppProfile: "p"}, false},
+		{Flags{Table: "bigtable://my-project/my-instance"}, false},
+	} {
+		if err := tc.f.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%+v: Validate = %v", tc.f, err)
+		}
+	}
+}
