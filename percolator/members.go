@@ -209,14 +209,16 @@ func (p *partition) refresh(ctx context.Context) (*members, error) {
 	return v, nil
 }
 
-// current returns the view, read again first if it is older than every.
+// current returns the view for a pass to begin with. The worker's beats
+// goroutine reads the members every p.every; a view twice that old means
+// that its last read failed or is slow, and the pass reads them itself.
 func (p *partition) current(ctx context.Context) *members {
 	v := p.view.Load()
-	if time.Since(v.read) < p.every {
+	if time.Since(v.read) < 2*p.every {
 		return v
 	}
 	p.readMu.Lock()
-	fresh := time.Since(p.view.Load().read) < p.every // another scanner just read it
+	fresh := time.Since(p.view.Load().read) < 2*p.every // another scanner just read it
 	p.readMu.Unlock()
 	if !fresh {
 		if _, err := p.refresh(ctx); err != nil {

@@ -291,6 +291,23 @@ func TestPartitionByObserver(t *testing.T) {
 	}
 }
 
+// Two workers on two DBs over one table of the Bigtable emulator split the
+// rows a third DB notifies.
+func TestPartitionBigtable(t *testing.T) {
+	dbs := shared(t, bigtableStore(t, "partition"), 3, percolator.Options{Observed: []string{"in"}})
+	l := newRunLog()
+	ws := []*percolator.Worker{startMarker(t, dbs[1], l, 1), startMarker(t, dbs[2], l, 2)}
+	waitMembers(t, 2, ws...)
+	const n = 200
+	notifyRows(t, dbs[0], "b", n)
+	waitIdle(t, ws[0])
+	share := checkRuns(t, dbs[0], l, "b", n, true)
+	if share[1] < n/4 || share[2] < n/4 {
+		t.Errorf("rows per worker %v, want about half each", share)
+	}
+	t.Logf("rows per worker: %v", share)
+}
+
 // On an ExclusiveStore there is one process: workers register nothing
 // and each scans every row.
 func TestExclusiveStoreHasNoMembers(t *testing.T) {
