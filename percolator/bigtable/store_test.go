@@ -26,13 +26,13 @@ const project, instance = "caffeine", "test"
 
 var tables atomic.Int64
 
-// open returns a store on a new table of the emulator, whose tables are
-// deleted when the test ends (after the store is closed).
-func open(t testing.TB, opts ...option.ClientOption) percolator.Store {
+// newTable returns the name of a new table of the emulator, whose tables
+// are deleted when the test ends (after whatever uses them is closed).
+func newTable(t testing.TB) string {
 	t.Helper()
-	name := fmt.Sprintf("t%d", tables.Add(1))
-	ctx := context.Background()
+	name := fmt.Sprintf("t%d-%d", os.Getpid(), tables.Add(1))
 	t.Cleanup(func() {
+		ctx := context.Background()
 		admin, err := gbigtable.NewAdminClient(ctx, project, instance)
 		if err != nil {
 			t.Errorf("admin client: %v", err)
@@ -45,6 +45,13 @@ func open(t testing.TB, opts ...option.ClientOption) percolator.Store {
 			}
 		}
 	})
+	return name
+}
+
+// open returns a store on a new table of the emulator (see newTable).
+func open(t testing.TB, opts ...option.ClientOption) percolator.Store {
+	t.Helper()
+	name := newTable(t)
 	s, err := bigtable.Open(t.Context(), bigtable.Config{Project: project, Instance: instance, Table: name, Options: opts})
 	if err != nil {
 		t.Fatal(err)
