@@ -38,6 +38,12 @@ type oracleBatch struct {
 	done  chan struct{}
 }
 
+// sharedLag is how far a shared oracle's timestamps may trail the clock
+// before an increment moves the row up to it: one increment more at most
+// this often, where every increment would need one if timestamps had to
+// follow the clock to the millisecond, as the exclusive oracle's do.
+const sharedLag = 100 * time.Millisecond
+
 // sharedTimeout bounds one increment. The increment serves many callers,
 // so it does not run under any one caller's context.
 const sharedTimeout = 30 * time.Second
@@ -86,8 +92,8 @@ func (s *sharedOracle) flush() {
 }
 
 // reserve increments the oracle row by n and returns the first of the n
-// timestamps reserved. If the row is behind the clock (no process has
-// taken a timestamp for a while), it moves it up to the clock with a
+// timestamps reserved. If the row is more than sharedLag behind the clock
+// (few timestamps were taken lately), it moves it up to the clock with a
 // second increment, so that timestamps say when they were taken (see
 // Oracle.Next); several processes doing that at once only move it further.
 func (s *sharedOracle) reserve(n uint64) (uint64, error) {
@@ -97,7 +103,7 @@ func (s *sharedOracle) reserve(n uint64) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("percolator: oracle increment: %w", err)
 	}
-	if now := TsFromTime(time.Now()); uint64(v) < now {
+	if now := TsFromTime(time.Now()); uint64(v) < now-uint64(sharedLag.Milliseconds())<<tsLogicalBits {
 		// The range (v, v+delta] of this increment is ours, and delta ≥ n.
 		delta := now + n - 1 - uint64(v)
 		if v, err = s.st.Increment(ctx, oracleRow, famMeta, oracleColumn, int64(delta)); err != nil {

@@ -2,8 +2,10 @@ package bigtable_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,4 +118,129 @@ func BenchmarkOps(b *testing.B) {
 		wg.Wait()
 		b.ReportMetric(float64(32*per)/time.Since(start).Seconds(), "ops/s")
 	})
+}
+
+// BenchmarkFigure8 is the paper's Figure 8 on the emulator: the latency
+// of a raw point read (ReadRow) against a Percolator transaction that
+// reads one cell, and of a raw single-cell write (MutateRow) against a
+// transaction that writes one cell, one operation at a time. As in the
+// Badger benchmark, blocks of each side alternate raw, txn, txn, raw, and
+// the medians over b.N rounds are reported:
+//
+//	go test -run '^$' -bench Figure8 -benchtime 5x ./percolator/bigtable/
+func BenchmarkFigure8(b *testing.B) {
+	const keys, block = 2000, 200
+	ctx := b.Context()
+	s := open(b)
+	db, err := percolator.Open(ctx, s, percolator.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close(); s.Close() })
+	val := make([]byte, 64)
+	rawRow := func(i int) string { return fmt.Sprintf("raw/%06d", i) }
+	txnRow := func(i int) string { return fmt.Sprintf("row/%06d", i) }
+	var seed []percolator.RowMutation
+	for i := range keys {
+		seed = append(seed, percolator.RowMutation{Row: rawRow(i), Mutations: []percolator.Mutation{
+			{Op: percolator.SetCell, Family: "d", Column: "c", Ts: 1, Value: val}}})
+	}
+	if err := s.MutateRows(ctx, seed); err != nil {
+		b.Fatal(err)
+	}
+	for base := 0; base < keys; base += 500 {
+		err := db.Update(ctx, func(tx *percolator.Tx) error {
+			for i := base; i < base+500; i++ {
+				tx.Set(txnRow(i), "c", val)
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	var version atomic.Uint64
+	version.Store(1)
+	ops := map[string]func(i int) error{
+		"raw_read": func(i int) error {
+			_, err := s.ReadRow(ctx, rawRow(i), percolator.Filter{Family: "d", Column: "c", Latest: true})
+			return err
+		},
+		"txn_read": func(i int) error {
+			return db.View(ctx, func(tx *percolator.Tx) error {
+				v, err := tx.Get(ctx, txnRow(i), "c")
+				if v == nil && err == nil {
+					err = fmt.Errorf("missing %s", txnRow(i))
+				}
+				return err
+			})
+		},
+		"raw_write": func(i int) error {
+			return s.MutateRows(ctx, []percolator.RowMutation{{Row: rawRow(i), Mutations: []percolator.Mutation{
+				{Op: percolator.SetCell, Family: "d", Column: "c", Ts: version.Add(1), Value: val}}}})
+		},
+		"txn_write": func(i int) error {
+			return db.Update(ctx, func(tx *percolator.Tx) error { return tx.Set(txnRow(i), "c", val) })
+		},
+	}
+	timeBlock := func(op string, seed uint64) float64 {
+		r := rand.New(rand.NewPCG(seed, seed))
+		start := time.Now()
+		for range block {
+			if err := ops[op](r.IntN(keys)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return float64(time.Since(start).Microseconds()) / block
+	}
+	ratio := make(map[string][]float64)
+	for i := range b.N {
+		for _, kind := range []string{"read", "write"} {
+			seed := uint64(2 * i)
+			r := timeBlock("raw_"+kind, seed)
+			t := timeBlock("txn_"+kind, seed)
+			t += timeBlock("txn_"+kind, seed+1)
+			r += timeBlock("raw_"+kind, seed+1)
+			ratio[kind+"_ratio"] = append(ratio[kind+"_ratio"], r/t)
+			ratio["raw_"+kind+"_us"] = append(ratio["raw_"+kind+"_us"], r/2)
+			ratio["txn_"+kind+"_us"] = append(ratio["txn_"+kind+"_us"], t/2)
+		}
+	}
+	for name, xs := range ratio {
+		slices.Sort(xs)
+		b.ReportMetric(xs[len(xs)/2], name)
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkOracleProcesses measures the shared oracle's timestamps a
+// second with 1, 2 and 4 OS processes on one emulator table, each taking
+// timestamps from 16 goroutines for 2 s. Every timestamp is an increment
+// of the oracle row sent after it was asked for; a process batches the
+// callers waiting into one increment.
+//
+//	go test -run '^$' -bench OracleProcesses -benchtime 1x ./percolator/bigtable/
+func BenchmarkOracleProcesses(b *testing.B) {
+	for _, n := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("processes=%d", n), func(b *testing.B) {
+			table := newTable(b)
+			var kids []*child
+			for range n {
+				kids = append(kids, startChild(b, "oraclebench", table))
+			}
+			var total float64
+			for range b.N {
+				for _, c := range kids {
+					fmt.Fprintln(c.in, "go")
+				}
+				for _, c := range kids {
+					var got float64
+					fmt.Sscan(c.line(b), &got)
+					total += got
+				}
+			}
+			b.ReportMetric(total/float64(b.N), "ts/s")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }

@@ -40,7 +40,7 @@ type child struct {
 }
 
 // startChild starts the child part of the test named kind on table.
-func startChild(t *testing.T, kind, table string, args ...string) *child {
+func startChild(t testing.TB, kind, table string, args ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), envChild+"="+kind, envTable+"="+table)
@@ -67,7 +67,7 @@ func startChild(t *testing.T, kind, table string, args ...string) *child {
 
 // line returns the child's next line of output that is not the test
 // framework's.
-func (c *child) line(t *testing.T) string {
+func (c *child) line(t testing.TB) string {
 	t.Helper()
 	for c.out.Scan() {
 		s := c.out.Text()
@@ -81,7 +81,7 @@ func (c *child) line(t *testing.T) string {
 }
 
 // ask sends a command and returns the reply.
-func (c *child) ask(t *testing.T, cmd string) string {
+func (c *child) ask(t testing.TB, cmd string) string {
 	t.Helper()
 	if _, err := fmt.Fprintln(c.in, cmd); err != nil {
 		t.Fatal(err)
@@ -110,6 +110,8 @@ func TestChildProcess(t *testing.T) {
 		err = oracleChild(ctx, db)
 	case "bank":
 		err = bankChild(ctx, db)
+	case "oraclebench":
+		err = oracleBenchChild(ctx, db)
 	default:
 		err = fmt.Errorf("unknown child %q", kind)
 	}
@@ -262,6 +264,32 @@ func TestOracleProcesses(t *testing.T) {
 		total += n
 	}
 	t.Logf("%d timestamps taken concurrently by 3 processes, all distinct", total)
+}
+
+// oracleBenchChild takes timestamps from 16 goroutines for 2 s at every
+// "go" and prints how many it took a second (BenchmarkOracleProcesses).
+func oracleBenchChild(ctx context.Context, db *percolator.DB) error {
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var n atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		deadline := start.Add(2 * time.Second)
+		for range 16 {
+			wg.Go(func() {
+				for time.Now().Before(deadline) {
+					if _, err := db.Oracle().Next(ctx); err != nil {
+						return
+					}
+					n.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		fmt.Println(float64(n.Load()) / time.Since(start).Seconds())
+	}
+	return in.Err()
 }
 
 // The bank: accounts whose total never changes, in the table.
