@@ -33,8 +33,9 @@ type Crawler struct {
 	plain     *http.Client      // robots.txt and sitemaps: follows up to 5 redirects
 	known     *lru              // page rows known to exist
 	hosts     *hosts
-	scope     *scope   // set by Run before its goroutines start
-	archive   *archive // set by Run before its goroutines start, with Options.WARCDir
+	shared    *sharedHosts // politeness across processes; nil on an exclusive store
+	scope     *scope       // set by Run before its goroutines start
+	archive   *archive     // set by Run before its goroutines start, with Options.WARCDir
 
 	running atomic.Bool
 	stats   counters
@@ -62,6 +63,10 @@ func New(db *percolator.DB, opt Options) (*Crawler, error) {
 	}
 	_, c.exclusive = db.Store().(percolator.ExclusiveStore)
 	c.hosts = newHosts(&c.opt)
+	if !c.exclusive {
+		// A slot is held from before the claim until the requests end.
+		c.shared = &sharedHosts{st: db.Store(), owner: []byte(c.id), ttl: c.opt.longestFetch() + 30*time.Second}
+	}
 	c.transport = newTransport(opt.AllowPrivate, opt.Timeout, opt.Parallel, opt.PrivateAddrs...)
 	if opt.WrapTransport != nil {
 		c.transport = opt.WrapTransport(c.transport)
@@ -91,6 +96,11 @@ func (c *Crawler) Run(ctx context.Context) (err error) {
 	defer c.running.Store(false)
 	c.stats.begin()
 	defer c.stats.end()
+	if c.shared != nil {
+		if err := c.db.Store().EnsureFamilies(ctx, politeFamilies); err != nil {
+			return fmt.Errorf("crawl: create the politeness family: %w", err)
+		}
+	}
 	if err := c.addSeeds(ctx, c.opt.Seeds); err != nil {
 		return err
 	}
@@ -162,18 +172,28 @@ func (c *Crawler) handle(ctx, fetchCtx context.Context, f *fetcher, j *job) {
 		j.undo()
 		return
 	}
+	// The host first: taking it costs one store call, a claim a
+	// transaction.
+	if ok, retry := c.reserveHost(ctx, j); !ok {
+		j.undo()
+		c.hosts.backOff(j.host, retry)
+		return
+	}
 	ok, err := c.claim(ctx, j)
 	if err != nil && ctx.Err() == nil {
 		c.log.Info("claim failed", "url", j.url, "err", err)
 	}
 	if !ok || err != nil {
+		c.freeHost(fetchCtx, j)
 		j.undo()
 		return
 	}
 	j.claimed = true
 	c.stats.claimed.Add(1)
 	c.stats.late.Add(int64(max(time.Since(time.UnixMilli(j.due)), 0)))
-	if ctx.Err() != nil || !c.process(ctx, fetchCtx, f, j) {
+	fetched := ctx.Err() == nil && c.process(ctx, fetchCtx, f, j)
+	c.freeHost(fetchCtx, j)
+	if !fetched {
 		if err := c.release(fetchCtx, j); err != nil {
 			c.log.Info("lease not released; it expires", "url", j.url, "err", err)
 		}

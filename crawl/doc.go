@@ -20,7 +20,9 @@
 // Politeness: robots.txt (cached per host, with Crawl-delay), a delay and a
 // parallelism bound per host, a global bound on fetching goroutines
 // (colly runs synchronously inside them), sitemaps as hints, and no
-// private, loopback or link-local addresses unless AllowPrivate.
+// private, loopback or link-local addresses unless AllowPrivate. On a
+// store other processes share, each host's delay and parallelism hold
+// across all crawlers on the table (see polite.go).
 //
 // Revisits follow NextInterval: ×0.8 when the visible text changed, ×1.4
 // when not, clamped to [MinInterval, MaxInterval]. The first interval is

@@ -27,6 +27,10 @@ type job struct {
 	undo     func() // gives the host slot back if the page is not fetched
 	claimed  bool   // the claim transaction leased the page to us
 
+	slot      *hostSlot // the host reserved across processes; nil if not
+	sent      time.Time // when the last request to the host went out; zero if none
+	holdUntil time.Time // a Retry-After keeps the host off until then
+
 	depth, hops, fails int
 	interval           time.Duration // 0: never fetched
 	etag, lastMod      string
@@ -229,7 +233,11 @@ func (c *Crawler) process(ctx, fetchCtx context.Context, f *fetcher, j *job) boo
 			return true
 		}
 	}
+	asked := time.Now()
 	robots, fresh, err := c.robotsFor(fetchCtx, j.host)
+	if fresh || err != nil {
+		j.sent = asked // err may be a cached one: assume a request
+	}
 	if err != nil {
 		j.res = result{err: err, permanent: errors.Is(err, ErrPrivateAddress)}
 		return true
@@ -246,6 +254,7 @@ func (c *Crawler) process(ctx, fetchCtx context.Context, f *fetcher, j *job) boo
 		return true
 	}
 	for attempt := 0; ; attempt++ {
+		j.sent = time.Now()
 		j.res = f.fetch(j)
 		if c.archive != nil && j.res.resp != nil {
 			c.archive.add(j.url, &j.res)
@@ -256,7 +265,8 @@ func (c *Crawler) process(ctx, fetchCtx context.Context, f *fetcher, j *job) boo
 		wait := c.opt.RetryBackoff << attempt
 		if ra, ok := retryAfter(j.res.header, time.Now()); ok {
 			wait = ra
-			c.hosts.backOff(j.host, time.Now().Add(ra))
+			j.holdUntil = time.Now().Add(ra)
+			c.hosts.backOff(j.host, j.holdUntil)
 		}
 		if attempt >= c.opt.Retries || wait > c.opt.MaxRetryWait {
 			return true

@@ -23,6 +23,7 @@ type host struct {
 	nextAt     time.Time
 	crawlDelay time.Duration
 	robotsSeen bool // robots.txt was read once: parallelism may exceed 1
+	slot       int  // the request slot to try first across processes (see polite.go)
 
 	robotsMu  sync.Mutex // guards the fields below; held while robots.txt is fetched
 	robots    *robotstxt.RobotsData
@@ -68,17 +69,43 @@ func (hs *hosts) delay(h *host) time.Duration {
 	return max(hs.opt.Delay, min(h.crawlDelay, hs.opt.MaxCrawlDelay))
 }
 
+// par is the most requests in flight to h. Call with mu held.
+func (hs *hosts) par(h *host) int {
+	if !h.robotsSeen || h.crawlDelay > 0 {
+		return 1 // until robots.txt says otherwise, and always with a Crawl-delay
+	}
+	return hs.opt.Parallel
+}
+
+// delayOf is delay for callers without mu.
+func (hs *hosts) delayOf(h *host) time.Duration {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.delay(h)
+}
+
+// sharedSlot tells how to reserve h across processes: with what delay,
+// among how many slots, trying which first; need is false when there is
+// nothing to reserve (no delay, and robots.txt read).
+func (hs *hosts) sharedSlot(h *host) (delay time.Duration, par, hint int, need bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	delay, par = hs.delay(h), hs.par(h)
+	if delay <= 0 && h.robotsSeen {
+		return 0, 0, 0, false
+	}
+	hint = h.slot % par
+	h.slot++
+	return delay, par, hint, true
+}
+
 // acquire takes a request slot on h if it has one now; otherwise it
 // returns when to try again (zero when a slot frees only as a fetch ends).
 // undo gives an unused slot back.
 func (hs *hosts) acquire(h *host, now time.Time) (ok bool, retry time.Time, undo func()) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	par := hs.opt.Parallel
-	if !h.robotsSeen || h.crawlDelay > 0 {
-		par = 1 // until robots.txt says otherwise, and always with a Crawl-delay
-	}
-	if h.inflight >= par {
+	if h.inflight >= hs.par(h) {
 		return false, time.Time{}, nil
 	}
 	if now.Before(h.nextAt) {

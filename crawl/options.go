@@ -138,6 +138,12 @@ type Options struct {
 	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
+// longestFetch is the longest a page's requests can take: every attempt
+// (and robots.txt) timing out, plus the waits between them.
+func (o *Options) longestFetch() time.Duration {
+	return time.Duration(o.Retries+2)*o.Timeout + time.Duration(o.Retries)*o.MaxRetryWait
+}
+
 func (o *Options) ensureDefaults() error {
 	switch o.Scope {
 	case "":
@@ -205,13 +211,11 @@ func (o *Options) ensureDefaults() error {
 	if o.MaxSitemapURLs <= 0 {
 		o.MaxSitemapURLs = 50000
 	}
-	// A lease must outlive the longest fetch: every attempt timing out plus
-	// the waits between them.
-	longest := time.Duration(o.Retries+2)*o.Timeout + time.Duration(o.Retries)*o.MaxRetryWait
+	// A lease must outlive the longest fetch.
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = 10 * time.Minute
 	}
-	o.LeaseTTL = max(o.LeaseTTL, 2*longest)
+	o.LeaseTTL = max(o.LeaseTTL, 2*o.longestFetch())
 	if o.KnownRows <= 0 {
 		o.KnownRows = 1 << 17
 	}

@@ -20,6 +20,7 @@ type Stats struct {
 	Elapsed     time.Duration // since Run started
 	WARCRecords int64         // records written with Options.WARCDir
 	WARCDropped int64         // fetches not archived: the writer's queue stayed full, or a write failed
+	HostBusy    int64         // fetches put off because another crawler on the table held the host
 }
 
 // Rate returns pages fetched per second.
@@ -41,14 +42,14 @@ func (s Stats) MeanLate() time.Duration {
 
 type counters struct {
 	fetched, errors, notModified, discovered, bytes, inflight, queue, claimed, late atomic.Int64
-	warcRecords, warcDropped                                                        atomic.Int64
+	warcRecords, warcDropped, hostBusy                                              atomic.Int64
 
 	mu             sync.Mutex // guards started and ended
 	started, ended time.Time
 }
 
 func (s *counters) begin() {
-	for _, v := range []*atomic.Int64{&s.fetched, &s.errors, &s.notModified, &s.discovered, &s.bytes, &s.inflight, &s.queue, &s.claimed, &s.late, &s.warcRecords, &s.warcDropped} {
+	for _, v := range []*atomic.Int64{&s.fetched, &s.errors, &s.notModified, &s.discovered, &s.bytes, &s.inflight, &s.queue, &s.claimed, &s.late, &s.warcRecords, &s.warcDropped, &s.hostBusy} {
 		v.Store(0)
 	}
 	s.mu.Lock()
@@ -80,6 +81,6 @@ func (c *Crawler) Stats() Stats {
 		Fetched: s.fetched.Load(), Errors: s.errors.Load(), NotModified: s.notModified.Load(),
 		Discovered: s.discovered.Load(), Bytes: s.bytes.Load(), InFlight: s.inflight.Load(),
 		Queue: s.queue.Load(), Claimed: s.claimed.Load(), Late: time.Duration(s.late.Load()), Elapsed: elapsed,
-		WARCRecords: s.warcRecords.Load(), WARCDropped: s.warcDropped.Load(),
+		WARCRecords: s.warcRecords.Load(), WARCDropped: s.warcDropped.Load(), HostBusy: s.hostBusy.Load(),
 	}
 }
