@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -312,5 +313,22 @@ func testSharedHostSlots(t *testing.T, st percolator.Store) {
 	reserve(c, after(44*ms), 10*ms, 2, 0, false, after(46*ms))
 	if s := reserve(c, after(46*ms), 10*ms, 2, 1, true, time.Time{}); s.run != s0.run {
 		t.Errorf("c took %s, want %s (freed by a)", s.run, s0.run)
+	}
+}
+
+// On the embedded store (one process) politeness stays in memory: the
+// crawler never creates the politeness family, let alone writes to it.
+func TestPolitenessExclusiveStore(t *testing.T) {
+	s := newPoliteSite(t, 3, 0, "")
+	tb := openTable(t, "")
+	opt := testOptions(s.URL + "/")
+	opt.Delay = 20 * time.Millisecond
+	if c := tb.crawl(opt); c.shared != nil || c.Stats().Fetched != 4 {
+		t.Fatalf("shared politeness %v, fetched %d pages", c.shared != nil, c.Stats().Fetched)
+	}
+	err := tb.st.ReadRows(context.Background(), "", "", func(string, []percolator.Cell) bool { return true },
+		percolator.Filter{Family: politeFamily})
+	if !errors.Is(err, badger.ErrUnknownFamily) {
+		t.Errorf("reading family %q: %v, want %v", politeFamily, err, badger.ErrUnknownFamily)
 	}
 }
