@@ -65,6 +65,10 @@ type Config struct {
 	Scanners, Workers int
 	// NoFeeder leaves the export queue alone (nothing becomes searchable).
 	NoFeeder bool
+	// IndexName names the serving index (serving.FeederOptions.Name): on
+	// a table other processes share, one process feeds the index of a
+	// name and the others stand by. Default serving.DefaultIndexName.
+	IndexName string
 	// Rebuild rebuilds the serving index from the table before serving.
 	Rebuild bool
 	// GCInterval is the interval of old-version collection; default 1
@@ -207,7 +211,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}
 	if !cfg.NoFeeder {
-		e.Feeder = serving.NewFeeder(e.DB, e.Index, serving.FeederOptions{Logger: cfg.Logger})
+		e.Feeder = serving.NewFeeder(e.DB, e.Index, serving.FeederOptions{Name: cfg.IndexName, Logger: cfg.Logger})
 	}
 	if cfg.Crawl != nil {
 		opt := *cfg.Crawl

@@ -164,6 +164,13 @@ func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
 		}
 	}
 	s.Latency = e.Index.Latency()
+	s.IndexName, s.Feeder = e.cfg.IndexName, "none"
+	if e.Feeder != nil {
+		s.IndexName, s.Feeder, s.FeederHolder = e.Feeder.Name(), e.Feeder.State().String(), e.Feeder.Holder()
+	}
+	if s.IndexName == "" {
+		s.IndexName = serving.DefaultIndexName
+	}
 	return s, nil
 }
 

@@ -165,6 +165,15 @@ type Stats struct {
 	Observers            []ObserverCount `json:"observers"`
 	Latency              Latency         `json:"latency"` // crawl→searchable over the recent window
 	Time                 time.Time       `json:"time"`
+
+	// IndexName is the serving index's name (search -index-name). Feeder
+	// says whether this process applies the export queue to it:
+	// "feeding", "standby" (another process holds the index's feeder
+	// lease; FeederHolder says who: "HOST PID", or "index NAME" when
+	// another index consumes the queue), "stopped", or "none" (no feeder).
+	IndexName    string `json:"index_name"`
+	Feeder       string `json:"feeder"`
+	FeederHolder string `json:"feeder_holder,omitempty"`
 }
 
 // Sample is one point of the status page's time series.

@@ -3,6 +3,7 @@ package serving
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -45,9 +46,27 @@ type FeederOptions struct {
 	// Hold: at most Hold+LagScan after its export (Hold must be below Lag).
 	// Default 1s; negative: none.
 	Hold time.Duration
+	// Name names the index the feeder feeds. On a store other processes
+	// reach too (one that is not a percolator.ExclusiveStore: Cloud
+	// Bigtable), the feeder applies the queue only while it holds the
+	// lease of its name (webtable.FeederLeaseRow); another feeder of the
+	// same name stands by and takes over when the holder closes or its
+	// lease expires. On an ExclusiveStore (embedded Badger: one process)
+	// the feeder always feeds. Default DefaultIndexName.
+	Name string
+	// Lease is how long a lease lasts unrenewed; the holder renews it every
+	// Lease/5, and a standby looks every Lease/4. Default 10s.
+	Lease time.Duration
+	// ClockSkew bounds how far apart the wall clocks of the processes
+	// sharing the table are: a holder stops applying ClockSkew before its
+	// lease expires. Default Lease/5; it must be below Lease.
+	ClockSkew time.Duration
 	// Logger receives failures. Nil discards them.
 	Logger *slog.Logger
 }
+
+// DefaultIndexName is the name of an index whose FeederOptions give none.
+const DefaultIndexName = "main"
 
 // A Feeder applies the export queue to an index: it reads a batch of
 // entries, applies it (newest version per row wins; older than the index
@@ -55,9 +74,14 @@ type FeederOptions struct {
 // became searchable (webtable.SearchableAt) in one transaction. A crash
 // between the two replays the batch, which changes nothing.
 type Feeder struct {
-	db  *percolator.DB
-	ix  *Index
-	opt FeederOptions
+	db    *percolator.DB
+	ix    *Index
+	opt   FeederOptions
+	lease *lease // nil on an ExclusiveStore: always the only feeder
+	// holder is the fencing id (webtable.FedBy) the looks check while
+	// the feeder holds its lease; "" for none (an ExclusiveStore, Drain).
+	holder string
+	state  atomic.Int32 // a FeederState
 
 	applied atomic.Int64 // entries applied
 	held    atomic.Int64 // entries left waiting by the last look (Hold)
@@ -100,10 +124,23 @@ func NewFeeder(db *percolator.DB, ix *Index, opt FeederOptions) *Feeder {
 		opt.Hold = 0
 	}
 	opt.Hold = min(opt.Hold, opt.Lag/2)
+	if opt.Name == "" {
+		opt.Name = DefaultIndexName
+	}
+	if opt.Lease <= 0 {
+		opt.Lease = 10 * time.Second
+	}
+	if opt.ClockSkew <= 0 || opt.ClockSkew >= opt.Lease {
+		opt.ClockSkew = opt.Lease / 5
+	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Feeder{db: db, ix: ix, opt: opt}
+	f := &Feeder{db: db, ix: ix, opt: opt}
+	if _, ok := db.Store().(percolator.ExclusiveStore); !ok {
+		f.lease = newLease(db.Store(), opt.Name, opt.Lease, opt.ClockSkew)
+	}
+	return f
 }
 
 // Applied returns how many queue entries the feeder applied.
@@ -113,8 +150,35 @@ func (f *Feeder) Applied() int64 { return f.applied.Load() }
 // yet deleted).
 func (f *Feeder) Queued() int64 { return f.queued.Load() }
 
-// Run applies the queue until ctx is done.
+// Run applies the queue until ctx is done. On a store other processes
+// reach, it first stands by until it holds the lease of its index's name,
+// catches the index up with what the table says it has (another process
+// may have fed it meanwhile), and then applies the queue while it holds
+// the lease; it stands by again if it loses the lease, and releases it
+// when ctx ends.
 func (f *Feeder) Run(ctx context.Context) error {
+	defer f.state.Store(int32(FeederStopped))
+	if f.lease == nil {
+		f.state.Store(int32(FeederFeeding))
+		return f.feed(ctx)
+	}
+	for {
+		f.state.Store(int32(FeederStandby))
+		if err := f.standby(ctx); err != nil {
+			return nil
+		}
+		f.state.Store(int32(FeederFeeding))
+		f.opt.Logger.Info("serving: feeding the index", "index", f.opt.Name)
+		err := f.hold(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		f.opt.Logger.Warn("serving: lost the feeder lease; standing by", "index", f.opt.Name, "err", err)
+	}
+}
+
+// feed applies the queue until ctx is done or the feeder loses its lease.
+func (f *Feeder) feed(ctx context.Context) error {
 	exported, stop := f.db.Watch(webtable.ExportPrefix)
 	defer stop()
 	var lastFull, lastLag time.Time
@@ -138,6 +202,8 @@ func (f *Feeder) Run(ctx context.Context) error {
 		switch {
 		case ctx.Err() != nil:
 			return nil
+		case errors.Is(err, errLeaseLost) || errors.Is(err, errFenced):
+			return err
 		case err != nil:
 			f.opt.Logger.Warn("serving: export queue", "err", err)
 			if err := sleep(ctx, time.Second); err != nil {
@@ -302,11 +368,25 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		f.floor = max(f.floor, floor)
 		return 0, nil
 	}
+	if f.holder != "" {
+		// Apply and record only while we hold the lease, and finish
+		// recording before it lapses.
+		until, ok := f.lease.held()
+		if !ok {
+			return 0, errLeaseLost
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, until)
+		defer cancel()
+	}
 	applied, err := f.ix.Apply(updates)
 	if err != nil {
 		return 0, err
 	}
 	err = f.db.Update(ctx, func(tx *percolator.Tx) error {
+		if err := f.fence(ctx, tx); err != nil {
+			return err
+		}
 		for _, row := range bad {
 			if err := tx.Delete(row, webtable.ExportDoc); err != nil {
 				return err
@@ -331,6 +411,12 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		}
 		return nil
 	})
+	switch {
+	case errors.Is(err, errFenced):
+		return 0, err
+	case err != nil && f.holder != "" && ctx.Err() != nil: // the lease lapsed (or Run ends)
+		return 0, fmt.Errorf("%w: %w", errLeaseLost, err)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("serving: delete applied queue entries: %w", err)
 	}

@@ -383,7 +383,9 @@ func TestFeederGathersBursts(t *testing.T) {
 		return n
 	}
 	add(0)
-	waitFor(t, func() bool { return applied() == 1 })
+	// Wait for the look after that batch's, which finds the queue empty:
+	// the burst then arrives at an empty queue.
+	waitFor(t, func() bool { return applied() == 1 && f.Queued() == 0 })
 	for i := 1; i <= 3; i++ {
 		add(i)
 	}

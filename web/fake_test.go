@@ -248,7 +248,7 @@ func canned() *fake {
 
 	f.stats = &serving.Stats{
 		Pages: 1169, Indexed: 1100, Frontier: 42, Due: 7, PendingNotifications: 12, FailedNotifications: 1,
-		ExportQueue: 5, Idle: false, Crawling: true,
+		ExportQueue: 5, Idle: false, Crawling: true, IndexName: "main", Feeder: "feeding",
 		Observers: []serving.ObserverCount{
 			{Name: "parse", Column: "fetch:body", Pending: 10, Runs: 1200, Commits: 1190, Conflicts: 3, RunTimeS: 12.5},
 			{Name: "export", Column: "doc:dirty", Pending: 2, Failed: 1, Runs: 900, Commits: 880, RunTimeS: 3.25},

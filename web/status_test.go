@@ -17,7 +17,7 @@ func TestStatusPage(t *testing.T) {
 	nb := "\u202f"
 	wantContains(t, "status", body,
 		`<meta http-equiv="refresh" content="5">`,
-		`<span class="badge busy">working</span>`, "a crawler runs in this process",
+		`<span class="badge busy">working</span>`, "a crawler runs in this process", "this process feeds index main",
 		`<div class="v">1`+nb+`169</div><div class="k">pages crawled</div>`,
 		`<div class="v">42</div><div class="k">in the frontier, 7 due</div>`,
 		`<div class="v">1`+nb+`100</div><div class="k">documents indexed</div>`,
@@ -79,13 +79,27 @@ func TestStatusPageNoHistory(t *testing.T) {
 	}
 }
 
+// TestStatusPageStandby: a process whose feeder stands by says so, and
+// who feeds the index.
+func TestStatusPageStandby(t *testing.T) {
+	f := canned()
+	f.stats.Feeder, f.stats.FeederHolder = "standby", "host-a 4242"
+	s, _ := newTestServer(t, f, Options{})
+	_, body := get(t, s, "/status")
+	wantContains(t, "status", body, `<span class="badge busy">standby</span> index main is fed by host-a 4242`)
+	m := getJSON(t, s, "/api/stats", http.StatusOK)
+	if m["feeder"] != "standby" || m["feeder_holder"] != "host-a 4242" || m["index_name"] != "main" {
+		t.Errorf("stats %v", m)
+	}
+}
+
 func TestAPIStats(t *testing.T) {
 	f := canned()
 	s, _ := newTestServer(t, f, Options{})
 	m := getJSON(t, s, "/api/stats", http.StatusOK)
 	wantKeys(t, "stats", m,
 		[]string{"pages", "indexed", "frontier", "pending_notifications", "failed_notifications", "idle", "observers", "latency"},
-		"due", "export_queue", "crawling", "time")
+		"due", "export_queue", "crawling", "time", "index_name", "feeder", "feeder_holder")
 	if m["pages"] != 1169.0 || m["indexed"] != 1100.0 || m["frontier"] != 42.0 || m["idle"] != false ||
 		m["pending_notifications"] != 12.0 || m["failed_notifications"] != 1.0 {
 		t.Errorf("stats %v", m)

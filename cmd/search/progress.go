@@ -38,8 +38,13 @@ func progress(ctx context.Context, e *engine.Engine, w *termline.Writer, log *sl
 		now := time.Now()
 		rate := float64(fetched-lastFetched) / now.Sub(last).Seconds()
 		lastFetched, last = fetched, now
-		w.Status(fmt.Sprintf("%d pages  %.1f/s  %d searchable  %d pending  %d to index  p50 %s",
-			s.Pages, rate, s.Indexed, s.PendingNotifications, s.ExportQueue, seconds(s.Latency.P50)))
+		feed := ""
+		switch s.Feeder {
+		case "feeding", "standby": // standby: another process feeds the index
+			feed = "  " + s.Feeder + " " + s.IndexName
+		}
+		w.Status(fmt.Sprintf("%d pages  %.1f/s  %d searchable  %d pending  %d to index  p50 %s%s",
+			s.Pages, rate, s.Indexed, s.PendingNotifications, s.ExportQueue, seconds(s.Latency.P50), feed))
 		if s.Idle && !wasIdle {
 			log.Info("idle: everything fetched is searchable", "pages", s.Pages, "searchable", s.Indexed,
 				"p50_s", round(s.Latency.P50), "p90_s", round(s.Latency.P90), "p99_s", round(s.Latency.P99))
