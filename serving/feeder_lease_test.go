@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/bigtable"
+	"github.com/caffeine-go/caffeine/percolator/bigtable/emulator"
 	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -105,13 +108,21 @@ type cluster struct {
 
 var leaseDBOptions = percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, LockTTL: 500 * time.Millisecond}
 
+// newCluster returns a cluster on a Badger store with its ExclusiveStore
+// hidden (percolatortest.Shared).
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	st, err := badger.Open(t.TempDir(), badger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{t: t, shared: percolatortest.Shared(st)}
+	return newClusterOn(t, percolatortest.Shared(st))
+}
+
+// newClusterOn returns a cluster on st, which it takes over.
+func newClusterOn(t *testing.T, st percolator.Store) *cluster {
+	t.Helper()
+	c := &cluster{t: t, shared: st}
 	// The writer's DB is opened first, so its cleanup (which checks the
 	// table and closes the store) runs after every process's.
 	c.writer = percolatortest.OpenOn(t, c.shared, leaseDBOptions)
@@ -240,8 +251,34 @@ var testLease = FeederOptions{Poll: 5 * time.Millisecond, LagScan: 20 * time.Mil
 // up with what the holder applied and then gets the rest; closed, a
 // holder releases, and a standby takes over before the lease would have
 // expired.
-func TestFeedersElectOne(t *testing.T) {
-	c := newCluster(t)
+func TestFeedersElectOne(t *testing.T) { electOne(t, newCluster(t)) }
+
+// TestFeedersElectOneBigtable runs TestFeedersElectOne on the Bigtable
+// store on the emulator (BIGTABLE_EMULATOR_HOST, or one it starts).
+func TestFeedersElectOneBigtable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the Bigtable emulator; -short skips it")
+	}
+	if os.Getenv(emulator.EnvHost) == "" {
+		e, err := emulator.Start()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := e.Stop(); err != nil {
+				t.Error(err)
+			}
+		})
+		t.Setenv(emulator.EnvHost, e.Addr)
+	}
+	st, err := bigtable.Open(bg, bigtable.Config{Project: "caffeine", Instance: "test", Table: "feeders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	electOne(t, newClusterOn(t, st))
+}
+
+func electOne(t *testing.T, c *cluster) {
 	for range 3 {
 		c.start("main", testLease)
 	}
