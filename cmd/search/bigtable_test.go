@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +18,39 @@ import (
 
 // TestMain runs the tests against a Bigtable emulator: the one
 // BIGTABLE_EMULATOR_HOST names, or one it builds and starts.
-func TestMain(m *testing.M) { os.Exit(emulator.Main(m)) }
+func TestMain(m *testing.M) {
+	code := emulator.Main(m)
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built holds the crawler and indexer binaries, built once for the tests
+// that run them.
+var built struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// binaries builds crawler and indexer once and returns their directory.
+func binaries(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "caffeine-bin-"); built.err != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", built.dir, "../crawler", "../indexer").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.dir
+}
 
 // emulatorTable names a table of the emulator for -table.
 func emulatorTable(name string) string { return "bigtable://caffeine/emulator/" + name }
@@ -30,11 +64,7 @@ func TestBigtableBinaries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the commands")
 	}
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin, "../crawler", "../indexer")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := binaries(t)
 	s := testsite.New(t)
 	table := emulatorTable("search-binaries")
 	var verify string
@@ -43,10 +73,12 @@ func TestBigtableBinaries(t *testing.T) {
 		{"indexer", "-table", table, "-until-idle"},
 		{"indexer", "-table", table, "-verify"},
 	} {
+		began := time.Now()
 		out, err := exec.Command(filepath.Join(bin, args[0]), args[1:]...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}
+		t.Logf("%s %s: %v", args[0], args[len(args)-1], time.Since(began).Round(time.Millisecond))
 		verify = string(out)
 	}
 	if !strings.Contains(verify, "agrees") {
@@ -54,8 +86,10 @@ func TestBigtableBinaries(t *testing.T) {
 	}
 
 	dir := t.TempDir()
+	began := time.Now()
 	d := start(t, "-table", table, "-data", dir, "-no-crawl")
 	st := d.waitIdle(60 * time.Second)
+	t.Logf("search idle: %v", time.Since(began).Round(time.Millisecond))
 	if st.Indexed == 0 {
 		t.Fatalf("nothing indexed: %+v", st)
 	}

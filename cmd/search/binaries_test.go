@@ -17,11 +17,7 @@ func TestSeparateBinaries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the commands")
 	}
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin, "../crawler", "../indexer")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := binaries(t)
 	s := &site{pages: map[string]string{
 		"/":          page("Home", "welcome to the aardvark archive", "/a.html", "/dup1.html", "/dup2.html", "/b.html"),
 		"/a.html":    page("Aardvark facts", "the aardvark eats termites at night", "/", "/b.html"),
