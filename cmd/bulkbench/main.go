@@ -30,6 +30,9 @@
 // cmd/search does (0: Badger's defaults, no memory limit). With -verify the engine's table is checked
 // against a batch recomputation once idle (what `indexer -verify` does).
 //
+// Every run's table is a fresh embedded Badger one in a temporary directory
+// (or -keep DIR), so that runs compare: bulkbench takes no -table.
+//
 // Exit codes: 0 done, 1 failure, 2 bad usage.
 package main
 
@@ -78,6 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-verify]")
+		fmt.Fprintln(stderr, "Every run's table is a fresh embedded Badger one in a temporary directory (or -keep DIR): bulkbench takes no -table.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -17,6 +17,10 @@
 //
 //	freshness -experiment [-pages 2000] [-duration 60s]
 //
+// Measuring reads the deployment's JSON API only, whatever its table; the
+// experiment runs its own deployments, each on a fresh embedded Badger
+// table, so freshness takes no -table.
+//
 // Exit codes: 0 done, 1 failure, 2 bad usage, 130 interrupted.
 package main
 
@@ -79,7 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// The experiment.
 		experiment = fs.Bool("experiment", false, "run the incremental vs batch experiment on the fixture")
 		duration   = fs.Duration("duration", 60*time.Second, "with -experiment: measured time per mode")
-		dataDir    = fs.String("data", "", "with -experiment: working `directory` (default a temporary one)")
+		dataDir    = fs.String("data", "", "with -experiment: working `directory` (default a temporary one); every mode's table is a fresh embedded Badger one in it (the experiment takes no -table)")
 	)
 	wopt := webFlags(fs)
 	xopt := experimentFlags(fs)

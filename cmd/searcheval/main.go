@@ -31,6 +31,10 @@
 // (0 when the page is not among them). Latency: every query is run -rounds
 // times after one warm-up round; p50 and p99 are over all those runs.
 //
+// The table is an embedded Badger one in a temporary directory: the
+// figures are of the chain and the index, not of a store, so searcheval
+// takes no -table.
+//
 // Exit codes: 0 done, 1 failure, 2 bad usage.
 package main
 
@@ -65,6 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: searcheval [-corpus DIR] [-judged SET|FILE] [-mode crawl|batch] [-rounds 5]")
+		fmt.Fprintln(stderr, "The table is an embedded Badger one in a temporary directory, removed on exit: searcheval takes no -table.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
