@@ -31,6 +31,9 @@ func TimeFromTs(ts uint64) time.Time {
 const (
 	oracleRow    = "\x00meta/oracle"
 	oracleColumn = "hwm"
+	// On a shared store: a cell whose timestamp is when (Unix ms) a
+	// process last moved hwm up to the clock (see sharedOracle.reserve).
+	oracleClockColumn = "clock"
 )
 
 // Oracle hands out strictly increasing timestamps (section 2.3 of the

@@ -95,7 +95,15 @@ func (s *sharedOracle) flush() {
 // timestamps reserved. If the row is more than sharedLag behind the clock
 // (few timestamps were taken lately), it moves it up to the clock with a
 // second increment, so that timestamps say when they were taken (see
-// Oracle.Next); several processes doing that at once only move it further.
+// Oracle.Next).
+//
+// Increments add up: processes that found the row behind at the same
+// time and all moved it up by the gap would move it that many gaps ahead
+// of the clock (on a new table, past 2^52). So one process at a time
+// moves it: the one that first writes the row's clock cell, whose
+// timestamp is the wall time in ms of the last move; a move less than
+// sharedLag ago (by the mover's clock) holds off the others, whose
+// timestamps trail the clock a little longer instead.
 func (s *sharedOracle) reserve(n uint64) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 	defer cancel()
@@ -103,12 +111,27 @@ func (s *sharedOracle) reserve(n uint64) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("percolator: oracle increment: %w", err)
 	}
-	if now := TsFromTime(time.Now()); uint64(v) < now-uint64(sharedLag.Milliseconds())<<tsLogicalBits {
-		// The range (v, v+delta] of this increment is ours, and delta ≥ n.
-		delta := now + n - 1 - uint64(v)
-		if v, err = s.st.Increment(ctx, oracleRow, famMeta, oracleColumn, int64(delta)); err != nil {
-			return 0, fmt.Errorf("percolator: oracle increment: %w", err)
-		}
+	now := time.Now()
+	ts := TsFromTime(now)
+	if uint64(v) >= ts-uint64(sharedLag.Milliseconds())<<tsLogicalBits {
+		return uint64(v) - n + 1, nil
+	}
+	ms := uint64(now.UnixMilli())
+	recent := Filter{Family: famMeta, Column: oracleClockColumn, MinTs: ms - uint64(sharedLag.Milliseconds())}
+	moved, err := s.st.CheckAndMutateRow(ctx, oracleRow, []Filter{recent}, nil, []Mutation{
+		{Op: DeleteOlder, Family: famMeta, Column: oracleClockColumn, Ts: ms},
+		{Op: SetCell, Family: famMeta, Column: oracleClockColumn, Ts: ms},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("percolator: oracle clock: %w", err)
+	}
+	if moved {
+		return uint64(v) - n + 1, nil // another process is moving it up
+	}
+	// The range (v, v+delta] of this increment is ours, and delta ≥ n.
+	delta := ts + n - 1 - uint64(v)
+	if v, err = s.st.Increment(ctx, oracleRow, famMeta, oracleColumn, int64(delta)); err != nil {
+		return 0, fmt.Errorf("percolator: oracle increment: %w", err)
 	}
 	return uint64(v) - n + 1, nil
 }
