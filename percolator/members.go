@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,9 +23,12 @@ import (
 // every row, and a join or a death moves only that member's share.
 //
 // A member is live while its beat is younger than its LockTTL plus
-// beatSkew; a dead one's rows go to the others once its beat is that
-// stale, and scanners asleep then are woken: a notification waits at most
-// LockTTL + beatSkew + memberRefresh + one pass for a dead owner. While the
+// Options.ClockSkew (the members' wall clocks may disagree by that much);
+// a dead one's rows go to the others once its beat is that stale, and
+// scanners asleep then are woken: a notification waits at most LockTTL +
+// ClockSkew + memberRefresh + one pass for a dead owner. A larger skew
+// would only delay that; a smaller one lets a live member whose clock
+// lags look dead, and its rows then run twice (harmless but wasted). While the
 // members disagree (a join, a death, clocks that differ), two workers may
 // own a row for a moment and both run it: harmless, as their transactions
 // conflict and the observer's ack column stops the loser's retry.
@@ -47,13 +49,6 @@ const (
 	memberWriter    = "writer"    // its DB's id, for Dump
 )
 
-// beatSkew is how much staler than its LockTTL a member's beat may get
-// before the others take its rows: the members' wall clocks may disagree
-// by up to that. Too small, and a live member's rows may run twice while
-// clocks differ (harmless but wasted); too large, and a dead member's rows
-// wait longer.
-const beatSkew = 2 * time.Second
-
 // memberRefresh is how often a worker reads the member rows (or
 // LockTTL/4 if that is shorter).
 const memberRefresh = time.Second
@@ -71,6 +66,7 @@ type partition struct {
 	writer    string   // the DB's id
 	observers []string // names of the worker's observers, sorted
 	ttl       time.Duration
+	skew      time.Duration // how much staler than its ttl a live member's beat may look
 	every     time.Duration // how often the member rows are read
 
 	view   atomic.Pointer[members] // the latest view, never nil after start
@@ -106,6 +102,7 @@ func newPartition(db *DB, obs map[string]*observerState) *partition {
 		id:       hex.EncodeToString(id[:]),
 		writer:   db.id,
 		ttl:      db.opt.LockTTL,
+		skew:     db.opt.ClockSkew,
 		every:    min(memberRefresh, db.opt.LockTTL/4),
 		sleepers: make(map[*context.CancelFunc]struct{}),
 	}
@@ -188,7 +185,7 @@ func (p *partition) refresh(ctx context.Context) (*members, error) {
 		switch age := now.Sub(time.UnixMilli(beat)); {
 		case m.id == p.id:
 			// Always live in its own view, below.
-		case age < time.Duration(ttl)*time.Millisecond+beatSkew:
+		case age < time.Duration(ttl)*time.Millisecond+p.skew:
 			live = append(live, m)
 		case age > memberReap:
 			reap = append(reap, RowMutation{Row: row, Mutations: deleteMember()})
@@ -308,10 +305,14 @@ func (g *memberGroup) owns(h uint64) bool {
 	return best == g.self
 }
 
+// fnv64 is FNV-1a (hash/fnv's, without its allocation).
 func fnv64(s string) uint64 {
-	f := fnv.New64a()
-	f.Write([]byte(s))
-	return f.Sum64()
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // mix64 is SplitMix64's finalizer: every input bit moves every output bit,
