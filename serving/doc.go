@@ -22,7 +22,9 @@
 // that no batch of a predecessor that believes it still holds the lease
 // commits after the takeover; then it catches its copy of the index up
 // with what the table says the index has (webtable.SearchableAt), since
-// what its predecessor applied is gone from the queue. On an
+// what its predecessor applied is gone from the queue, unless the cell
+// held the id its copy was last fed under (a restart: nobody else fed
+// it). On an
 // ExclusiveStore (embedded Badger) there is one process and no lease.
 //
 // Caveats: expiry is by wall clock, and the clocks of the processes must

@@ -155,7 +155,13 @@ func (f *Feeder) renew(ctx context.Context, lost context.CancelCauseFunc) {
 // the index up with what the table says it has.
 func (f *Feeder) takeOver(ctx context.Context) error {
 	id := f.lease.id()
+	var prev string
 	err := f.db.Update(ctx, func(tx *percolator.Tx) error {
+		v, err := tx.Get(ctx, webtable.FeederRow(f.opt.Name), webtable.FedBy)
+		prev = string(v)
+		if err != nil {
+			return err
+		}
 		return tx.Set(webtable.FeederRow(f.opt.Name), webtable.FedBy, []byte(id))
 	})
 	if err != nil {
@@ -165,15 +171,24 @@ func (f *Feeder) takeOver(ctx context.Context) error {
 	// What the predecessor read and applied is gone from the queue: look
 	// at all of it again.
 	f.cursor, f.floor = 0, 0
-	n, err := catchUp(ctx, f.db, f.ix, f.opt.Batch)
-	if err != nil {
-		return err
-	}
-	if n > 0 {
+	// Nobody fed the index since this copy did (a restart): it is whole.
+	if fed, err := f.ix.bi.GetInternal([]byte(fedByKey)); err != nil || prev == "" || string(fed) != prev {
+		n, err := catchUp(ctx, f.db, f.ix, f.opt.Batch)
+		if err != nil {
+			return err
+		}
 		f.opt.Logger.Info("serving: caught the index up with the table", "index", f.opt.Name, "documents", n)
+	}
+	if err := f.ix.bi.SetInternal([]byte(fedByKey), []byte(id)); err != nil {
+		return fmt.Errorf("serving: take the feed over: %w", err)
 	}
 	return nil
 }
+
+// fedByKey is the key of the Bleve index's internal value that holds the
+// fencing id under which the feeder last fed it: if the fencing cell still
+// holds it at the next takeover, nobody else fed the index meanwhile.
+const fedByKey = "caffeine/fed-by"
 
 // fence makes tx, which records a batch the feeder applied, fail with
 // errFenced unless the feeder is still the index's: it reads the fencing

@@ -420,3 +420,50 @@ func TestFeederOtherIndexStandsBy(t *testing.T) {
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(b []byte) (int, error) { w.t.Log(string(b)); return len(b), nil }
+
+// TestFeederRestartTrustsItsIndex: a feeder that takes the feed over from
+// itself (a restart: nobody fed the index since its copy was fed) does not
+// read the table to catch up; after another process fed, it does.
+func TestFeederRestartTrustsItsIndex(t *testing.T) {
+	c := newCluster(t)
+	a := c.start("main", testLease)
+	c.holder(nil)
+	c.add(0, 3, "first")
+	waitFor(t, func() bool { return queueLen(t, c.writer) == 0 })
+	a.stop(t)
+	// A document lost behind the feeder's back shows whether a takeover
+	// caught up from the table.
+	if _, err := a.ix.Apply([]Update{{Export: webtable.Export{Op: webtable.OpDelete, Version: 1, Row: "com.example/p000"}}}); err != nil {
+		t.Fatal(err)
+	}
+	restart := func(ix *Index) {
+		t.Helper()
+		fed := func() string { // set once the takeover is done
+			v, err := ix.bi.GetInternal([]byte(fedByKey))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(v)
+		}
+		before := fed()
+		f := NewFeeder(a.db, ix, testLease)
+		ctx, cancel := context.WithCancel(bg)
+		done := make(chan error, 1)
+		go func() { done <- f.Run(ctx) }()
+		waitFor(t, func() bool { return fed() != before })
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	restart(a.ix)
+	if n := count(t, a.ix); n != 2 {
+		t.Fatalf("after a restart the index has %d documents, want the 2 it kept (no catch-up)", n)
+	}
+	other := openIndex(t) // another process feeds meanwhile
+	restart(other)
+	restart(a.ix)
+	if n := count(t, a.ix); n != 3 {
+		t.Fatalf("after another process fed, the index has %d documents, want 3 (caught up)", n)
+	}
+}
