@@ -35,6 +35,10 @@ func TestBigtable(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("WARC files %q, want one", files)
 	}
+	var out bytes.Buffer
+	if code := run([]string{"recrawl", "-table", emulatorTable("crawler-nowhere"), srv.URL + "/a"}, &out); code != 1 || !strings.Contains(out.String(), "no table bigtable://caffeine/emulator/crawler-nowhere") {
+		t.Errorf("recrawl on a missing table = %d:\n%s", code, &out)
+	}
 	other := emulatorTable("crawler-import")
 	runOK(t, "3 loaded", "import", "-table", other, "-app-profile", "default", files[0])
 	runOK(t, "0 loaded", "import", "-table", other, files[0])

@@ -71,6 +71,16 @@ func runRecrawl(args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if tf.Set() {
+		// Opening would create it.
+		if ok, err := tf.Exists(ctx); err != nil {
+			fmt.Fprintln(stderr, "crawler recrawl:", err)
+			return 1
+		} else if !ok {
+			fmt.Fprintf(stderr, "crawler recrawl: no table %s\n", tf.Table)
+			return 1
+		}
+	}
 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	tb, err := openTable(ctx, tf, *data, nil, log)

@@ -26,7 +26,7 @@ type Budget struct {
 // Flag registers -cache-mb on fs and returns the budget it sets.
 func Flag(fs *flag.FlagSet) *Budget {
 	b := new(Budget)
-	fs.IntVar(&b.MB, "cache-mb", DefaultMB, "memory budget in `MiB`: a quarter for the table's block and index caches and memtables, the whole as the Go runtime's soft memory limit (GOMEMLIMIT, if set, wins); 0 for Badger's defaults and no limit")
+	fs.IntVar(&b.MB, "cache-mb", DefaultMB, "memory budget in `MiB`: a quarter for the Badger table's block and index caches and memtables (unused with -table), the whole as the Go runtime's soft memory limit (GOMEMLIMIT, if set, wins); 0 for Badger's defaults and no limit")
 	return b
 }
 

@@ -17,6 +17,10 @@ import (
 	"regexp"
 	"strings"
 
+	gbigtable "cloud.google.com/go/bigtable"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/bigtable"
@@ -95,6 +99,28 @@ func (f *Flags) Open(ctx context.Context) (*bigtable.Store, error) {
 		return nil, err
 	}
 	return bigtable.Open(ctx, cfg)
+}
+
+// Exists reports whether the table -table names exists (Open creates it;
+// a command that only changes what is there asks first).
+func (f *Flags) Exists(ctx context.Context) (bool, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return false, err
+	}
+	admin, err := gbigtable.NewAdminClient(ctx, cfg.Project, cfg.Instance, cfg.Options...)
+	if err != nil {
+		return false, fmt.Errorf("storeflag: admin client: %w", err)
+	}
+	defer admin.Close()
+	_, err = admin.TableInfo(ctx, cfg.Table)
+	switch status.Code(err) {
+	case codes.OK:
+		return true, nil
+	case codes.NotFound:
+		return false, nil
+	}
+	return false, fmt.Errorf("storeflag: table %q: %w", cfg.Table, err)
 }
 
 // OpenStore opens the table of a command that passed Check: the Bigtable
