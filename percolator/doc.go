@@ -44,4 +44,8 @@
 //     ErrTooOld. The safe point waits for this DB's running transactions, not
 //     for other processes' (run GC where the transactions run).
 //   - Rows beginning with 0x00 are reserved for bookkeeping.
+//   - On a store other processes share (Bigtable), the workers split the
+//     notification scans between them (rows \x00meta/scanner/ID): the rows
+//     of a worker that died without Close wait until its beat is LockTTL +
+//     ClockSkew old. Rows a process notified run there at once regardless.
 package percolator

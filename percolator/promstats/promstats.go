@@ -25,7 +25,7 @@ type Metrics struct {
 	mu      sync.Mutex // guards workers
 	workers []*percolator.Worker
 
-	runs, commits, nothing, conflicts, failures, parked, runSeconds, pending, inflight *prometheus.Desc
+	runs, commits, nothing, conflicts, failures, parked, runSeconds, pending, inflight, members *prometheus.Desc
 }
 
 // NewMetrics returns an empty collector.
@@ -43,6 +43,8 @@ func NewMetrics() *Metrics {
 		runSeconds: d("run_seconds_total", "Time spent in observer transactions.", "observer"),
 		pending:    d("pending", "Notifications waiting, as of the last full count.", "observer"),
 		inflight:   d("inflight", "Observer tasks dispatched and not finished, per worker."),
+		members: prometheus.NewDesc("percolator_scan_members",
+			"Live workers sharing the table's notification scans, this process's included (1 on an exclusive store).", nil, nil),
 	}
 }
 
@@ -59,7 +61,7 @@ func (m *Metrics) Watch(w *percolator.Worker) {
 
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.runs, m.commits, m.nothing, m.conflicts, m.failures, m.parked, m.runSeconds, m.pending, m.inflight} {
+	for _, d := range []*prometheus.Desc{m.runs, m.commits, m.nothing, m.conflicts, m.failures, m.parked, m.runSeconds, m.pending, m.inflight, m.members} {
 		ch <- d
 	}
 }
@@ -71,8 +73,10 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Unlock()
 	sums := make(map[string]percolator.ObserverStats)
 	var inflight int64
+	members := 0
 	for _, w := range workers {
 		inflight += w.Inflight()
+		members = max(members, w.Members())
 		for _, s := range w.Stats() {
 			t := sums[s.Name]
 			t.Runs += s.Runs
@@ -100,4 +104,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.pending, prometheus.GaugeValue, float64(s.Pending), name)
 	}
 	ch <- prometheus.MustNewConstMetric(m.inflight, prometheus.GaugeValue, float64(inflight))
+	if len(workers) > 0 {
+		ch <- prometheus.MustNewConstMetric(m.members, prometheus.GaugeValue, float64(members))
+	}
 }

@@ -59,6 +59,7 @@ func TestMetrics(t *testing.T) {
 		"percolator_observer_commits_total":  3,
 		"percolator_observer_failures_total": 0,
 		"percolator_observer_inflight":       0,
+		"percolator_scan_members":            1, // an exclusive store: this process alone
 	} {
 		if v, ok := got[name]; !ok || v != want {
 			t.Errorf("%s = %v (exported %v), want %v", name, v, ok, want)
