@@ -149,13 +149,13 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 				os.RemoveAll(tmp)
 				fmt.Fprintf(logw, "search: demo: removed %s\n", tmp)
 			}()
-			fmt.Fprintf(logw, "search: demo: the %s go to %s, a temporary directory removed on exit (-data DIR keeps them)\n", demoKept(&tf), tmp)
+			fmt.Fprintf(logw, "search: demo: %s, a temporary directory removed on exit (-data DIR keeps %s)\n", demoGoesTo(&tf, tmp), demoThem(&tf))
 		} else {
 			if err := os.MkdirAll(*data, 0o755); err != nil {
 				fmt.Fprintln(stderr, "search:", err)
 				return 1
 			}
-			fmt.Fprintf(logw, "search: demo: the %s go to %s and are kept\n", demoKept(&tf), *data)
+			fmt.Fprintf(logw, "search: demo: %s and %s kept\n", demoGoesTo(&tf, *data), demoIs(&tf))
 		}
 		if site, err = startDemo(*data); err != nil {
 			fmt.Fprintln(stderr, "search:", err)
@@ -264,10 +264,25 @@ func tableName(tf *storeflag.Flags, data string) string {
 	return data
 }
 
-// demoKept says what the demo keeps in its directory.
-func demoKept(tf *storeflag.Flags) string {
+// demoGoesTo says what the demo keeps in dir: the table and the index, or
+// with -table the index alone.
+func demoGoesTo(tf *storeflag.Flags, dir string) string {
 	if tf.Set() {
-		return "serving index of " + tf.Table
+		return fmt.Sprintf("the serving index of %s goes to %s", tf.Table, dir)
 	}
-	return "table and index"
+	return "the table and index go to " + dir
+}
+
+func demoThem(tf *storeflag.Flags) string {
+	if tf.Set() {
+		return "it"
+	}
+	return "them"
+}
+
+func demoIs(tf *storeflag.Flags) string {
+	if tf.Set() {
+		return "is"
+	}
+	return "are"
 }

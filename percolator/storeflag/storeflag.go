@@ -43,8 +43,8 @@ type Flags struct {
 
 // Register defines -table and -app-profile on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&f.Table, "table", "", "a Cloud Bigtable table, bigtable://PROJECT/INSTANCE/TABLE, instead of -data (BIGTABLE_EMULATOR_HOST for the emulator)")
-	fs.StringVar(&f.AppProfile, "app-profile", "", "the Bigtable app profile of data calls; it needs single-cluster routing with transactional writes (default: the instance's default profile)")
+	fs.StringVar(&f.Table, "table", "", "Cloud Bigtable table `URL` bigtable://PROJECT/INSTANCE/TABLE, used instead of an embedded Badger table in -data (BIGTABLE_EMULATOR_HOST for the emulator)")
+	fs.StringVar(&f.AppProfile, "app-profile", "", "with -table: the Bigtable app profile `ID` of data calls; it needs single-cluster routing with transactional writes allowed (default: the instance's default profile)")
 }
 
 // Set reports whether -table was given.
