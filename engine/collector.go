@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/caffeine-go/caffeine/serving"
 )
 
 // collector exports the deployment's status as Prometheus metrics.
@@ -18,10 +20,11 @@ var (
 	descLatency  = prometheus.NewDesc("caffeine_crawl_to_searchable_seconds", "Crawl to searchable latency over the recent window.", []string{"quantile"}, nil)
 	descFetched  = prometheus.NewDesc("caffeine_crawler_fetched_total", "Pages fetched by this process.", nil, nil)
 	descApplied  = prometheus.NewDesc("caffeine_index_applied_total", "Export queue entries applied by this process.", nil, nil)
+	descFeeding  = prometheus.NewDesc("caffeine_feeder_feeding", "1 if this process feeds its serving index, 0 if it stands by (another process holds the index's feeder lease).", []string{"index"}, nil)
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPages, descIndexed, descFrontier, descQueue, descLatency, descFetched, descApplied} {
+	for _, d := range []*prometheus.Desc{descPages, descIndexed, descFrontier, descQueue, descLatency, descFetched, descApplied, descFeeding} {
 		ch <- d
 	}
 }
@@ -48,5 +51,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.e.Feeder != nil {
 		ch <- prometheus.MustNewConstMetric(descApplied, prometheus.CounterValue, float64(c.e.Feeder.Applied()))
+		feeding := 0.0
+		if c.e.Feeder.State() == serving.FeederFeeding {
+			feeding = 1
+		}
+		gauge(descFeeding, feeding, c.e.Feeder.Name())
 	}
 }
