@@ -411,11 +411,15 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		}
 		return nil
 	})
-	switch {
-	case errors.Is(err, errFenced):
+	if errors.Is(err, errFenced) {
 		return 0, err
-	case err != nil && f.holder != "" && ctx.Err() != nil: // the lease lapsed (or Run ends)
-		return 0, fmt.Errorf("%w: %w", errLeaseLost, err)
+	}
+	if err != nil && f.holder != "" && ctx.Err() != nil {
+		// Past the deadline of the lease as it was: lost, unless renewed
+		// meanwhile (a slow commit; the next look replays the batch).
+		if _, ok := f.lease.held(); !ok {
+			return 0, fmt.Errorf("%w: %w", errLeaseLost, err)
+		}
 	}
 	if err != nil {
 		return 0, fmt.Errorf("serving: delete applied queue entries: %w", err)
