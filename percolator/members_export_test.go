@@ -14,3 +14,7 @@ func KillWorker(w *Worker) {
 
 // MemberPrefix begins the member rows of the scanning workers.
 const MemberPrefix = memberPrefix
+
+// NoPartition makes w scan every row of a shared table, as workers did
+// before they split the scans; call it before Start. For comparisons.
+func NoPartition(w *Worker) { w.part = nil }
