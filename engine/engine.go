@@ -40,7 +40,7 @@ const TableFile = "table"
 var (
 	// ErrOtherTable is returned by Open when Config.Dir holds the serving
 	// index of another table than the one to serve.
-	ErrOtherTable = errors.New("engine: the directory holds the serving index of another table")
+	ErrOtherTable = errors.New("engine: another table's directory")
 )
 
 // Config configures an Engine.
@@ -153,32 +153,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			e.Close()
 		}
 	}()
-	rebuild := cfg.Rebuild
-	if cfg.Store != nil {
-		if cfg.Table == "" {
-			return nil, errors.New("engine: Config.Store without Config.Table")
-		}
-		fresh, err := checkIndexDir(cfg.Dir, cfg.Table, cfg.Rebuild)
-		if err != nil {
-			return nil, err
-		}
-		// A directory new to the table (a new machine, a build cut short)
-		// gets its index from the table: the export queue holds only what
-		// no serving process has applied yet.
-		rebuild = rebuild || fresh
-	} else {
-		if name, err := indexTable(cfg.Dir); err != nil {
-			return nil, err
-		} else if name != "" {
-			return nil, fmt.Errorf("%w: %s holds the serving index of %s, not a Badger table: serve that table (-table), or give another directory", ErrOtherTable, cfg.Dir, name)
-		}
-		st, err := badger.Open(cfg.Dir, badger.Options{CacheBytes: cfg.CacheBytes})
-		if err != nil {
-			return nil, err
-		}
-		e.store = st
+	rebuild, err := e.openStore()
+	if err != nil {
+		return nil, err
 	}
-	var err error
 	if e.DB, err = percolator.Open(ctx, e.store, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: cfg.GCGrace, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
@@ -318,6 +296,34 @@ func (e *Engine) gcLoop(ctx context.Context) {
 		}
 		wait = max(e.cfg.GCInterval, gcIdle*took)
 	}
+}
+
+// openStore sets e.store: the Badger table in Dir, or Config.Store once
+// Dir is checked to be its index's (checkIndexDir). It reports whether the
+// serving index must be built from the table.
+func (e *Engine) openStore() (rebuild bool, err error) {
+	cfg := e.cfg
+	if cfg.Store == nil {
+		if name, err := indexTable(cfg.Dir); err != nil {
+			return false, err
+		} else if name != "" {
+			return false, fmt.Errorf("%w: %s holds the serving index of %s, not a Badger table: serve that table (-table), or give another directory", ErrOtherTable, cfg.Dir, name)
+		}
+		st, err := badger.Open(cfg.Dir, badger.Options{CacheBytes: cfg.CacheBytes})
+		if err != nil {
+			return false, err
+		}
+		e.store = st
+		return cfg.Rebuild, nil
+	}
+	if cfg.Table == "" {
+		return false, errors.New("engine: Config.Store without Config.Table")
+	}
+	fresh, err := checkIndexDir(cfg.Dir, cfg.Table, cfg.Rebuild)
+	// A directory new to the table (a new machine, a build cut short) gets
+	// its index from the table: the export queue holds only what no
+	// serving process has applied yet.
+	return cfg.Rebuild || fresh, err
 }
 
 // checkIndexDir prepares dir for the serving index of table (not dir's
