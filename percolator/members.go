@@ -103,7 +103,7 @@ func newPartition(db *DB, obs map[string]*observerState) *partition {
 		writer:   db.id,
 		ttl:      db.opt.LockTTL,
 		skew:     db.opt.ClockSkew,
-		every:    min(memberRefresh, db.opt.LockTTL/4),
+		every:    max(min(memberRefresh, db.opt.LockTTL/4), time.Millisecond),
 		sleepers: make(map[*context.CancelFunc]struct{}),
 	}
 	for _, o := range obs {
