@@ -27,11 +27,11 @@ import (
 // a dead one's rows go to the others once its beat is that stale, and
 // scanners asleep then are woken: a notification waits at most LockTTL +
 // ClockSkew + memberRefresh + one pass for a dead owner. A larger skew
-// would only delay that; a smaller one lets a live member whose clock
-// lags look dead, and its rows then run twice (harmless but wasted). While the
-// members disagree (a join, a death, clocks that differ), two workers may
-// own a row for a moment and both run it: harmless, as their transactions
-// conflict and the observer's ack column stops the loser's retry.
+// would only delay that; a smaller one lets a live member whose clock lags
+// look dead, and its rows then run twice. While the members disagree (a
+// join, a death, clocks that differ), two workers may own a row for a
+// moment and both run it: harmless, as their transactions conflict and
+// the observer's ack column stops the loser's retry.
 //
 // On an ExclusiveStore there is one process: nothing is registered, and
 // the scanners run every row as before.
@@ -69,7 +69,7 @@ type partition struct {
 	skew      time.Duration // how much staler than its ttl a live member's beat may look
 	every     time.Duration // how often the member rows are read
 
-	view   atomic.Pointer[members] // the latest view, never nil after start
+	view   atomic.Pointer[members] // the latest view, never nil
 	readMu sync.Mutex              // serializes reads of the member rows
 
 	sleepMu  sync.Mutex                       // guards sleepers
