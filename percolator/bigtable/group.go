@@ -42,23 +42,23 @@ type groupIndex struct {
 // the index (and repairs the index from it).
 const sweepEvery = 64
 
-// add indexes the grouped cells that rows set. Errors are dropped: the
-// rows are written, and the next sweep indexes what is missing.
+// add applies to the index the changes rows made to grouped cells: sets
+// (keys only) and deletes, so that a notification's index cell goes with
+// it and scans need not find it stale. Errors are dropped: the rows are
+// written, the next sweep indexes what is missing, and a scan deletes an
+// index cell whose row cell is gone.
 func (g *groupIndex) add(ctx context.Context, rows []percolator.RowMutation) {
 	var keys []string
 	var ms []*bigtable.Mutation
 	for _, r := range rows {
-		var m *bigtable.Mutation
+		var grouped []percolator.Mutation
 		for _, mu := range r.Mutations {
-			if mu.Op != percolator.SetCell || !g.s.grouped(mu.Family) {
-				continue
+			if g.s.grouped(mu.Family) {
+				mu.Value = nil
+				grouped = append(grouped, mu)
 			}
-			if m == nil {
-				m = bigtable.NewMutation()
-			}
-			m.Set(mu.Family, mu.Column, micros(mu.Ts), []byte{})
 		}
-		if m != nil {
+		if m, err := btMutation(grouped); err == nil && m != nil {
 			keys = append(keys, r.Row)
 			ms = append(ms, m)
 		}
@@ -67,6 +67,10 @@ func (g *groupIndex) add(ctx context.Context, rows []percolator.RowMutation) {
 		g.tbl.ApplyBulk(ctx, keys, ms)
 	}
 }
+
+// verifyBatch is how many index rows a scan checks against the table with
+// one read.
+const verifyBatch = 100
 
 // scan is ReadRows through the index.
 func (g *groupIndex) scan(ctx context.Context, rr bigtable.RowRange, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
@@ -80,28 +84,57 @@ func (g *groupIndex) scan(ctx context.Context, rr bigtable.RowRange, fn func(row
 		f.Latest, f.KeysOnly = false, true
 		ifs[i] = f
 	}
-	var ferr error
+	// The rows the index names are read from the table in batches, one
+	// read per verifyBatch rows, in row order.
+	type named struct {
+		row     string
+		indexed []percolator.Cell
+	}
+	var (
+		batch []named
+		ferr  error
+		stop  bool
+	)
+	flush := func() bool {
+		if len(batch) == 0 {
+			return true
+		}
+		keys := make([]string, len(batch))
+		for i, b := range batch {
+			keys[i] = b.row
+		}
+		got, err := g.s.readList(ctx, keys, filters)
+		if err != nil {
+			ferr = err
+			return false
+		}
+		for _, b := range batch {
+			cs := got[b.row]
+			if err := g.clean(ctx, b.row, b.indexed, cs); err != nil {
+				ferr = err
+				return false
+			}
+			if len(cs) > 0 && !fn(b.row, cs) {
+				stop = true
+				return false
+			}
+		}
+		batch = batch[:0]
+		return true
+	}
 	err := g.tbl.ReadRows(ctx, rr, func(r bigtable.Row) bool {
 		indexed := cells(r)
 		if len(indexed) == 0 {
 			return true
 		}
-		cs, err := g.s.ReadRow(ctx, r.Key(), filters...)
-		if err != nil {
-			ferr = err
-			return false
-		}
-		if err := g.clean(ctx, r.Key(), indexed, cs); err != nil {
-			ferr = err
-			return false
-		}
-		if len(cs) == 0 {
-			return true
-		}
-		return fn(r.Key(), cs)
+		batch = append(batch, named{r.Key(), indexed})
+		return len(batch) < verifyBatch || flush()
 	}, bigtable.RowFilter(unionFilter(ifs)))
 	if err != nil {
 		return fmt.Errorf("bigtable: read group index %v: %w", rr, err)
+	}
+	if ferr == nil && !stop {
+		flush()
 	}
 	return ferr
 }

@@ -271,8 +271,10 @@ func (s *Store) decide(ctx context.Context, row string, ifMatch, ifNoMatch []per
 
 // Increment implements percolator.Store with ReadModifyWriteRow, which
 // writes the new value at the server's time (or at the newest version's,
-// when that is later). The versions below it are then deleted, as no
-// garbage collection rule would.
+// when that is later). Every pruneEvery-th increment of a store then
+// deletes the versions below the new one, as no garbage collection rule
+// would: the shared oracle increments its row for every batch of
+// timestamps, and a delete each time would double its calls.
 func (s *Store) Increment(ctx context.Context, row, family, column string, delta int64) (int64, error) {
 	rmw := bigtable.NewReadModifyWrite()
 	rmw.Increment(family, column, delta)
@@ -285,12 +287,15 @@ func (s *Store) Increment(ctx context.Context, row, family, column string, delta
 		return 0, fmt.Errorf("bigtable: increment %s:%s of row %q: unexpected result %v", family, column, row, r)
 	}
 	v := int64(binary.BigEndian.Uint64(items[0].Value))
-	if ts := items[0].Timestamp; ts > 0 {
+	if ts := items[0].Timestamp; ts > 0 && s.increments.Add(1)%pruneEvery == 0 {
 		m := bigtable.NewMutation()
 		m.DeleteTimestampRange(family, column, 0, ts)
-		// The increment is done: a failure here only leaves an old
-		// version, which the next increment deletes.
+		// The increment is done: a failure here only leaves old
+		// versions, which a later prune deletes.
 		_ = s.tbl.Apply(ctx, row, m)
 	}
 	return v, nil
 }
+
+// pruneEvery is how often Increment deletes the old versions of a counter.
+const pruneEvery = 16

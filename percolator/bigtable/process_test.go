@@ -18,6 +18,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/bigtable"
+	"github.com/caffeine-go/caffeine/percolator/bigtable/emulator"
 )
 
 // Tests of several OS processes on one emulator table. The parent runs
@@ -46,6 +47,7 @@ func startChild(t testing.TB, kind, table string, args ...string) *child {
 	cmd.Env = append(os.Environ(), envChild+"="+kind, envTable+"="+table)
 	cmd.Args = append(cmd.Args, args...)
 	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = emulator.ChildAttr()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

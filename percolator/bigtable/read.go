@@ -140,6 +140,22 @@ func (s *Store) ReadRow(ctx context.Context, row string, filters ...percolator.F
 	return cells(r), nil
 }
 
+// readList reads the rows of keys (sorted) with one call and returns the
+// matching cells of each row that has any.
+func (s *Store) readList(ctx context.Context, keys []string, filters []percolator.Filter) (map[string][]percolator.Cell, error) {
+	out := make(map[string][]percolator.Cell, len(keys))
+	err := s.tbl.ReadRows(ctx, bigtable.RowList(keys), func(r bigtable.Row) bool {
+		if cs := cells(r); len(cs) > 0 {
+			out[r.Key()] = cs
+		}
+		return true
+	}, bigtable.RowFilter(unionFilter(filters)))
+	if err != nil {
+		return nil, fmt.Errorf("bigtable: read %d rows: %w", len(keys), err)
+	}
+	return out, nil
+}
+
 // rowRange is [start, end) as Bigtable's row set; ok is false for an
 // empty range.
 func rowRange(start, end string) (bigtable.RowRange, bool) {

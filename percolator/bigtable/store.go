@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"cloud.google.com/go/bigtable"
 	"google.golang.org/api/option"
@@ -85,6 +86,8 @@ type Store struct {
 
 	mu     sync.Mutex
 	groups map[string]bool // families mirrored in the group index
+
+	increments atomic.Uint64 // Increment calls, for pruneEvery
 }
 
 var _ percolator.Store = (*Store)(nil)

@@ -50,6 +50,7 @@ func Start() (*Emulator, error) {
 	}
 	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", "0")
 	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = ChildAttr()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		os.RemoveAll(dir)
