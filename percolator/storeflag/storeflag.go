@@ -92,7 +92,8 @@ func (f *Flags) Config() (bigtable.Config, error) {
 	return cfg, nil
 }
 
-// Open opens the table the flags name.
+// Open opens the table the flags name, creating it if it does not exist
+// (bigtable.Open).
 func (f *Flags) Open(ctx context.Context) (*bigtable.Store, error) {
 	cfg, err := f.Config()
 	if err != nil {
