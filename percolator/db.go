@@ -187,6 +187,9 @@ func (db *DB) Close() error {
 	}
 	db.cancel()
 	db.wg.Wait()
+	if db.orc.shared != nil {
+		db.orc.shared.wait()
+	}
 	if db.ex == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

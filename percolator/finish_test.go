@@ -2,6 +2,7 @@ package percolator_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -20,7 +21,8 @@ type cancelAt struct {
 }
 
 func (s *cancelAt) CheckAndMutateRow(ctx context.Context, row string, pred []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
-	if s.calls.Add(1) == s.n {
+	// The oracle's calls (it moves its row up to the clock) do not count.
+	if !strings.HasPrefix(row, "\x00meta/") && s.calls.Add(1) == s.n {
 		s.cancel()
 	}
 	return s.Store.CheckAndMutateRow(ctx, row, pred, ifMatch, ifNoMatch)

@@ -27,6 +27,7 @@ type sharedOracle struct {
 	mu     sync.Mutex
 	open   *oracleBatch // callers waiting for the next increment
 	flying bool         // an increment is in flight (flush runs)
+	wg     sync.WaitGroup
 }
 
 // oracleBatch is the callers that share one increment. first is the first
@@ -60,7 +61,7 @@ func (s *sharedOracle) next(ctx context.Context) (uint64, error) {
 	b.n++
 	if !s.flying {
 		s.flying = true
-		go s.flush()
+		s.wg.Go(s.flush)
 	}
 	s.mu.Unlock()
 	select {
@@ -73,6 +74,10 @@ func (s *sharedOracle) next(ctx context.Context) (uint64, error) {
 	}
 	return b.first + i, nil
 }
+
+// wait returns when no increment is in flight (the DB closes the store
+// after it).
+func (s *sharedOracle) wait() { s.wg.Wait() }
 
 // flush sends one increment per batch until no caller waits.
 func (s *sharedOracle) flush() {

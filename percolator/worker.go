@@ -514,31 +514,45 @@ func (w *Worker) failed(ctx context.Context, o *observerState, row string, n not
 func (w *Worker) WaitIdle(ctx context.Context) error {
 	quiet := 0 // consecutive polls with nothing running and no new notification
 	last := w.db.epoch.Load()
+	// A full check reads every notification of the table; while checks
+	// find work that other processes do (nothing of ours runs), they come
+	// less often, up to idleCheckMax apart.
+	every, next := idleCheckMin, time.Time{}
 	for {
-		// Full scans cost: only when the worker looks idle.
 		epoch := w.db.epoch.Load()
 		if w.inflight.Load() > 0 || epoch != last {
-			quiet, last = 0, epoch
+			quiet, last, every = 0, epoch, idleCheckMin
 		} else {
 			quiet++
 		}
-		if quiet >= 2 {
-			// Dead writers' locks may hold notifications back.
-			cleaned, err := w.db.CleanLocks(ctx)
-			if err != nil {
-				return err
-			}
+		if quiet >= 2 && !time.Now().Before(next) {
 			n, err := w.countPending(ctx)
 			if err != nil {
 				return err
 			}
+			cleaned := 0
+			if n == 0 {
+				// Dead writers' locks may hold notifications back, and
+				// their rows have none yet: the lock scan reads the
+				// whole table, so only when nothing else is left.
+				if cleaned, err = w.db.CleanLocks(ctx); err != nil {
+					return err
+				}
+			}
 			if n+cleaned == 0 && w.inflight.Load() == 0 && epoch == w.db.epoch.Load() {
 				return nil
 			}
-			quiet = 0
+			quiet, next, every = 0, time.Now().Add(every), min(2*every, idleCheckMax)
 		}
 		if err := sleep(ctx, 20*time.Millisecond); err != nil {
 			return err
 		}
 	}
 }
+
+// The interval of WaitIdle's full checks while they find work: it starts
+// at idleCheckMin after anything of this worker ran.
+const (
+	idleCheckMin = 40 * time.Millisecond
+	idleCheckMax = time.Second
+)

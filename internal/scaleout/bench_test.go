@@ -1,0 +1,55 @@
+package scaleout_test
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/internal/corpus"
+)
+
+// BenchmarkPipeline crawls and indexes the PostgreSQL manual on one
+// emulator table with one crawler and 1, 2 and 3 indexer processes, and
+// reports pages a second from the crawler's start until indexer
+// -until-idle returns (the whole table idle):
+//
+//	go test -run '^$' -bench Pipeline -benchtime 1x ./internal/scaleout/
+//
+// On a 2-core machine more indexers add overhead, not speed: they share
+// the cores with the crawler and the emulator.
+func BenchmarkPipeline(b *testing.B) {
+	bin := build(b)
+	pages := corpus.Pages(b)
+	site := httptest.NewServer(corpus.Handler(pages, nil))
+	defer site.Close()
+	for _, n := range []int{1, 2, 3} {
+		b.Run(fmt.Sprintf("indexers=%d", n), func(b *testing.B) {
+			var secs float64
+			for i := range b.N {
+				table := fmt.Sprintf("bigtable://caffeine/emulator/bench-%d-%d-%d", os.Getpid(), n, i)
+				began := time.Now()
+				var indexers []*proc
+				for k := range n {
+					indexers = append(indexers, start(b, bin, fmt.Sprintf("indexer %d", k+1), "-table", table))
+				}
+				crawler := start(b, bin, "crawler", "-table", table, "-seeds", site.URL+"/index.html", "-allow-private",
+					"-delay", "0", "-parallel", "8", "-once", "-q", "-no-sitemaps")
+				if err := crawler.wait(b, 20*time.Minute); err != nil {
+					b.Fatalf("crawler: %v\n%s", err, crawler.out.String())
+				}
+				until := start(b, bin, "indexer -until-idle", "-table", table, "-until-idle")
+				if err := until.wait(b, 20*time.Minute); err != nil {
+					b.Fatalf("indexer -until-idle: %v\n%s", err, until.out.String())
+				}
+				secs += time.Since(began).Seconds()
+				for _, p := range indexers {
+					p.stop(b)
+				}
+			}
+			b.ReportMetric(float64(len(pages)*b.N)/secs, "pages/s")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
