@@ -14,8 +14,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	gbigtable "cloud.google.com/go/bigtable"
 	"google.golang.org/grpc/codes"
@@ -99,8 +101,20 @@ func (f *Flags) Open(ctx context.Context) (*bigtable.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bigtable.Open(ctx, cfg)
+	// An unreachable host or emulator would make the client retry for
+	// ever: opening (which creates the table if missing) gets OpenTimeout.
+	octx, cancel := context.WithTimeout(ctx, OpenTimeout)
+	defer cancel()
+	st, err := bigtable.Open(octx, cfg)
+	if err != nil && octx.Err() != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("storeflag: %s not reachable within %v (BIGTABLE_EMULATOR_HOST=%q): %w", f.Table, OpenTimeout, os.Getenv("BIGTABLE_EMULATOR_HOST"), err)
+	}
+	return st, err
 }
+
+// OpenTimeout bounds opening a Bigtable table, and asking whether it
+// exists.
+var OpenTimeout = 30 * time.Second
 
 // Exists reports whether the table -table names exists (Open creates it;
 // a command that only changes what is there asks first).
@@ -114,7 +128,12 @@ func (f *Flags) Exists(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("storeflag: admin client: %w", err)
 	}
 	defer admin.Close()
-	_, err = admin.TableInfo(ctx, cfg.Table)
+	octx, cancel := context.WithTimeout(ctx, OpenTimeout)
+	defer cancel()
+	_, err = admin.TableInfo(octx, cfg.Table)
+	if err != nil && octx.Err() != nil && ctx.Err() == nil {
+		return false, fmt.Errorf("storeflag: %s not reachable within %v (BIGTABLE_EMULATOR_HOST=%q): %w", f.Table, OpenTimeout, os.Getenv("BIGTABLE_EMULATOR_HOST"), err)
+	}
 	switch status.Code(err) {
 	case codes.OK:
 		return true, nil

@@ -3,8 +3,10 @@ package storeflag
 import (
 	"errors"
 	"flag"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caffeine-go/caffeine/percolator/bigtable"
 )
@@ -114,5 +116,28 @@ func TestValidate(t *testing.T) {
 		if err := tc.f.Validate(); (err == nil) != tc.ok {
 			t.Errorf("%+v: Validate = %v", tc.f, err)
 		}
+	}
+}
+
+// A host nothing listens on: Open gives up with a clear error instead of
+// retrying for ever.
+func TestOpenUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	t.Setenv("BIGTABLE_EMULATOR_HOST", addr)
+	defer func(d time.Duration) { OpenTimeout = d }(OpenTimeout)
+	OpenTimeout = 2 * time.Second
+	f := Flags{Table: "bigtable://my-project/my-instance/webtable"}
+	began := time.Now()
+	_, err = f.Open(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "not reachable within 2s") {
+		t.Fatalf("Open = %v, want not reachable", err)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Errorf("Open took %v", d)
 	}
 }
