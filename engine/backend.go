@@ -16,7 +16,7 @@ func (e *Engine) Search(ctx context.Context, q serving.Query) (*serving.Results,
 
 // Doc returns what the table and the index know of a URL.
 func (e *Engine) Doc(ctx context.Context, url string) (*serving.DocInfo, error) {
-	return serving.LookupDoc(ctx, e.DB, e.Index, url)
+	return serving.LookupDoc(ctx, e.DB, e.Index, e.indexName(), url)
 }
 
 // Top returns the top pages, of one host if host is not empty.

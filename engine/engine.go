@@ -67,7 +67,8 @@ type Config struct {
 	NoFeeder bool
 	// IndexName names the serving index (serving.FeederOptions.Name): on
 	// a table other processes share, one process feeds the index of a
-	// name and the others stand by. Default serving.DefaultIndexName.
+	// name and the others stand by, and every name registered gets every
+	// export (replicas). Default serving.DefaultIndexName.
 	IndexName string
 	// Rebuild rebuilds the serving index from the table before serving.
 	Rebuild bool
@@ -139,6 +140,15 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.IndexName == "" {
+		cfg.IndexName = serving.DefaultIndexName
+	}
+	if err := webtable.CheckIndexName(cfg.IndexName); err != nil {
+		if cfg.Store != nil {
+			cfg.Store.Close()
+		}
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if cfg.GCInterval == 0 {
 		cfg.GCInterval = time.Minute
@@ -360,6 +370,12 @@ func indexTable(dir string) (string, error) {
 	}
 	return strings.TrimSpace(string(b)), nil
 }
+
+// indexName returns the name of the serving index.
+func (e *Engine) indexName() string { return e.cfg.IndexName }
+
+// queue returns the export queue of the serving index.
+func (e *Engine) queue() webtable.Queue { return serving.IndexQueue(e.DB, e.cfg.IndexName) }
 
 // Close closes the index and the table.
 func (e *Engine) Close() error {

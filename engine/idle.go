@@ -91,7 +91,7 @@ func (e *Engine) quiet(ctx context.Context) (bool, error) {
 	nowMs := time.Now().UnixMilli()
 	found := false
 	err = e.DB.View(ctx, func(tx *percolator.Tx) error {
-		err := tx.Scan(ctx, webtable.ExportPrefix, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(string, string, []byte) bool {
+		err := tx.Scan(ctx, e.queue().Prefix, e.queue().End(), webtable.ExportDoc, func(string, string, []byte) bool {
 			found = true
 			return false
 		})

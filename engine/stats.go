@@ -123,7 +123,7 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 		if err != nil {
 			return err
 		}
-		return tx.Scan(ctx, webtable.ExportPrefix, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(string, string, []byte) bool {
+		return tx.Scan(ctx, e.queue().Prefix, e.queue().End(), webtable.ExportDoc, func(string, string, []byte) bool {
 			c.exportQueue++
 			return true
 		})
@@ -167,6 +167,7 @@ func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
 	s.IndexName, s.Feeder = e.cfg.IndexName, "none"
 	if e.Feeder != nil {
 		s.IndexName, s.Feeder, s.FeederHolder = e.Feeder.Name(), e.Feeder.State().String(), e.Feeder.Holder()
+		s.IndexState = e.Feeder.IndexState()
 	}
 	if s.IndexName == "" {
 		s.IndexName = serving.DefaultIndexName

@@ -95,7 +95,7 @@ func export(ctx context.Context, tx *percolator.Tx, row string) error {
 		if digest == "" {
 			return nil
 		}
-		return unexport(tx, row)
+		return unexport(ctx, tx, row)
 	}
 
 	if r, err := tx.Get(ctx, row, webtable.Rank); err != nil {
@@ -137,7 +137,7 @@ func export(ctx context.Context, tx *percolator.Tx, row string) error {
 	if d == digest {
 		return nil
 	}
-	return enqueue(tx, row, doc, d)
+	return enqueue(ctx, tx, row, doc, d)
 }
 
 // colUnaliased, in a page row: present when no row redirected to it when

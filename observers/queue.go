@@ -1,18 +1,21 @@
 package observers
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
-// The export queue: entries the serving feeder applies in version order,
-// and the page row's record of what was exported.
+// The export queues: entries the serving feeders apply in version order,
+// one queue per registered index, and the page row's record of what was
+// exported.
 
 // docDigest identifies a document's exported content: PageRank as
 // webtable.RoundRank has it, the fetch time not at all (a recrawl that
@@ -26,13 +29,46 @@ func docDigest(d *webtable.Doc) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func queueRow(tx *percolator.Tx, row string) string {
-	return webtable.ExportRow(tx.StartTs(), row)
+// queues returns the export queues of the serving indexes registered as
+// tx sees the registry (webtable.IndexPrefix): the default index's alone
+// while none is. An index registered after tx began gets no entry from
+// it; its feeder backfills what it missed from the table.
+func queues(ctx context.Context, tx *percolator.Tx) ([]webtable.Queue, error) {
+	var qs []webtable.Queue
+	err := tx.Scan(ctx, webtable.IndexPrefix, webtable.IndexPrefix+"\xff", webtable.IndexState, func(row, _ string, _ []byte) bool {
+		qs = append(qs, webtable.QueueOf(strings.TrimPrefix(row, webtable.IndexPrefix)))
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(qs) == 0 {
+		qs = append(qs, webtable.QueueOf(webtable.DefaultIndex))
+	}
+	return qs, nil
 }
 
-func enqueue(tx *percolator.Tx, row string, doc *webtable.Doc, digest string) error {
+// queue writes the export entry e (JSON) into every registered index's
+// queue.
+func queue(ctx context.Context, tx *percolator.Tx, row string, e []byte) error {
+	qs, err := queues(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, q := range qs {
+		if err := tx.Set(q.Row(tx.StartTs(), row), webtable.ExportDoc, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func enqueue(ctx context.Context, tx *percolator.Tx, row string, doc *webtable.Doc, digest string) error {
 	e, err := json.Marshal(webtable.Export{Op: webtable.OpUpsert, Version: tx.StartTs(), Row: row, URL: doc.URL, Doc: doc})
 	if err != nil {
+		return err
+	}
+	if err := queue(ctx, tx, row, e); err != nil {
 		return err
 	}
 	last, err := json.Marshal(doc)
@@ -43,7 +79,6 @@ func enqueue(tx *percolator.Tx, row string, doc *webtable.Doc, digest string) er
 		row, col string
 		val      []byte
 	}{
-		{queueRow(tx, row), webtable.ExportDoc, e},
 		{row, webtable.ExportDigest, []byte(digest)},
 		{row, webtable.ExportLast, last},
 		{row, webtable.ExportRank, []byte(webtable.RoundRank(doc.PageRank))},
@@ -58,13 +93,13 @@ func enqueue(tx *percolator.Tx, row string, doc *webtable.Doc, digest string) er
 	return nil
 }
 
-func unexport(tx *percolator.Tx, row string) error {
+func unexport(ctx context.Context, tx *percolator.Tx, row string) error {
 	u, _ := webtable.URL(row)
 	e, err := json.Marshal(webtable.Export{Op: webtable.OpDelete, Version: tx.StartTs(), Row: row, URL: u})
 	if err != nil {
 		return err
 	}
-	if err := tx.Set(queueRow(tx, row), webtable.ExportDoc, e); err != nil {
+	if err := queue(ctx, tx, row, e); err != nil {
 		return err
 	}
 	for _, c := range []struct{ row, col string }{

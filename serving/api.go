@@ -169,11 +169,15 @@ type Stats struct {
 	// IndexName is the serving index's name (search -index-name). Feeder
 	// says whether this process applies the export queue to it:
 	// "feeding", "standby" (another process holds the index's feeder
-	// lease; FeederHolder says who: "HOST PID", or "index NAME" when
-	// another index consumes the queue), "stopped", or "none" (no feeder).
+	// lease; FeederHolder says who: "HOST PID"), "stopped", or "none" (no
+	// feeder). IndexState is the index's registry state as the feeder
+	// last saw it: "live", "backfilling" (registered lately: exports from
+	// before may be missing until the feeder backfills them from the
+	// table), or "" (not known yet, or no feeder).
 	IndexName    string `json:"index_name"`
 	Feeder       string `json:"feeder"`
 	FeederHolder string `json:"feeder_holder,omitempty"`
+	IndexState   string `json:"index_state,omitempty"`
 }
 
 // Sample is one point of the status page's time series.

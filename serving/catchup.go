@@ -11,20 +11,21 @@ import (
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
-// catchUp brings ix to what the table says its index has
-// (webtable.SearchableAt of every page), and returns how many documents it
+// catchUp brings ix to what the table says its index has (the index's
+// served column, webtable.Queue.Served, of every page), and returns how many documents it
 // changed. A feeder that takes over from another process runs it before it
 // applies the queue: the entries its predecessor applied are gone from the
 // queue, and its own copy of the index (in another directory, on another
 // machine) may have missed them while it stood by.
 //
-// For a page whose index copy is older than SearchableAt it applies the
-// page's last export (webtable.ExportLast) if that is the version
-// SearchableAt names; a newer export is still in the queue (an export and
+// For a page whose index copy is older than that column it applies the
+// page's last export (webtable.ExportLast) if that is the version the
+// column names; a newer export is still in the queue (an export and
 // its entry are one transaction, and the feeder deletes an entry when it
-// records it), and the feeder applies it next. It reads the whole table in
+// records it), and the feeder applies it next, or it began before the
+// index was registered and the backfill applies it. It reads the whole table in
 // one snapshot, as Rebuild does.
-func catchUp(ctx context.Context, db *percolator.DB, ix *Index, batch int) (int, error) {
+func catchUp(ctx context.Context, db *percolator.DB, ix *Index, served string, batch int) (int, error) {
 	type want struct {
 		row string
 		s   Searchable
@@ -37,8 +38,8 @@ func catchUp(ctx context.Context, db *percolator.DB, ix *Index, batch int) (int,
 			stale []want
 			bad   error
 		)
-		err := tx.Scan(ctx, "", "", webtable.SearchableAt, func(row, col string, v []byte) bool {
-			if col != webtable.SearchableAt || strings.HasPrefix(row, "!") {
+		err := tx.Scan(ctx, "", "", served, func(row, col string, v []byte) bool {
+			if col != served || strings.HasPrefix(row, "!") {
 				return true
 			}
 			s, ok := ParseSearchable(v)

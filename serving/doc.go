@@ -27,13 +27,29 @@
 // it). On an
 // ExclusiveStore (embedded Badger) there is one process and no lease.
 //
+// # Replicas: one queue per index name
+//
+// Feeders of different names feed at once, each its own index: every
+// name a feeder registered (webtable.IndexPrefix; registry.go) has its
+// own export queue and its own column of what it applied
+// (webtable.QueueOf; the default index keeps "!export/" and serve:time),
+// and the export observer writes one queue entry per registered name. A
+// table where no name is registered has the default index's queue alone,
+// as before registries. A name registered at R missed the exports of the
+// transactions that began before R: it is backfilling (Stats.IndexState)
+// until the GC safe point passes R, and then its feeder applies every
+// page's last export the index lacks from the table and marks it live.
+// DropIndex retires a name.
+//
 // Caveats: expiry is by wall clock, and the clocks of the processes must
 // differ by less than FeederOptions.ClockSkew (a holder stops applying
 // that long before its lease expires); were they further apart, fencing
 // still keeps the table right and the new holder's copy whole, and the old
-// holder applies to its own copy at most a batch it cannot record. The
-// table has one export queue, so one index name consumes it: a feeder of
-// another name stands by while one of the first holds its lease (two
-// starting at the same instant both stand by a while). A standby's copy
-// of the index is not fed: it serves what it had until it takes over.
+// holder applies to its own copy at most a batch it cannot record. A
+// standby's copy of the index is not fed: it serves what it had until it
+// takes over. A backfill waits for GC to pass the registration (with the
+// engine's defaults, a minute or two) and reads every page row once. A
+// registered name whose feeders are gone keeps getting queue entries
+// until it is dropped; a name dropped while its feeder runs stops getting
+// exports.
 package serving

@@ -46,13 +46,17 @@ type FeederOptions struct {
 	// Hold: at most Hold+LagScan after its export (Hold must be below Lag).
 	// Default 1s; negative: none.
 	Hold time.Duration
-	// Name names the index the feeder feeds. On a store other processes
-	// reach too (one that is not a percolator.ExclusiveStore: Cloud
-	// Bigtable), the feeder applies the queue only while it holds the
+	// Name names the index the feeder feeds (webtable.CheckIndexName).
+	// On a store other processes reach too (one that is not a
+	// percolator.ExclusiveStore: Cloud Bigtable), every index name has its
+	// own export queue (IndexQueue) and gets every export once it is
+	// registered (webtable.IndexPrefix; the feeder registers it when it
+	// first runs); the feeder applies the queue only while it holds the
 	// lease of its name (webtable.FeederLeaseRow); another feeder of the
 	// same name stands by and takes over when the holder closes or its
 	// lease expires. On an ExclusiveStore (embedded Badger: one process)
-	// the feeder always feeds. Default DefaultIndexName.
+	// the feeder always feeds, from the default index's queue whatever its
+	// name. Default DefaultIndexName.
 	Name string
 	// Lease is how long a lease lasts unrenewed; the holder renews it every
 	// Lease/5, and a standby looks every Lease/4. Default 10s.
@@ -66,7 +70,7 @@ type FeederOptions struct {
 }
 
 // DefaultIndexName is the name of an index whose FeederOptions give none.
-const DefaultIndexName = "main"
+const DefaultIndexName = webtable.DefaultIndex
 
 // A Feeder applies the export queue to an index: it reads a batch of
 // entries, applies it (newest version per row wins; older than the index
@@ -77,11 +81,19 @@ type Feeder struct {
 	db    *percolator.DB
 	ix    *Index
 	opt   FeederOptions
-	lease *lease // nil on an ExclusiveStore: always the only feeder
+	q     webtable.Queue // the index's queue and served column
+	lease *lease         // nil on an ExclusiveStore: always the only feeder
 	// holder is the fencing id (webtable.FedBy) the looks check while
 	// the feeder holds its lease; "" for none (an ExclusiveStore, Drain).
 	holder string
 	state  atomic.Int32 // a FeederState
+	// indexState is the index's registry state as the feeder last saw
+	// it: 0 not known yet, 1 backfilling, 2 live.
+	indexState atomic.Int32
+	// since is, while the index backfills, the registry's IndexSince: the
+	// holder backfills once the GC safe point has passed it. 0 when live.
+	// Used by Run's goroutine only.
+	since uint64
 
 	applied atomic.Int64 // entries applied
 	held    atomic.Int64 // entries left waiting by the last look (Hold)
@@ -136,7 +148,7 @@ func NewFeeder(db *percolator.DB, ix *Index, opt FeederOptions) *Feeder {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
-	f := &Feeder{db: db, ix: ix, opt: opt}
+	f := &Feeder{db: db, ix: ix, opt: opt, q: IndexQueue(db, opt.Name)}
 	if _, ok := db.Store().(percolator.ExclusiveStore); !ok {
 		f.lease = newLease(db.Store(), opt.Name, opt.Lease, opt.ClockSkew)
 	}
@@ -159,8 +171,23 @@ func (f *Feeder) Queued() int64 { return f.queued.Load() }
 func (f *Feeder) Run(ctx context.Context) error {
 	defer f.state.Store(int32(FeederStopped))
 	if f.lease == nil {
+		f.indexState.Store(indexLive)
 		f.state.Store(int32(FeederFeeding))
 		return f.feed(ctx)
+	}
+	f.state.Store(int32(FeederStandby))
+	for {
+		err := f.register(ctx)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		f.opt.Logger.Warn("serving: register the index", "index", f.opt.Name, "err", err)
+		if sleep(ctx, time.Second) != nil {
+			return nil
+		}
 	}
 	for {
 		f.state.Store(int32(FeederStandby))
@@ -179,7 +206,7 @@ func (f *Feeder) Run(ctx context.Context) error {
 
 // feed applies the queue until ctx is done or the feeder loses its lease.
 func (f *Feeder) feed(ctx context.Context) error {
-	exported, stop := f.db.Watch(webtable.ExportPrefix)
+	exported, stop := f.db.Watch(f.q.Prefix)
 	defer stop()
 	var lastFull, lastLag time.Time
 	for {
@@ -191,6 +218,11 @@ func (f *Feeder) feed(ctx context.Context) error {
 			from = sinceLag
 		}
 		n, err := f.step(ctx, from)
+		if err == nil && f.since > 0 && f.db.SafePoint() > f.since {
+			// Every export that began before the index was registered is
+			// over: what it missed is in the table now.
+			err = f.backfill(ctx)
+		}
 		// The intervals count from the end of a look: a slow one is not
 		// followed by another at once.
 		switch now := time.Now(); from {
@@ -205,7 +237,7 @@ func (f *Feeder) feed(ctx context.Context) error {
 		case errors.Is(err, errLeaseLost) || errors.Is(err, errFenced):
 			return err
 		case err != nil:
-			f.opt.Logger.Warn("serving: export queue", "err", err)
+			f.opt.Logger.Warn("serving: export queue", "index", f.opt.Name, "err", err)
 			if err := sleep(ctx, time.Second); err != nil {
 				return nil
 			}
@@ -264,17 +296,17 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 // new content and are younger than hold for a later look, and returns how
 // many entries it applied or dropped.
 func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (int, error) {
-	start := webtable.ExportPrefix
+	start := f.q.Prefix
 	safe := f.db.SafePoint()
 	if f.floor > 0 {
-		start = webtable.ExportFrom(f.floor)
+		start = f.q.From(f.floor)
 	}
 	if from != fromStart && f.cursor > 0 {
 		v := f.cursor // entries of one version may straddle two batches
 		if from == sinceLag {
 			v = percolator.TsFromTime(percolator.TimeFromTs(f.cursor).Add(-f.opt.Lag))
 		}
-		start = webtable.ExportFrom(v)
+		start = f.q.From(v)
 	}
 	var (
 		batch   []queued
@@ -291,7 +323,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	err := f.db.View(ctx, func(tx *percolator.Tx) error {
 		batch, bad, updates, oldest, read, newest, held, minHeld = batch[:0], bad[:0], updates[:0], "", 0, 0, 0, 0
 		clear(had)
-		err := tx.Scan(ctx, start, webtable.ExportPrefix+"\xff", webtable.ExportDoc, func(row, _ string, v []byte) bool {
+		err := tx.Scan(ctx, start, f.q.End(), webtable.ExportDoc, func(row, _ string, v []byte) bool {
 			if oldest == "" {
 				oldest = row
 			}
@@ -314,7 +346,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		for _, q := range batch {
 			have, ok := had[q.e.Row]
 			if !ok {
-				v, err := tx.Get(ctx, q.e.Row, webtable.SearchableAt)
+				v, err := tx.Get(ctx, q.e.Row, f.q.Served)
 				if err != nil {
 					return err
 				}
@@ -354,7 +386,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	if from == fromStart {
 		floor = safe
 		if read >= f.opt.Batch {
-			floor = min(floor, queueVersion(oldest))
+			floor = min(floor, f.q.Version(oldest))
 		}
 		if held > 0 {
 			floor = min(floor, minHeld)
@@ -368,12 +400,26 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		f.floor = max(f.floor, floor)
 		return 0, nil
 	}
+	if err := f.record(ctx, batch, bad, updates, had); err != nil {
+		return 0, err
+	}
+	f.applied.Add(int64(len(batch)))
+	f.floor = max(f.floor, floor)
+	return len(batch) + len(bad), nil
+}
+
+// record applies updates to the index and then, in one transaction that
+// the fencing cell guards, deletes the queue rows of batch and bad and
+// records in each page row what the index has now (the queue's Served
+// column). had holds what the column said before. A batch entry without a
+// queue row (a backfill's) has nothing to delete.
+func (f *Feeder) record(ctx context.Context, batch []queued, bad []string, updates []Update, had map[string]Searchable) error {
 	if f.holder != "" {
 		// Apply and record only while we hold the lease, and finish
 		// recording before it lapses.
 		until, ok := f.lease.held()
 		if !ok {
-			return 0, errLeaseLost
+			return errLeaseLost
 		}
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, until)
@@ -381,7 +427,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	}
 	applied, err := f.ix.Apply(updates)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	err = f.db.Update(ctx, func(tx *percolator.Tx) error {
 		if err := f.fence(ctx, tx); err != nil {
@@ -393,6 +439,9 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 			}
 		}
 		for _, q := range batch {
+			if q.row == "" {
+				continue
+			}
 			if err := tx.Delete(q.row, webtable.ExportDoc); err != nil {
 				return err
 			}
@@ -405,36 +454,26 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 				// its stage times stay those of its first export.
 				s.At, s.Exported = prev.At, prev.Exported
 			}
-			if err := tx.Set(a.Row, webtable.SearchableAt, s.encode()); err != nil {
+			if err := tx.Set(a.Row, f.q.Served, s.encode()); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if errors.Is(err, errFenced) {
-		return 0, err
+		return err
 	}
 	if err != nil && f.holder != "" && ctx.Err() != nil {
 		// Past the deadline of the lease as it was: lost, unless renewed
 		// meanwhile (a slow commit; the next look replays the batch).
 		if _, ok := f.lease.held(); !ok {
-			return 0, fmt.Errorf("%w: %w", errLeaseLost, err)
+			return fmt.Errorf("%w: %w", errLeaseLost, err)
 		}
 	}
 	if err != nil {
-		return 0, fmt.Errorf("serving: delete applied queue entries: %w", err)
+		return fmt.Errorf("serving: delete applied queue entries: %w", err)
 	}
-	f.applied.Add(int64(len(batch)))
-	f.floor = max(f.floor, floor)
-	return len(batch) + len(bad), nil
-}
-
-// queueVersion returns the version in an export queue row's key (0 if it
-// has none).
-func queueVersion(row string) uint64 {
-	digits, _, _ := strings.Cut(strings.TrimPrefix(row, webtable.ExportPrefix), "/")
-	v, _ := strconv.ParseUint(digits, 10, 64)
-	return v
+	return nil
 }
 
 // Searchable is what webtable.SearchableAt records of the export the index

@@ -38,8 +38,7 @@ func (f *Feeder) State() FeederState { return FeederState(f.state.Load()) }
 func (f *Feeder) Name() string { return f.opt.Name }
 
 // Holder returns who feeds the index while the feeder stands by: "host
-// pid" of the lease's holder, "index NAME" when another index consumes
-// the table's export queue, "" when nobody does or the feeder feeds. It
+// pid" of the lease's holder, "" when nobody does or the feeder feeds. It
 // is safe for concurrent use.
 func (f *Feeder) Holder() string {
 	if f.lease == nil || f.State() != FeederStandby {
@@ -56,30 +55,10 @@ var (
 // standby waits until the feeder holds its lease, and returns nil then,
 // or ctx's error.
 func (f *Feeder) standby(ctx context.Context) error {
-	warned := ""
 	for {
 		ok, err := f.lease.acquire(ctx)
 		if ok {
-			// One export queue, one index: stand by while another index
-			// holds its lease. Two that both took theirs see each other,
-			// and both stand by for a while.
-			other, err2 := f.lease.otherIndex(ctx)
-			if err2 == nil && other == "" {
-				return nil
-			}
-			err = err2
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			if err := f.lease.release(rctx); err != nil {
-				f.opt.Logger.Warn("serving: feeder lease", "index", f.opt.Name, "err", err)
-			}
-			cancel()
-			if other != "" {
-				f.lease.setHolder("index " + other)
-				if other != warned {
-					f.opt.Logger.Warn("serving: another index feeds from this table's export queue; standing by", "index", f.opt.Name, "other", other)
-					warned = other
-				}
-			}
+			return nil
 		}
 		if err != nil && ctx.Err() == nil {
 			f.opt.Logger.Warn("serving: feeder lease", "index", f.opt.Name, "err", err)
@@ -155,11 +134,19 @@ func (f *Feeder) renew(ctx context.Context, lost context.CancelCauseFunc) {
 // the index up with what the table says it has.
 func (f *Feeder) takeOver(ctx context.Context) error {
 	id := f.lease.id()
-	var prev string
+	var (
+		prev string
+		reg  registration
+	)
 	err := f.db.Update(ctx, func(tx *percolator.Tx) error {
 		v, err := tx.Get(ctx, webtable.FeederRow(f.opt.Name), webtable.FedBy)
 		prev = string(v)
 		if err != nil {
+			return err
+		}
+		// The registry as of the takeover: a predecessor may have
+		// finished the backfill.
+		if reg, err = readRegistration(ctx, tx, f.q.Name); err != nil {
 			return err
 		}
 		return tx.Set(webtable.FeederRow(f.opt.Name), webtable.FedBy, []byte(id))
@@ -168,12 +155,13 @@ func (f *Feeder) takeOver(ctx context.Context) error {
 		return fmt.Errorf("serving: take the feed over: %w", err)
 	}
 	f.holder = id
+	f.setRegistration(reg)
 	// What the predecessor read and applied is gone from the queue: look
 	// at all of it again.
 	f.cursor, f.floor = 0, 0
 	// Nobody fed the index since this copy did (a restart): it is whole.
 	if fed, err := f.ix.bi.GetInternal([]byte(fedByKey)); err != nil || prev == "" || string(fed) != prev {
-		n, err := catchUp(ctx, f.db, f.ix, f.opt.Batch)
+		n, err := catchUp(ctx, f.db, f.ix, f.q.Served, f.opt.Batch)
 		if err != nil {
 			return err
 		}

@@ -99,6 +99,7 @@ func (p *process) stop(t *testing.T) {
 type cluster struct {
 	t      *testing.T
 	shared percolator.Store
+	opt    percolator.Options // of every process's DB
 	writer *percolator.DB
 	ps     []*process
 
@@ -122,10 +123,17 @@ func newCluster(t *testing.T) *cluster {
 // newClusterOn returns a cluster on st, which it takes over.
 func newClusterOn(t *testing.T, st percolator.Store) *cluster {
 	t.Helper()
-	c := &cluster{t: t, shared: st}
+	return newClusterWith(t, st, leaseDBOptions)
+}
+
+// newClusterWith returns a cluster on st, which it takes over, whose DBs
+// have options opt.
+func newClusterWith(t *testing.T, st percolator.Store, opt percolator.Options) *cluster {
+	t.Helper()
+	c := &cluster{t: t, shared: st, opt: opt}
 	// The writer's DB is opened first, so its cleanup (which checks the
 	// table and closes the store) runs after every process's.
-	c.writer = percolatortest.OpenOn(t, c.shared, leaseDBOptions)
+	c.writer = percolatortest.OpenOn(t, c.shared, opt)
 	return c
 }
 
@@ -136,7 +144,7 @@ func (c *cluster) start(name string, opt FeederOptions) *process {
 	i := len(c.ps)
 	p := &process{st: &mortal{Store: c.shared}, done: make(chan struct{})}
 	var err error
-	if p.db, err = percolator.Open(bg, p.st, leaseDBOptions); err != nil {
+	if p.db, err = percolator.Open(bg, p.st, c.opt); err != nil {
 		t.Fatal(err)
 	}
 	p.ix, err = OpenIndex(filepath.Join(t.TempDir(), "index"), Options{OnApply: func([]Applied) {
@@ -398,23 +406,6 @@ func queueLen(t *testing.T, db *percolator.DB) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// TestFeederOtherIndexStandsBy: while the table has one export queue, a
-// feeder of another index name stands by while one feeds, and says which.
-func TestFeederOtherIndexStandsBy(t *testing.T) {
-	c := newCluster(t)
-	a := c.start("main", testLease)
-	c.holder(nil)
-	b := c.start("replica", testLease)
-	waitFor(t, func() bool { return b.f.Holder() == "index main" })
-	c.add(0, 5, "first")
-	waitFor(t, func() bool { return count(t, a.ix) == 5 })
-	if b.f.State() != FeederStandby || count(t, b.ix) != 0 {
-		t.Fatalf("the other index's feeder is %v with %d documents", b.f.State(), count(t, b.ix))
-	}
-	a.stop(t)
-	waitFor(t, func() bool { return b.f.State() == FeederFeeding })
 }
 
 type testWriter struct{ t *testing.T }

@@ -32,21 +32,34 @@ func openDBGrace(t *testing.T, grace time.Duration) *percolator.DB {
 // the page row's export bookkeeping that Rebuild reads.
 func enqueue(t *testing.T, db *percolator.DB, e webtable.Export) {
 	t.Helper()
-	err := db.Update(bg, func(tx *percolator.Tx) error {
-		b, _ := json.Marshal(e)
-		tx.Set(webtable.ExportRow(e.Version, e.Row), webtable.ExportDoc, b)
-		tx.Set(e.Row, webtable.ExportVer, []byte(strconv.FormatUint(e.Version, 10)))
-		if e.Op == webtable.OpDelete {
-			tx.Delete(e.Row, webtable.ExportDigest)
-			return tx.Delete(e.Row, webtable.ExportLast)
-		}
-		d, _ := json.Marshal(e.Doc)
-		tx.Set(e.Row, webtable.ExportDigest, []byte("digest"))
-		return tx.Set(e.Row, webtable.ExportLast, d)
-	})
-	if err != nil {
+	if err := db.Update(bg, func(tx *percolator.Tx) error { return enqueueIn(tx, e) }); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// enqueueIn is enqueue's writes in tx: one entry in the queue of every
+// index registered as tx sees the registry (the default index's while
+// none is), as the export observer writes them.
+func enqueueIn(tx *percolator.Tx, e webtable.Export) error {
+	b, _ := json.Marshal(e)
+	regs, err := registered(bg, tx)
+	if err != nil {
+		return err
+	}
+	if len(regs) == 0 {
+		regs = map[string]registration{webtable.DefaultIndex: {}}
+	}
+	for name := range regs {
+		tx.Set(webtable.QueueOf(name).Row(e.Version, e.Row), webtable.ExportDoc, b)
+	}
+	tx.Set(e.Row, webtable.ExportVer, []byte(strconv.FormatUint(e.Version, 10)))
+	if e.Op == webtable.OpDelete {
+		tx.Delete(e.Row, webtable.ExportDigest)
+		return tx.Delete(e.Row, webtable.ExportLast)
+	}
+	d, _ := json.Marshal(e.Doc)
+	tx.Set(e.Row, webtable.ExportDigest, []byte("digest"))
+	return tx.Set(e.Row, webtable.ExportLast, d)
 }
 
 func drain(t *testing.T, f *Feeder) int {

@@ -172,27 +172,3 @@ func (l *lease) setHolder(who string) {
 	defer l.mu.Unlock()
 	l.until, l.holder = time.Time{}, who
 }
-
-// otherIndex returns the name of another index whose feeder holds its
-// lease now ("" if none): the table has one export queue, which one index
-// consumes.
-func (l *lease) otherIndex(ctx context.Context) (string, error) {
-	now := percolator.TsFromTime(time.Now())
-	var name string
-	err := l.st.ReadRows(ctx, webtable.FeederLeasePrefix, webtable.FeederLeasePrefix+"\xff", func(row string, cells []percolator.Cell) bool {
-		if row == l.row {
-			return true
-		}
-		for _, c := range cells {
-			if c.Ts >= now {
-				name = strings.TrimPrefix(row, webtable.FeederLeasePrefix)
-				return false
-			}
-		}
-		return true
-	}, percolator.Filter{Family: webtable.LeaseFamily, ColumnPrefix: webtable.LeaseHolderPrefix, Latest: true, KeysOnly: true})
-	if err != nil {
-		return "", fmt.Errorf("serving: read feeder leases: %w", err)
-	}
-	return name, nil
-}

@@ -86,9 +86,10 @@ func Rebuild(ctx context.Context, db *percolator.DB, dir string, opt Options) (*
 const maxAliases = 100
 
 // LookupDoc returns everything the table (and ix, if not nil) knows about
-// the page of rawURL. It returns ErrNotFound when the table has no row for
+// the page of rawURL; its stage times are those of the index named name
+// (IndexQueue's served column; "" is DefaultIndexName). It returns ErrNotFound when the table has no row for
 // it, and ErrBadQuery when rawURL is not a URL the crawler could fetch.
-func LookupDoc(ctx context.Context, db *percolator.DB, ix *Index, rawURL string) (*DocInfo, error) {
+func LookupDoc(ctx context.Context, db *percolator.DB, ix *Index, name, rawURL string) (*DocInfo, error) {
 	norm, err := webtable.Normalize(strings.TrimSpace(rawURL))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadQuery, err)
@@ -137,7 +138,7 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *Index, rawURL string)
 				return err
 			}
 		}
-		fill(info, cells)
+		fill(info, cells, IndexQueue(db, name).Served)
 		if h := cells[webtable.ClusterHash]; len(h) > 0 {
 			k := webtable.ClusterPrefix + string(h)
 			err := tx.Scan(ctx, k, k+"\x00", webtable.MemberPrefix, func(_, col string, _ []byte) bool {
@@ -168,8 +169,9 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *Index, rawURL string)
 	return info, nil
 }
 
-// fill sets the fields of info read from the page row's cells.
-func fill(info *DocInfo, c map[string][]byte) {
+// fill sets the fields of info read from the page row's cells; served is
+// the served column of the index whose stage times it shows.
+func fill(info *DocInfo, c map[string][]byte, served string) {
 	ms := func(col string) time.Time {
 		n, err := strconv.ParseInt(string(c[col]), 10, 64)
 		if err != nil || n <= 0 {
@@ -249,7 +251,7 @@ func fill(info *DocInfo, c map[string][]byte) {
 			*t = time.Time{}
 		}
 	}
-	if sc, ok := ParseSearchable(c[webtable.SearchableAt]); ok && !sc.Fetched.IsZero() && !sc.Fetched.Before(fetched) {
+	if sc, ok := ParseSearchable(c[served]); ok && !sc.Fetched.IsZero() && !sc.Fetched.Before(fetched) {
 		// The document the index has, of the current content: its first
 		// export (the export transaction's start timestamp, whose clock
 		// part may be a few ms off the wall clock) and when it became

@@ -15,6 +15,9 @@
 //	    the one-command quick start: crawl, index and serve
 //	search -data DIR -rebuild
 //	    delete the serving index and rebuild it from the table first
+//	search -data DIR -drop-index NAME, search -table ... -drop-index NAME
+//	    retire the serving index NAME: exports stop going to its queue,
+//	    and the queue is deleted
 //	search -table bigtable://PROJECT/INSTANCE/TABLE [-app-profile ID] -data DIR [...]
 //	    any of the above on a Cloud Bigtable table (BIGTABLE_EMULATOR_HOST
 //	    for the emulator): DIR then holds the serving index and the status
@@ -80,7 +83,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		demoMode = fs.Bool("demo", false, "crawl, index and serve a bundled sample site, the PostgreSQL 15 manual, which this process serves on 127.0.0.1: nothing from outside the repository is needed (-data defaults to a temporary directory, -delay to 0)")
 		addr     = fs.String("addr", "127.0.0.1:8080", "listen `address` of the UI and API")
 		rebuild  = fs.Bool("rebuild", false, "delete the serving index and rebuild it from the table before serving")
-		name     = fs.String("index-name", serving.DefaultIndexName, "`name` of the serving index: on a table other processes share, one process feeds the index of a name and the others stand by")
+		name     = fs.String("index-name", serving.DefaultIndexName, "`name` of the serving index: on a table other processes share, one process feeds the index of a name and the others stand by; each name gets every export (replicas)")
+		drop     = fs.String("drop-index", "", "retire the serving index `name` (exports stop going to its queue, which is deleted) and exit")
 		noChain  = fs.Bool("no-index", false, "do not run the indexing chain (serve and feed the index only)")
 		noCrawl  = fs.Bool("no-crawl", false, "do not crawl (without -seeds the table's remembered seeds are recrawled when due)")
 		mem      = budget.Flag(fs)
@@ -108,6 +112,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if err := tf.Validate(); err != nil {
 		fmt.Fprintln(stderr, "search:", err)
 		return 2
+	}
+	if *drop != "" {
+		return dropIndex(ctx, &tf, *data, *drop, stderr)
 	}
 	if tf.Set() && *data == "" && !*demoMode {
 		fmt.Fprintln(stderr, "search: -table needs -data DIR too: the table is in Bigtable, the serving index is kept in the local directory DIR")
