@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -214,21 +213,7 @@ func TestSharedHostSlots(t *testing.T) {
 // The same on the Bigtable store, on the official emulator: its
 // predicates test the cells' timestamps as Badger's do.
 func TestSharedHostSlotsBigtable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts the Bigtable emulator; -short skips it")
-	}
-	if os.Getenv(emulator.EnvHost) == "" {
-		e, err := emulator.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := e.Stop(); err != nil {
-				t.Error(err)
-			}
-		})
-		t.Setenv(emulator.EnvHost, e.Addr)
-	}
+	emulator.Ensure(t)
 	st, err := bigtable.Open(t.Context(), bigtable.Config{Project: "caffeine", Instance: "test", Table: "polite"})
 	if err != nil {
 		t.Fatal(err)

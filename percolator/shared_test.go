@@ -63,24 +63,10 @@ func TestSharedStore(t *testing.T) {
 // (BIGTABLE_EMULATOR_HOST, or one it starts for the test).
 func bigtableStore(t *testing.T, table string, opts ...option.ClientOption) *bigtable.Store {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and starts the Bigtable emulator; -short skips it")
-	}
 	if os.Getenv(percolatortest.EnvShared) != "" {
 		t.Skip("run by the parent process")
 	}
-	if os.Getenv(emulator.EnvHost) == "" {
-		e, err := emulator.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := e.Stop(); err != nil {
-				t.Error(err)
-			}
-		})
-		t.Setenv(emulator.EnvHost, e.Addr)
-	}
+	emulator.Ensure(t)
 	st, err := bigtable.Open(t.Context(), bigtable.Config{Project: "caffeine", Instance: "test", Table: table, Options: opts})
 	if err != nil {
 		t.Fatal(err)

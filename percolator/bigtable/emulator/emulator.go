@@ -126,3 +126,26 @@ func Main(m *testing.M) int {
 	}
 	return code
 }
+
+// Ensure makes BIGTABLE_EMULATOR_HOST name an emulator for one test: the
+// one already named, or one it starts and stops at the test's end. It
+// skips the test under -short.
+func Ensure(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and starts the Bigtable emulator; -short skips it")
+	}
+	if os.Getenv(EnvHost) != "" {
+		return
+	}
+	e, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Setenv(EnvHost, e.Addr)
+}
