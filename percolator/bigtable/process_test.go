@@ -302,6 +302,24 @@ const (
 
 func account(i int) string { return fmt.Sprintf("acct%02d", i) }
 
+// bankTotal returns the sum of the accounts in one read-only transaction.
+func bankTotal(ctx context.Context, db *percolator.DB) (int, error) {
+	total := 0
+	err := db.View(ctx, func(tx *percolator.Tx) error {
+		total = 0
+		for i := range accounts {
+			v, err := tx.Get(ctx, account(i), "bal")
+			if err != nil {
+				return err
+			}
+			n, _ := strconv.Atoi(string(v))
+			total += n
+		}
+		return nil
+	})
+	return total, err
+}
+
 // bankChild transfers money between random accounts until its stdin
 // closes, and checks in read-only transactions that the total stays
 // exact. It prints "transfers N audits M" at the end, or an error.
@@ -321,19 +339,7 @@ func bankChild(ctx context.Context, db *percolator.DB) error {
 				default:
 				}
 				if g == 0 {
-					total := 0
-					err := db.View(ctx, func(tx *percolator.Tx) error {
-						total = 0
-						for i := range accounts {
-							v, err := tx.Get(ctx, account(i), "bal")
-							if err != nil {
-								return err
-							}
-							n, _ := strconv.Atoi(string(v))
-							total += n
-						}
-						return nil
-					})
+					total, err := bankTotal(ctx, db)
 					if err != nil {
 						errs <- err
 						return
@@ -439,18 +445,7 @@ func TestBankProcesses(t *testing.T) {
 	if len(locks) > 0 {
 		t.Errorf("%d locks left after the TTL: %v", len(locks), locks)
 	}
-	total := 0
-	err = db.View(ctx, func(tx *percolator.Tx) error {
-		for i := range accounts {
-			v, err := tx.Get(ctx, account(i), "bal")
-			if err != nil {
-				return err
-			}
-			n, _ := strconv.Atoi(string(v))
-			total += n
-		}
-		return nil
-	})
+	total, err := bankTotal(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
