@@ -69,8 +69,9 @@ func checkTable(fs *flag.FlagSet, tf *storeflag.Flags, data string) bool {
 
 // table is the web table a subcommand opened.
 type table struct {
-	st percolator.Store
-	db *percolator.DB
+	st  percolator.Store
+	db  *percolator.DB
+	log *slog.Logger
 }
 
 // openTable opens the table the flags name: the Bigtable table of -table,
@@ -91,12 +92,13 @@ func openTable(ctx context.Context, tf *storeflag.Flags, dir string, mem *budget
 		st.Close()
 		return nil, err
 	}
-	return &table{st: st, db: db}, nil
+	return &table{st: st, db: db, log: log}, nil
 }
 
 // Close closes the DB, then the store.
 func (t *table) Close() error {
 	err := t.db.Close()
+	storeflag.LogCalls(t.log, t.st)
 	if serr := t.st.Close(); err == nil {
 		err = serr
 	}

@@ -188,6 +188,7 @@ func runWorker(ctx context.Context, db *percolator.DB, obs []percolator.Observer
 		slog.Info("observer", "name", s.Name, "runs", s.Runs, "commits", s.Commits, "conflicts", s.Conflicts, "failures", s.Failures, "parked", s.Parked)
 	}
 	slog.Info("indexer stopped", "after", time.Since(began).Round(time.Millisecond), "observers", len(obs))
+	storeflag.LogCalls(slog.Default(), db.Store())
 	return nil
 }
 

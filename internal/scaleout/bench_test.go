@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,7 +15,8 @@ import (
 // BenchmarkPipeline crawls and indexes the PostgreSQL manual on one
 // emulator table with one crawler and 1, 2 and 3 indexer processes, and
 // reports pages a second from the crawler's start until indexer
-// -until-idle returns (the whole table idle):
+// -until-idle returns (the whole table idle), and the Bigtable calls a
+// page cost (all processes' "bigtable calls" log lines):
 //
 //	go test -run '^$' -bench Pipeline -benchtime 1x ./internal/scaleout/
 //
@@ -27,6 +30,7 @@ func BenchmarkPipeline(b *testing.B) {
 	for _, n := range []int{1, 2, 3} {
 		b.Run(fmt.Sprintf("indexers=%d", n), func(b *testing.B) {
 			var secs float64
+			var calls int64
 			for i := range b.N {
 				table := fmt.Sprintf("bigtable://caffeine/emulator/bench-%d-%d-%d", os.Getpid(), n, i)
 				began := time.Now()
@@ -35,7 +39,7 @@ func BenchmarkPipeline(b *testing.B) {
 					indexers = append(indexers, start(b, bin, fmt.Sprintf("indexer %d", k+1), "-table", table))
 				}
 				crawler := start(b, bin, "crawler", "-table", table, "-seeds", site.URL+"/index.html", "-allow-private",
-					"-delay", "0", "-parallel", "8", "-once", "-q", "-no-sitemaps")
+					"-delay", "0", "-parallel", "8", "-once", "-no-sitemaps")
 				if err := crawler.wait(b, 20*time.Minute); err != nil {
 					b.Fatalf("crawler: %v\n%s", err, crawler.out.String())
 				}
@@ -47,9 +51,25 @@ func BenchmarkPipeline(b *testing.B) {
 				for _, p := range indexers {
 					p.stop(b)
 				}
+				for _, p := range append(indexers, crawler, until) {
+					calls += p.calls()
+				}
 			}
 			b.ReportMetric(float64(len(pages)*b.N)/secs, "pages/s")
+			b.ReportMetric(float64(calls)/float64(len(pages)*b.N), "calls/page")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+var callsTotal = regexp.MustCompile(`bigtable calls.* total=(\d+)`)
+
+// calls returns the Bigtable calls the process logged at its exit.
+func (p *proc) calls() int64 {
+	var n int64
+	for _, m := range callsTotal.FindAllStringSubmatch(p.out.String(), -1) {
+		v, _ := strconv.ParseInt(m[1], 10, 64)
+		n += v
+	}
+	return n
 }

@@ -64,6 +64,7 @@ func (g *groupIndex) add(ctx context.Context, rows []percolator.RowMutation) {
 		}
 	}
 	if len(ms) > 0 {
+		g.s.calls.add(callIndexWrite)
 		g.tbl.ApplyBulk(ctx, keys, ms)
 	}
 }
@@ -122,6 +123,7 @@ func (g *groupIndex) scan(ctx context.Context, rr bigtable.RowRange, fn func(row
 		batch = batch[:0]
 		return true
 	}
+	g.s.calls.add(callIndexRead)
 	err := g.tbl.ReadRows(ctx, rr, func(r bigtable.Row) bool {
 		indexed := cells(r)
 		if len(indexed) == 0 {
@@ -178,6 +180,7 @@ func (g *groupIndex) clean(ctx context.Context, row string, indexed, seen []perc
 	if err != nil || m == nil {
 		return err
 	}
+	g.s.calls.add(callIndexWrite)
 	if err := g.tbl.Apply(ctx, row, m); err != nil {
 		return fmt.Errorf("bigtable: clean group index of %q: %w", row, err)
 	}

@@ -81,6 +81,7 @@ func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) e
 		return nil
 	}
 	var errs []error
+	s.calls.add(callMutateRows)
 	rowErrs, err := s.tbl.ApplyBulk(ctx, keys, ms)
 	if err != nil {
 		return fmt.Errorf("bigtable: mutate rows: %w", err)
@@ -131,6 +132,7 @@ func (s *Store) CheckAndMutateRow(ctx context.Context, row string, predicate []p
 	cm := bigtable.NewCondMutation(unionFilter(predicate), mt, mf)
 	for attempt := 0; ; attempt++ {
 		var matched bool
+		s.calls.add(callCheckAndMutate)
 		err := s.tbl.Apply(ctx, row, cm, bigtable.GetCondMutationResult(&matched))
 		if err == nil {
 			s.index.add(ctx, []percolator.RowMutation{{Row: row, Mutations: branch(matched, ifMatch, ifNoMatch)}})
@@ -278,6 +280,7 @@ func (s *Store) decide(ctx context.Context, row string, ifMatch, ifNoMatch []per
 func (s *Store) Increment(ctx context.Context, row, family, column string, delta int64) (int64, error) {
 	rmw := bigtable.NewReadModifyWrite()
 	rmw.Increment(family, column, delta)
+	s.calls.add(callReadModifyWrite)
 	r, err := s.tbl.ApplyReadModifyWrite(ctx, row, rmw)
 	if err != nil {
 		return 0, fmt.Errorf("bigtable: increment %s:%s of row %q: %w", family, column, row, err)
@@ -292,6 +295,7 @@ func (s *Store) Increment(ctx context.Context, row, family, column string, delta
 		m.DeleteTimestampRange(family, column, 0, ts)
 		// The increment is done: a failure here only leaves old
 		// versions, which a later prune deletes.
+		s.calls.add(callMutateRows)
 		_ = s.tbl.Apply(ctx, row, m)
 	}
 	return v, nil

@@ -133,6 +133,7 @@ func (s *Store) ReadRow(ctx context.Context, row string, filters ...percolator.F
 	if len(filters) == 0 {
 		return nil, errNoFilter
 	}
+	s.calls.add(callReadRow)
 	r, err := s.tbl.ReadRow(ctx, row, bigtable.RowFilter(unionFilter(filters)))
 	if err != nil {
 		return nil, fmt.Errorf("bigtable: read row %q: %w", row, err)
@@ -144,6 +145,7 @@ func (s *Store) ReadRow(ctx context.Context, row string, filters ...percolator.F
 // matching cells of each row that has any.
 func (s *Store) readList(ctx context.Context, keys []string, filters []percolator.Filter) (map[string][]percolator.Cell, error) {
 	out := make(map[string][]percolator.Cell, len(keys))
+	s.calls.add(callReadRowList)
 	err := s.tbl.ReadRows(ctx, bigtable.RowList(keys), func(r bigtable.Row) bool {
 		if cs := cells(r); len(cs) > 0 {
 			out[r.Key()] = cs
@@ -186,6 +188,7 @@ func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row str
 }
 
 func (s *Store) scanTable(ctx context.Context, rr bigtable.RowRange, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
+	s.calls.add(callReadRows)
 	err := s.tbl.ReadRows(ctx, rr, func(r bigtable.Row) bool {
 		cs := cells(r)
 		if len(cs) == 0 {

@@ -88,6 +88,7 @@ type Store struct {
 	groups map[string]bool // families mirrored in the group index
 
 	increments atomic.Uint64 // Increment calls, for pruneEvery
+	calls      calls
 }
 
 var _ percolator.Store = (*Store)(nil)

@@ -14,8 +14,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -203,4 +206,22 @@ func ParseTable(s string) (bigtable.Config, error) {
 		return bigtable.Config{}, fmt.Errorf("storeflag: -table %q: %w", s, errors.Join(errs...))
 	}
 	return cfg, nil
+}
+
+// LogCalls logs the data calls a Bigtable store sent, by kind and in all
+// (nothing for other stores): what this process cost the table.
+func LogCalls(log *slog.Logger, st percolator.Store) {
+	c, ok := st.(interface{ Calls() map[string]int64 })
+	if !ok {
+		return
+	}
+	calls := c.Calls()
+	names := slices.Sorted(maps.Keys(calls))
+	total := int64(0)
+	args := make([]any, 0, 2*len(names)+2)
+	for _, n := range names {
+		total += calls[n]
+		args = append(args, n, calls[n])
+	}
+	log.Info("bigtable calls", append([]any{"total", total}, args...)...)
 }

@@ -1,0 +1,46 @@
+package bigtable
+
+import "sync/atomic"
+
+// The data calls a Store sends, by kind: what a deployment's load on
+// Bigtable is made of (Store.Calls).
+const (
+	callReadRow = iota
+	callReadRows
+	callReadRowList
+	callMutateRows
+	callCheckAndMutate
+	callReadModifyWrite
+	callIndexRead
+	callIndexWrite
+	nCalls
+)
+
+var callNames = [nCalls]string{
+	callReadRow:         "ReadRow",
+	callReadRows:        "ReadRows",
+	callReadRowList:     "ReadRows(list)",
+	callMutateRows:      "MutateRows",
+	callCheckAndMutate:  "CheckAndMutateRow",
+	callReadModifyWrite: "ReadModifyWriteRow",
+	callIndexRead:       "index ReadRows",
+	callIndexWrite:      "index writes",
+}
+
+// calls counts a Store's data calls.
+type calls [nCalls]atomic.Int64
+
+func (c *calls) add(kind int) { c[kind].Add(1) }
+
+// Calls returns how many data calls of each kind the store sent (retries
+// by the client library count once), by name; kinds not sent are left
+// out.
+func (s *Store) Calls() map[string]int64 {
+	out := make(map[string]int64)
+	for k := range nCalls {
+		if n := s.calls[k].Load(); n > 0 {
+			out[callNames[k]] = n
+		}
+	}
+	return out
+}
