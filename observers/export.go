@@ -15,8 +15,9 @@ import (
 // export queue; when a page stops being an indexed canonical (gone, noindex,
 // redirect, lost the election), a delete does.
 func ExportObserver() percolator.Observer {
+	var r registry
 	return percolator.Observer{Name: "export", Column: webtable.DocDirty, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
-		return export(ctx, tx, row)
+		return r.export(ctx, tx, row)
 	}}
 }
 
@@ -38,9 +39,10 @@ const (
 // wave re-exports thousands of documents, and content changes must not
 // wait for it.
 func ExportRankObserver() percolator.Observer {
+	var r registry
 	return percolator.Observer{Name: "export-rank", Column: webtable.DocRanked, Background: true,
 		Delay: BackgroundDelay, MaxDelay: BackgroundMaxDelay, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
-			return export(ctx, tx, row)
+			return r.export(ctx, tx, row)
 		}}
 }
 
@@ -50,16 +52,17 @@ func ExportRankObserver() percolator.Observer {
 // changes must not wait for those; a page notified again while its export
 // waits is exported once.
 func ExportLinksObserver() percolator.Observer {
+	var r registry
 	return percolator.Observer{Name: "export-links", Column: webtable.DocLinked, Background: true,
 		Delay: BackgroundDelay, MaxDelay: BackgroundMaxDelay, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
-			return export(ctx, tx, row)
+			return r.export(ctx, tx, row)
 		}}
 }
 
 // export is the export observers' run. The PageRank a document carries is rounded
 // by webtable.RoundRank, which the rank observer also uses to decide when
 // to notify export.
-func export(ctx context.Context, tx *percolator.Tx, row string) error {
+func (r *registry) export(ctx context.Context, tx *percolator.Tx, row string) error {
 	if strings.HasPrefix(row, "!") {
 		return nil // not a page
 	}
@@ -95,7 +98,7 @@ func export(ctx context.Context, tx *percolator.Tx, row string) error {
 		if digest == "" {
 			return nil
 		}
-		return unexport(ctx, tx, row)
+		return r.unexport(ctx, tx, row)
 	}
 
 	if r, err := tx.Get(ctx, row, webtable.Rank); err != nil {
@@ -137,7 +140,7 @@ func export(ctx context.Context, tx *percolator.Tx, row string) error {
 	if d == digest {
 		return nil
 	}
-	return enqueue(ctx, tx, row, doc, d)
+	return r.enqueue(ctx, tx, row, doc, d)
 }
 
 // colUnaliased, in a page row: present when no row redirected to it when

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
@@ -27,6 +28,44 @@ func docDigest(d *webtable.Doc) string {
 	b, _ := json.Marshal(c)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:16])
+}
+
+// registry caches the registered indexes (webtable.IndexPrefix) for the
+// export transactions of one observer, which serves one table: a read at
+// snapshot S stands for every transaction that starts by S plus
+// webtable.RegistryTTL, so that an export needs no scan of its own
+// (webtable.IndexSince is that much after a registration). It is safe for
+// concurrent use.
+type registry struct {
+	mu sync.Mutex       // guards the fields below
+	at uint64           // the snapshot of qs: the start timestamp of the transaction that read it
+	qs []webtable.Queue // nil before the first read
+}
+
+// registryTTL is webtable.RegistryTTL in timestamp units.
+var registryTTL = percolator.TsFromTime(time.UnixMilli(0).Add(webtable.RegistryTTL))
+
+// queues returns the export queues of the indexes registered as of a
+// snapshot no more than webtable.RegistryTTL older than tx's (read by tx
+// when the cache is older). The slice is shared: do not change it.
+func (r *registry) queues(ctx context.Context, tx *percolator.Tx) ([]webtable.Queue, error) {
+	r.mu.Lock()
+	if r.qs != nil && tx.StartTs() <= r.at+registryTTL {
+		qs := r.qs
+		r.mu.Unlock()
+		return qs, nil
+	}
+	r.mu.Unlock()
+	qs, err := queues(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if tx.StartTs() > r.at {
+		r.at, r.qs = tx.StartTs(), qs
+	}
+	r.mu.Unlock()
+	return qs, nil
 }
 
 // queues returns the export queues of the serving indexes registered as
@@ -50,8 +89,8 @@ func queues(ctx context.Context, tx *percolator.Tx) ([]webtable.Queue, error) {
 
 // queue writes the export entry e (JSON) into every registered index's
 // queue.
-func queue(ctx context.Context, tx *percolator.Tx, row string, e []byte) error {
-	qs, err := queues(ctx, tx)
+func (r *registry) queue(ctx context.Context, tx *percolator.Tx, row string, e []byte) error {
+	qs, err := r.queues(ctx, tx)
 	if err != nil {
 		return err
 	}
@@ -63,12 +102,12 @@ func queue(ctx context.Context, tx *percolator.Tx, row string, e []byte) error {
 	return nil
 }
 
-func enqueue(ctx context.Context, tx *percolator.Tx, row string, doc *webtable.Doc, digest string) error {
+func (r *registry) enqueue(ctx context.Context, tx *percolator.Tx, row string, doc *webtable.Doc, digest string) error {
 	e, err := json.Marshal(webtable.Export{Op: webtable.OpUpsert, Version: tx.StartTs(), Row: row, URL: doc.URL, Doc: doc})
 	if err != nil {
 		return err
 	}
-	if err := queue(ctx, tx, row, e); err != nil {
+	if err := r.queue(ctx, tx, row, e); err != nil {
 		return err
 	}
 	last, err := json.Marshal(doc)
@@ -93,13 +132,13 @@ func enqueue(ctx context.Context, tx *percolator.Tx, row string, doc *webtable.D
 	return nil
 }
 
-func unexport(ctx context.Context, tx *percolator.Tx, row string) error {
+func (r *registry) unexport(ctx context.Context, tx *percolator.Tx, row string) error {
 	u, _ := webtable.URL(row)
 	e, err := json.Marshal(webtable.Export{Op: webtable.OpDelete, Version: tx.StartTs(), Row: row, URL: u})
 	if err != nil {
 		return err
 	}
-	if err := queue(ctx, tx, row, e); err != nil {
+	if err := r.queue(ctx, tx, row, e); err != nil {
 		return err
 	}
 	for _, c := range []struct{ row, col string }{

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -142,10 +143,13 @@ func (f *Feeder) register(ctx context.Context) error {
 		return fmt.Errorf("serving: register index %q: %w", name, err)
 	}
 	if reg.state == webtable.IndexBackfilling && reg.since == 0 {
-		// R: a timestamp after the registration committed. Every export
-		// transaction that begins after it sees the name.
+		// R: webtable.RegistryTTL after a timestamp taken once the
+		// registration committed. Every export transaction that begins
+		// after it sees the name, even through a registry read that much
+		// older.
 		var since uint64
-		if err := f.db.View(ctx, func(tx *percolator.Tx) error { since = tx.StartTs(); return nil }); err != nil {
+		ttl := percolator.TsFromTime(time.UnixMilli(0).Add(webtable.RegistryTTL))
+		if err := f.db.View(ctx, func(tx *percolator.Tx) error { since = tx.StartTs() + ttl; return nil }); err != nil {
 			return fmt.Errorf("serving: register index %q: %w", name, err)
 		}
 		err := f.db.Update(ctx, func(tx *percolator.Tx) error {

@@ -33,6 +33,17 @@ func (c *cluster) gc() {
 	}
 }
 
+// waitLong is waitFor for the backfill, which waits for GC passes (a
+// shared machine may slow them down).
+func waitLong(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}
+
 // feederOf waits for one of ps to feed and returns it.
 func feederOf(t *testing.T, ps ...*process) *process {
 	t.Helper()
@@ -117,7 +128,7 @@ func TestReplicasGetEveryExport(t *testing.T) {
 			t.Fatalf("r2's other feeder is %v with %d documents", p.f.State(), count(t, p.ix))
 		}
 	}
-	waitFor(t, func() bool { c.gc(); return h.f.IndexState() == webtable.IndexLive })
+	waitLong(t, func() bool { c.gc(); return h.f.IndexState() == webtable.IndexLive })
 	waitFor(t, func() bool { return count(t, m.ix) == 20 && count(t, h.ix) == 20 })
 	if mv, hv := versions(t, m.ix, 0, 20), versions(t, h.ix, 0, 20); fmt.Sprint(mv) != fmt.Sprint(hv) {
 		t.Fatalf("main has versions %v, r2 %v", mv, hv)
@@ -197,7 +208,7 @@ func TestReplicaBackfillsStraddlingExport(t *testing.T) {
 	if n := queueLenOf(t, c.writer, webtable.QueueOf("r2")); n != 0 {
 		t.Fatalf("the straddler queued %d entries for r2", n)
 	}
-	waitFor(t, func() bool { c.gc(); return r.f.IndexState() == webtable.IndexLive })
+	waitLong(t, func() bool { c.gc(); return r.f.IndexState() == webtable.IndexLive })
 	if got := find(t, r.ix, "straddler"); len(got) != 1 {
 		t.Fatalf("r2 finds %v of the straddling export after the backfill", got)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The registry of serving indexes. Every registered index name gets every
@@ -22,15 +23,21 @@ const (
 	IndexPrefix = "!index/"
 	// IndexState is IndexBackfilling or IndexLive.
 	IndexState = "index:state"
-	// IndexSince is a timestamp (decimal) taken after the registration
-	// committed: every export transaction that starts later writes an
-	// entry for the index. The feeder backfills from the table once the GC
-	// safe point has passed it, and the index is live then.
+	// IndexSince is a timestamp (decimal) RegistryTTL after one taken
+	// once the registration committed: every export transaction that
+	// starts later writes an entry for the index. The feeder backfills
+	// from the table once the GC safe point has passed it, and the index
+	// is live then.
 	IndexSince = "index:since"
 
 	IndexBackfilling = "backfilling" // exports from before IndexSince may be missing
 	IndexLive        = "live"        // the index has every export
 )
+
+// RegistryTTL is how much older (in timestamp terms) than an export
+// transaction the registry read it uses may be: the export observers read
+// the registry once per RegistryTTL, not in every transaction.
+const RegistryTTL = time.Second
 
 // DefaultIndex is the index whose queue is ExportPrefix and whose column
 // is SearchableAt: the index of a table with no registered name.
