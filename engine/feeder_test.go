@@ -115,3 +115,63 @@ func feeding(t *testing.T, e *Engine) float64 {
 	t.Fatal("no caffeine_feeder_feeding{index=\"main\"}")
 	return 0
 }
+
+// TestEnginesReplicas: engines of two index names on one shared table
+// feed at once (replicas); the name registered second says it backfills
+// until GC has passed its registration, and is live then.
+func TestEnginesReplicas(t *testing.T) {
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	shared := percolatortest.Shared(st)
+	var es []*Engine
+	for _, name := range []string{"main", "r2"} {
+		e, err := Open(context.Background(), Config{Dir: t.TempDir(), Store: process{shared}, Table: "shared", IndexName: name,
+			GCInterval: 50 * time.Millisecond, GCGrace: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- e.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run = %v", err)
+			}
+			e.Close()
+		})
+		es = append(es, e)
+	}
+	if _, err := Open(context.Background(), Config{Dir: t.TempDir(), Store: process{shared}, Table: "shared", IndexName: "No/Good"}); err == nil {
+		t.Fatal("an engine opened with a bad index name")
+	}
+	stats := func(e *Engine) *serving.Stats {
+		t.Helper()
+		s, err := e.computeStats(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	backfilled := false
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		a, b := stats(es[0]), stats(es[1])
+		if a.Feeder == "feeding" && b.Feeder == "feeding" && a.IndexState == "live" {
+			switch b.IndexState {
+			case "backfilling":
+				backfilled = true
+			case "live":
+				if !backfilled {
+					t.Fatal("r2 was never backfilling")
+				}
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("main is %s %q, r2 %s %q", a.Feeder, a.IndexState, b.Feeder, b.IndexState)
+		}
+	}
+}

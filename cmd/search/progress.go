@@ -42,6 +42,9 @@ func progress(ctx context.Context, e *engine.Engine, w *termline.Writer, log *sl
 		switch s.Feeder {
 		case "feeding", "standby": // standby: another process feeds the index
 			feed = "  " + s.Feeder + " " + s.IndexName
+			if s.IndexState == "backfilling" { // a replica registered lately
+				feed += " (backfilling)"
+			}
 		}
 		w.Status(fmt.Sprintf("%d pages  %.1f/s  %d searchable  %d pending  %d to index  p50 %s%s",
 			s.Pages, rate, s.Indexed, s.PendingNotifications, s.ExportQueue, seconds(s.Latency.P50), feed))
