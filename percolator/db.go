@@ -129,6 +129,8 @@ type DB struct {
 	// processes' GC counts our transactions; see process.go.
 	born       time.Time
 	leaseUntil atomic.Int64
+
+	prefetch sync.Map // first column read in a row → *learned (see prefetch.go)
 }
 
 // Open returns a DB over st, creating Percolator's column families and
@@ -286,6 +288,10 @@ func (tx *Tx) register(ts uint64) {
 }
 
 func (db *DB) forget(tx *Tx) {
+	if tx.reads != nil {
+		db.learn(tx.reads)
+		tx.reads, tx.cache = nil, nil
+	}
 	if tx.registered {
 		tx.registered = false
 		db.active.remove(tx.slot, tx.reg)

@@ -29,6 +29,11 @@ type Tx struct {
 	registered bool
 
 	crash func(CrashPoint) bool // test hook: abandon the commit at a point
+
+	// On a shared store (see prefetch.go): rows read at once, and the
+	// columns each row was read by Get, in order.
+	cache map[string]rowCache
+	reads map[string][]string
 }
 
 type cellKey struct{ row, col string }
@@ -81,7 +86,7 @@ func (tx *Tx) Get(ctx context.Context, row, col string) ([]byte, error) {
 }
 
 func (tx *Tx) get(ctx context.Context, row, col string) ([]byte, error) {
-	c, ok, err := tx.readWrite(ctx, row, col)
+	c, ok, err := tx.readRecord(ctx, row, col)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,141 @@
+package percolator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Prefetching (section 2.6 of the paper): on a store where every read is a
+// round trip (one that is not an ExclusiveStore: Bigtable), reading several
+// columns of a row costs what reading one does. So a transaction's first
+// read of a row also reads the columns that transactions reading that
+// column first went on to read in the same row before (learned per DB,
+// up to prefetchMax), and its later reads of them come from what it read
+// then. A read that finds one of them locked goes to the store itself.
+//
+// Using an earlier read of a column is as good as reading it now: a
+// transaction that committed before our start timestamp wrote its locks
+// before we took it (section 2.3), so any read after the start sees its
+// lock or its write record. On the embedded store reads cost microseconds
+// and nothing of this runs.
+
+// prefetchMax bounds the columns learned for one first column.
+const prefetchMax = 24
+
+// rowCache is what a transaction read of a row at once: per column, its
+// newest write record at or below the start timestamp, or that a lock at
+// or below it was there.
+type rowCache map[string]cachedCol
+
+type cachedCol struct {
+	write    Cell
+	hasWrite bool
+	locked   bool
+}
+
+// learned holds, per column read first in a row, the columns read after it.
+type learned struct {
+	mu   sync.Mutex
+	cols []string
+}
+
+// predict returns the columns learned to follow first.
+func (db *DB) predict(first string) []string {
+	v, ok := db.prefetch.Load(first)
+	if !ok {
+		return nil
+	}
+	l := v.(*learned)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cols
+}
+
+// learn records the columns of each row a transaction read with Get, in
+// the order read.
+func (db *DB) learn(reads map[string][]string) {
+	for _, cols := range reads {
+		if len(cols) < 2 {
+			continue
+		}
+		v, _ := db.prefetch.LoadOrStore(cols[0], new(learned))
+		l := v.(*learned)
+		l.mu.Lock()
+		for _, c := range cols[1:] {
+			if len(l.cols) >= prefetchMax {
+				break
+			}
+			known := false
+			for _, k := range l.cols {
+				known = known || k == c
+			}
+			if !known && c != cols[0] {
+				// Copy on write: predict's callers hold the old slice.
+				l.cols = append(l.cols[:len(l.cols):len(l.cols)], c)
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+// readRecord is readWrite on a shared store, through the transaction's
+// row cache and prefetching.
+func (tx *Tx) readRecord(ctx context.Context, row, col string) (Cell, bool, error) {
+	db := tx.db
+	if db.ex != nil {
+		return tx.readWrite(ctx, row, col)
+	}
+	if safe := db.safe.Load(); tx.startTs < safe {
+		return Cell{}, false, fmt.Errorf("%w: reading at %d < safe point %d", ErrTooOld, tx.startTs, safe)
+	}
+	if tx.reads == nil {
+		tx.reads = make(map[string][]string)
+	}
+	tx.reads[row] = append(tx.reads[row], col)
+	rc, cached := tx.cache[row]
+	if !cached {
+		if next := db.predict(col); len(next) > 0 {
+			var err error
+			if rc, err = tx.prefetch(ctx, row, col, next); err != nil {
+				return Cell{}, false, err
+			}
+		}
+	}
+	if c, ok := rc[col]; ok && !c.locked {
+		return c.write, c.hasWrite, nil
+	}
+	return tx.readWrite(ctx, row, col)
+}
+
+// prefetch reads col and next of row with one store read and caches them.
+func (tx *Tx) prefetch(ctx context.Context, row, col string, next []string) (rowCache, error) {
+	cols := append([]string{col}, next...)
+	filters := make([]Filter, 0, 2*len(cols))
+	rc := make(rowCache, len(cols))
+	for _, c := range cols {
+		filters = append(filters,
+			Filter{Family: famLock, Column: c, MaxTs: tx.startTs, KeysOnly: true},
+			Filter{Family: famWrite, Column: c, MaxTs: tx.startTs, Latest: true})
+		rc[c] = cachedCol{}
+	}
+	cells, err := tx.db.st.ReadRow(ctx, row, filters...)
+	if err != nil {
+		return nil, fmt.Errorf("percolator: read %q: %w", row, err)
+	}
+	for _, c := range cells {
+		e := rc[c.Column]
+		switch c.Family {
+		case famLock:
+			e.locked = true
+		case famWrite:
+			e.write, e.hasWrite = c, true
+		}
+		rc[c.Column] = e
+	}
+	if tx.cache == nil {
+		tx.cache = make(map[string]rowCache)
+	}
+	tx.cache[row] = rc
+	return rc, nil
+}
