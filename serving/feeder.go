@@ -400,7 +400,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		f.floor = max(f.floor, floor)
 		return 0, nil
 	}
-	if err := f.record(ctx, batch, bad, updates, had); err != nil {
+	if err := f.record(ctx, batch, bad, updates, had, nil); err != nil {
 		return 0, err
 	}
 	f.applied.Add(int64(len(batch)))
@@ -411,9 +411,10 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 // record applies updates to the index and then, in one transaction that
 // the fencing cell guards, deletes the queue rows of batch and bad and
 // records in each page row what the index has now (the queue's Served
-// column). had holds what the column said before. A batch entry without a
-// queue row (a backfill's) has nothing to delete.
-func (f *Feeder) record(ctx context.Context, batch []queued, bad []string, updates []Update, had map[string]Searchable) error {
+// column): the updates applied, and known, which the index had already.
+// had holds what the column said before. A batch entry without a queue
+// row (a backfill's) has nothing to delete.
+func (f *Feeder) record(ctx context.Context, batch []queued, bad []string, updates []Update, had map[string]Searchable, known []Applied) error {
 	if f.holder != "" {
 		// Apply and record only while we hold the lease, and finish
 		// recording before it lapses.
@@ -429,6 +430,7 @@ func (f *Feeder) record(ctx context.Context, batch []queued, bad []string, updat
 	if err != nil {
 		return err
 	}
+	applied = append(applied, known...)
 	err = f.db.Update(ctx, func(tx *percolator.Tx) error {
 		if err := f.fence(ctx, tx); err != nil {
 			return err

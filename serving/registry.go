@@ -200,6 +200,7 @@ func (f *Feeder) backfill(ctx context.Context) error {
 		var (
 			batch   []queued
 			updates []Update
+			known   []Applied // what the index copy has already (built from the table)
 			row     string
 			cells   = make(map[string][]byte)
 			bad     error
@@ -213,6 +214,11 @@ func (f *Feeder) backfill(ctx context.Context) error {
 			if v == 0 || v <= have.Version {
 				return
 			}
+			cur, in, err := f.ix.Version(row)
+			if err != nil {
+				bad = err
+				return
+			}
 			e := webtable.Export{Version: v, Row: row}
 			prev := have.Fetched
 			if cells[webtable.ExportDigest] != nil && cells[webtable.ExportLast] != nil {
@@ -224,16 +230,23 @@ func (f *Feeder) backfill(ctx context.Context) error {
 				// Not new content: its latency was counted where it was fed.
 				e.Op, e.URL, e.Doc, prev = webtable.OpUpsert, d.URL, &d, d.FetchedAt
 			} else {
-				if _, in, err := f.ix.Version(row); err != nil {
-					bad = err
-					return
-				} else if !in && have.Version == 0 {
+				if !in && have.Version == 0 {
 					return // never had it
 				}
 				e.Op = webtable.OpDelete
 				e.URL, _ = webtable.URL(row)
 			}
 			batch = append(batch, queued{e: e})
+			if e.Op == webtable.OpUpsert && in && cur >= v || e.Op == webtable.OpDelete && !in {
+				// The copy has it (a new directory's index is built from
+				// the table): recorded, not applied again.
+				a := Applied{URL: e.URL, Row: row, Op: e.Op, Version: v, IndexedAt: time.Now().UTC()}
+				if e.Doc != nil {
+					a.FetchedAt = e.Doc.FetchedAt
+				}
+				known = append(known, a)
+				return
+			}
 			updates = append(updates, Update{Export: e, Prev: prev})
 		}
 		// A batch at a time: the scan stops when one is full, records
@@ -267,11 +280,11 @@ func (f *Feeder) backfill(ctx context.Context) error {
 			}
 			row = ""
 			if len(batch) > 0 {
-				if err := f.record(ctx, batch, nil, updates, had); err != nil {
+				if err := f.record(ctx, batch, nil, updates, had, known); err != nil {
 					return err
 				}
-				n += len(batch)
-				batch, updates = batch[:0], updates[:0]
+				n += len(updates)
+				batch, updates, known = batch[:0], updates[:0], known[:0]
 			}
 			if next == "" {
 				return nil
@@ -300,7 +313,7 @@ func (f *Feeder) backfill(ctx context.Context) error {
 	}
 	f.since = 0
 	f.indexState.Store(indexLive)
-	f.opt.Logger.Info("serving: backfilled the index; it is live", "index", f.q.Name, "documents", n)
+	f.opt.Logger.Info("serving: backfilled the index; it is live", "index", f.q.Name, "applied", n)
 	return nil
 }
 

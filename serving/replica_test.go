@@ -216,3 +216,53 @@ func TestReplicaBackfillsStraddlingExport(t *testing.T) {
 		t.Fatalf("main has versions %v, r2 %v", mv, rv)
 	}
 }
+
+// TestReplicaBackfillTrustsBuiltCopy: a new name's copy that has the
+// table's documents already (a new directory's index is built from the
+// table) is not fed them again by the backfill, which records them.
+func TestReplicaBackfillTrustsBuiltCopy(t *testing.T) {
+	c := newReplicaCluster(t)
+	m := c.start("main", testLease)
+	feederOf(t, m)
+	c.add(0, 5, "first")
+	waitFor(t, func() bool { return count(t, m.ix) == 5 })
+	r := c.start("r2", testLease)
+	waitFor(t, func() bool { return r.f.IndexState() == webtable.IndexBackfilling })
+	var built []Update
+	for i, v := range versions(t, m.ix, 0, 5) {
+		e := upsert(v, fmt.Sprintf("com.example/p%03d", i), fmt.Sprintf("http://example.com/p%03d", i), "Page", "first common", 1)
+		built = append(built, Update{Export: e, Prev: e.Doc.FetchedAt})
+	}
+	if _, err := r.ix.Apply(built); err != nil {
+		t.Fatal(err)
+	}
+	batches := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		n := 0
+		for _, i := range c.events {
+			if i == c.index(r) {
+				n++
+			}
+		}
+		return n
+	}
+	before := batches()
+	waitLong(t, func() bool { c.gc(); return r.f.IndexState() == webtable.IndexLive })
+	if n := batches() - before; n != 0 {
+		t.Errorf("the backfill applied %d batches to a copy that had every document", n)
+	}
+	if mv, rv := versions(t, m.ix, 0, 5), versions(t, r.ix, 0, 5); fmt.Sprint(mv) != fmt.Sprint(rv) {
+		t.Fatalf("main has versions %v, r2 %v", mv, rv)
+	}
+	err := c.writer.View(bg, func(tx *percolator.Tx) error {
+		v, err := tx.Get(bg, "com.example/p003", webtable.QueueOf("r2").Served)
+		if s, ok := ParseSearchable(v); err != nil || !ok || s.Version != versions(t, m.ix, 3, 1)[0] {
+			return fmt.Errorf("r2's column of p003 = %q, %v", v, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
