@@ -314,7 +314,7 @@ func TestOracleCatchUpOnce(t *testing.T) {
 	close(start)
 	for range dbs {
 		ts := <-got
-		if ahead := percolator.TimeFromTs(ts).Sub(time.Now()); ahead > time.Second {
+		if ahead := time.Until(percolator.TimeFromTs(ts)); ahead > time.Second {
 			t.Errorf("timestamp %d is %v ahead of the clock", ts, ahead)
 		}
 	}
