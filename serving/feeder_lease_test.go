@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -264,21 +263,7 @@ func TestFeedersElectOne(t *testing.T) { electOne(t, newCluster(t)) }
 // TestFeedersElectOneBigtable runs TestFeedersElectOne on the Bigtable
 // store on the emulator (BIGTABLE_EMULATOR_HOST, or one it starts).
 func TestFeedersElectOneBigtable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts the Bigtable emulator; -short skips it")
-	}
-	if os.Getenv(emulator.EnvHost) == "" {
-		e, err := emulator.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := e.Stop(); err != nil {
-				t.Error(err)
-			}
-		})
-		t.Setenv(emulator.EnvHost, e.Addr)
-	}
+	emulator.Ensure(t)
 	st, err := bigtable.Open(bg, bigtable.Config{Project: "caffeine", Instance: "test", Table: "feeders"})
 	if err != nil {
 		t.Fatal(err)
