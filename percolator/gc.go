@@ -169,6 +169,18 @@ func (db *DB) oldestLock(ctx context.Context) (uint64, error) {
 	return oldest, nil
 }
 
+// localBound returns the highest safe point that the grace period, the
+// locks (oldestLock, scanned before) and this DB's running transactions
+// allow. db.mu must be held: a transaction that registers after the
+// registry is read takes its start timestamp after the one taken here.
+func (db *DB) localBound(ctx context.Context, oldestLock uint64) (uint64, error) {
+	now, err := db.orc.Next(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return min(now, TsFromTime(time.Now().Add(-db.opt.GCGrace)), oldestLock, db.oldestActive()), nil
+}
+
 // advanceSafePoint computes, persists and publishes a new safe point.
 func (db *DB) advanceSafePoint(ctx context.Context) (uint64, error) {
 	// Locks first: a transaction that is forgotten after this scan was still
@@ -182,12 +194,11 @@ func (db *DB) advanceSafePoint(ctx context.Context) (uint64, error) {
 	// registers after the registry is read takes its start timestamp after
 	// now (see begin), and ViewAt waits for db.mu.
 	db.mu.Lock()
-	now, err := db.orc.Next(ctx)
+	safe, err := db.localBound(ctx, oldestLock)
 	if err != nil {
 		db.mu.Unlock()
 		return 0, err
 	}
-	safe := min(now, TsFromTime(time.Now().Add(-db.opt.GCGrace)), oldestLock, db.oldestActive())
 	safe = max(safe, db.safe.Load())
 	db.safe.Store(safe)
 	db.mu.Unlock()

@@ -40,18 +40,16 @@ func (db *DB) advanceSharedSafePoint(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	db.mu.Lock()
-	now, err := db.orc.Next(ctx)
-	if err != nil {
-		db.mu.Unlock()
-		return 0, err
-	}
-	own := db.oldestActive()
+	own, err := db.localBound(ctx, oldestLock)
 	db.mu.Unlock()
-	others, _, err := db.liveOldest(ctx)
 	if err != nil {
 		return 0, err
 	}
-	cand := min(now, TsFromTime(time.Now().Add(-db.opt.GCGrace)), oldestLock, own, others)
+	others, err := db.liveOldest(ctx)
+	if err != nil {
+		return 0, err
+	}
+	cand := min(own, others)
 	prevSafe, prevNext, err := db.readSafePoint(ctx)
 	if err != nil {
 		return 0, err

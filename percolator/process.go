@@ -127,10 +127,9 @@ func (db *DB) alive(beat int64) bool {
 	return time.Now().UnixMilli()-beat < (db.opt.LockTTL + db.opt.ClockSkew).Milliseconds()
 }
 
-// liveOldest returns the smallest oldest of the other processes alive, and
-// how many there are. (This process's own registry is more current than
-// its row.)
-func (db *DB) liveOldest(ctx context.Context) (oldest uint64, live int, err error) {
+// liveOldest returns the smallest oldest of the other processes alive.
+// (This process's own registry is more current than its row.)
+func (db *DB) liveOldest(ctx context.Context) (oldest uint64, err error) {
 	oldest = MaxTs
 	own := workerRow(db.id)
 	err = db.st.ReadRows(ctx, workerPrefix, workerPrefix+"\xff", func(row string, cells []Cell) bool {
@@ -150,7 +149,6 @@ func (db *DB) liveOldest(ctx context.Context) (oldest uint64, live int, err erro
 		if beat == 0 || !db.alive(beat) {
 			return true
 		}
-		live++
 		if !hasOld {
 			old = 0 // a process that does not say: keep everything
 		}
@@ -158,9 +156,9 @@ func (db *DB) liveOldest(ctx context.Context) (oldest uint64, live int, err erro
 		return true
 	}, Filter{Family: famMeta, Latest: true})
 	if err != nil {
-		return 0, 0, fmt.Errorf("percolator: read worker rows: %w", err)
+		return 0, fmt.Errorf("percolator: read worker rows: %w", err)
 	}
-	return oldest, live, nil
+	return oldest, nil
 }
 
 // writerAlive reports whether the transaction that took l at startTs may
