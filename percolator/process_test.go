@@ -262,6 +262,19 @@ func TestViewAtAcrossProcesses(t *testing.T) {
 func TestGCLease(t *testing.T) {
 	dbs := openProcesses(t, 3, percolator.Options{GCGrace: time.Nanosecond}, nil)
 	set(t, dbs[0], "row", "c", "v")
+	release, err := percolator.TakeGCLease(dbs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range dbs {
+		if st, err := db.GC(bg); err != nil || !st.Busy {
+			t.Fatalf("GC while another pass holds the lease: %+v, %v; want Busy", st, err)
+		}
+	}
+	release()
+	if st, err := dbs[1].GC(bg); err != nil || st.Busy {
+		t.Fatalf("GC after the lease was released: %+v, %v; want a pass", st, err)
+	}
 	var ran, busy atomic.Int64
 	start := make(chan struct{})
 	done := make(chan struct{})
