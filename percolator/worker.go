@@ -73,7 +73,10 @@ type WorkerOptions struct {
 	Workers int
 	// Background bounds the background observers' transactions running
 	// at once (Observer.Background), besides Workers. Default Workers/8,
-	// at least 1.
+	// at least 1, on an ExclusiveStore (Badger: runs cost CPU, which the
+	// foreground needs more); Workers/2 on a shared store (Bigtable: a run
+	// mostly waits for RPCs, so two at a time left the background backlog
+	// of a bulk crawl draining at a few rows a second).
 	Background int
 	// BatchRows is the number of notified rows a scanner reads at a time.
 	// Default 256.
@@ -106,6 +109,9 @@ func (o *WorkerOptions) ensureDefaults(db *DB) {
 	}
 	if o.Background <= 0 {
 		o.Background = max(1, o.Workers/8)
+		if db.ex == nil {
+			o.Background = max(1, o.Workers/2)
+		}
 	}
 	if o.BatchRows <= 0 {
 		o.BatchRows = 256

@@ -1,6 +1,6 @@
 // Command indexer runs the observer worker over a table, and inspects it.
 //
-//	indexer -data DIR [-until-idle] [-scanners N] [-workers N] [-metrics ADDR]
+//	indexer -data DIR [-until-idle] [-scanners N] [-workers N] [-background N] [-metrics ADDR]
 //	    run the observers; with -until-idle exit once nothing is left to do
 //	indexer -data DIR -batch
 //	    recompute everything from the raw pages with full scans (the MapReduce way)
@@ -80,6 +80,7 @@ func run(ctx context.Context, args []string) error {
 	untilIdle := fs.Bool("until-idle", false, "run: exit when no notification is left")
 	scanners := fs.Int("scanners", 2, "run: notification scanner goroutines")
 	workers := fs.Int("workers", 16, "run: observer transactions at once")
+	background := fs.Int("background", 0, "run: background observer transactions at once, besides -workers (0: workers/8 on Badger, workers/2 on Bigtable)")
 	metricsAddr := fs.String("metrics", "", "run: serve Prometheus metrics on this address (e.g. 127.0.0.1:9100)")
 	start := fs.String("start", "", "scan: first row")
 	end := fs.String("end", "", "scan: end row (exclusive); empty for the end of the table")
@@ -91,6 +92,9 @@ func run(ctx context.Context, args []string) error {
 	mem := budget.Flag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: the command comes first (indexer %s -data DIR)", fs.Arg(0), fs.Arg(0))
 	}
 	if err := tf.Check(*data); err != nil {
 		return err
@@ -122,7 +126,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	switch cmd {
 	case "run":
-		return runWorker(ctx, db, obs, *scanners, *workers, *untilIdle, *metricsAddr)
+		return runWorker(ctx, db, obs, percolator.WorkerOptions{Scanners: *scanners, Workers: *workers, Background: *background}, *untilIdle, *metricsAddr)
 	case "scan":
 		return db.Dump(ctx, os.Stdout, *start, *end)
 	case "pending":
@@ -155,7 +159,7 @@ func run(ctx context.Context, args []string) error {
 	return fmt.Errorf("unknown command %q (run, scan, pending, failed, retry, gc, rank-init)", cmd)
 }
 
-func runWorker(ctx context.Context, db *percolator.DB, obs []percolator.Observer, scanners, workers int, untilIdle bool, metricsAddr string) error {
+func runWorker(ctx context.Context, db *percolator.DB, obs []percolator.Observer, opt percolator.WorkerOptions, untilIdle bool, metricsAddr string) error {
 	m := promstats.NewMetrics()
 	if metricsAddr != "" {
 		reg := prometheus.NewRegistry()
@@ -170,19 +174,23 @@ func runWorker(ctx context.Context, db *percolator.DB, obs []percolator.Observer
 		}()
 		defer srv.Close()
 	}
-	w, err := percolator.NewWorker(db, percolator.WorkerOptions{Scanners: scanners, Workers: workers, Metrics: m}, obs...)
+	opt.Metrics = m
+	w, err := percolator.NewWorker(db, opt, obs...)
 	if err != nil {
 		return err
 	}
 	began := time.Now()
 	w.Start()
 	defer w.Close()
+	stopProgress := logProgress(w, progressEvery)
 	if untilIdle {
-		if err := w.WaitIdle(ctx); err != nil {
-			return err
-		}
+		err = w.WaitIdle(ctx)
 	} else {
 		<-ctx.Done()
+	}
+	stopProgress()
+	if err != nil {
+		return err
 	}
 	for _, s := range w.Stats() {
 		slog.Info("observer", "name", s.Name, "runs", s.Runs, "commits", s.Commits, "conflicts", s.Conflicts, "failures", s.Failures, "parked", s.Parked)
@@ -276,4 +284,41 @@ func runVerify(ctx context.Context, db *percolator.DB) error {
 		fmt.Println("  " + d)
 	}
 	return errDiffer
+}
+
+// progressEvery is how often a running indexer logs what it did and what
+// is pending.
+const progressEvery = 30 * time.Second
+
+// logProgress logs, every period until the returned stop is called, the
+// runs and commits of the worker's observers since the last line and the
+// notifications its last full scan found pending, by observer.
+func logProgress(w *percolator.Worker, period time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		var runs, commits int64
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			var r, c, conflicts int64
+			pending := make([]any, 0, 8)
+			for _, s := range w.Stats() {
+				r, c, conflicts = r+s.Runs, c+s.Commits, conflicts+s.Conflicts
+				if s.Pending > 0 {
+					pending = append(pending, s.Name, s.Pending)
+				}
+			}
+			slog.Info("indexer progress", "runs", r-runs, "commits", c-commits, "conflicts", conflicts,
+				slog.Group("pending", pending...))
+			runs, commits = r, c
+		}
+	}()
+	return func() { close(done); <-finished }
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,5 +97,9 @@ func TestUsageErrors(t *testing.T) {
 	}
 	if err := run(ctx, []string{"bogus", "-data", t.TempDir()}); err == nil {
 		t.Error("unknown command accepted")
+	}
+	// A command after the flags would otherwise run the observers.
+	if err := run(ctx, []string{"-data", t.TempDir(), "pending"}); err == nil || !strings.Contains(err.Error(), "the command comes first") {
+		t.Errorf("command after the flags: %v, want an error saying the command comes first", err)
 	}
 }

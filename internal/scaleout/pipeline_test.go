@@ -189,8 +189,18 @@ func TestPipeline(t *testing.T) {
 	}
 	began := time.Now()
 	until := start(t, bin, "indexer -until-idle", "-table", table, "-until-idle")
-	if err := until.wait(t, 10*time.Minute); err != nil {
-		t.Fatalf("indexer -until-idle: %v\n%s", err, until.out.String())
+	select {
+	case <-until.done:
+		if until.err != nil {
+			t.Fatalf("indexer -until-idle: %v\n%s", until.err, until.out.String())
+		}
+	case <-time.After(10 * time.Minute):
+		// Say what is left and where the process waits.
+		pending := start(t, bin, "indexer pending", "pending", "-table", table)
+		pending.wait(t, 2*time.Minute)
+		until.cmd.Process.Signal(syscall.SIGQUIT)
+		<-until.done
+		t.Fatalf("indexer -until-idle did not exit within 10 minutes; pending:\n%s", pending.out.String())
 	}
 	t.Logf("crawl done; the table was idle %v later", time.Since(began).Round(time.Millisecond))
 	verify := start(t, bin, "indexer -verify", "-table", table, "-verify")
