@@ -25,6 +25,7 @@ import (
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/promstats"
+	"github.com/caffeine-go/caffeine/percolator/storeflag"
 	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -35,7 +36,7 @@ const IndexDir = "serving-index"
 // TableFile is where, inside Config.Dir, the name of the table (Config.Table)
 // whose serving index the directory holds is kept, when that table is not
 // the directory's own Badger table.
-const TableFile = "table"
+const TableFile = storeflag.TableFile
 
 var (
 	// ErrOtherTable is returned by Open when Config.Dir holds the serving

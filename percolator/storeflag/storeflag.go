@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -115,6 +116,12 @@ func (f *Flags) Open(ctx context.Context) (*bigtable.Store, error) {
 	return st, err
 }
 
+// TableFile is the file in a search -table index directory that names the
+// Bigtable table the index there serves (engine.TableFile). Such a
+// directory holds no table of its own: OpenStore refuses it as -data
+// rather than create an empty Badger table beside the index.
+const TableFile = "table"
+
 // OpenTimeout bounds opening a Bigtable table, and asking whether it
 // exists.
 var OpenTimeout = 30 * time.Second
@@ -160,6 +167,10 @@ func (f *Flags) OpenStore(ctx context.Context, data string, opt badger.Options) 
 	}
 	if data == "" {
 		return nil, ErrNoTable
+	}
+	if name, err := os.ReadFile(filepath.Join(data, TableFile)); err == nil {
+		table := strings.TrimSpace(string(name))
+		return nil, fmt.Errorf("storeflag: %s holds the serving index of %s, not a table: give -table %s instead of -data", data, table, table)
 	}
 	st, err := badger.Open(data, opt)
 	if err != nil {

@@ -1,13 +1,17 @@
 package storeflag
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/bigtable"
 )
 
@@ -139,5 +143,29 @@ func TestOpenUnreachable(t *testing.T) {
 	}
 	if d := time.Since(began); d > 10*time.Second {
 		t.Errorf("Open took %v", d)
+	}
+}
+
+// TestOpenStoreRefusesIndexDir: a search -table index directory given as
+// -data is refused with the table to give instead, and no Badger table is
+// created in it.
+func TestOpenStoreRefusesIndexDir(t *testing.T) {
+	dir := t.TempDir()
+	const table = "bigtable://my-project/my-instance/web"
+	if err := os.WriteFile(filepath.Join(dir, TableFile), []byte(table+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var f Flags
+	st, err := f.OpenStore(context.Background(), dir, badger.Options{})
+	if err == nil {
+		st.Close()
+		t.Fatal("OpenStore opened a Badger table in a search -table index directory")
+	}
+	if !strings.Contains(err.Error(), "give -table "+table) {
+		t.Errorf("OpenStore = %v, want an error naming -table %s", err, table)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("the directory has %d entries, want only %s", len(entries), TableFile)
 	}
 }
