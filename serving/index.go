@@ -59,6 +59,7 @@ type Index struct {
 	mu      sync.Mutex // serializes Apply
 	latency *window
 	limit   *limiter
+	ranks   *ranks // the factors of ranked searches, by segment
 }
 
 // Update is one export to apply, with the fetch time of the document the
@@ -84,7 +85,7 @@ func OpenIndex(dir string, opt Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serving: open index %s: %w", dir, err)
 	}
-	return &Index{bi: bi, dir: dir, opt: opt, latency: newWindow(10_000), limit: newLimiter(opt.MaxSearches)}, nil
+	return &Index{bi: bi, dir: dir, opt: opt, latency: newWindow(10_000), limit: newLimiter(opt.MaxSearches), ranks: newRanks()}, nil
 }
 
 // indexConfig is the scorch configuration of an index, at creation and

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
 
@@ -29,7 +28,12 @@ var boosts = []struct {
 // well, and cannot lift a page that barely matches above one that matches
 // well.
 func Score(bm25, pagerank float64) float64 {
-	return bm25 * (1 + rankWeight*math.Log1p(max(pagerank, 0)))
+	return bm25 * rankFactor(pagerank)
+}
+
+// rankFactor is what Score multiplies BM25 by.
+func rankFactor(pagerank float64) float64 {
+	return 1 + rankWeight*math.Log1p(max(pagerank, 0))
 }
 
 const rankWeight = 0.45
@@ -117,16 +121,12 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	return out, nil
 }
 
-// run searches the index for pq, a parsed form of q.
+// run searches the index for pq, a parsed form of q. Ranked searches
+// read PageRank and link density from per-segment columns (rankQuery).
 func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) (*bleve.SearchResult, error) {
 	var req *bleve.SearchRequest
 	if ranked {
-		scored := query.NewCustomScoreQueryWithScorer(pq, func(_ context.Context, d *search.DocumentMatch) (float64, error) {
-			pr, _ := d.Fields[fPageRank].(float64)
-			ld, _ := d.Fields[fLinkDensity].(float64)
-			return Score(d.Score, pr) * HubFactor(ld), nil
-		}, []string{fPageRank, fLinkDensity}, nil)
-		req = bleve.NewSearchRequestOptions(scored, q.N, q.Start, false)
+		req = bleve.NewSearchRequestOptions(&rankQuery{q: pq, ranks: ix.ranks}, q.N, q.Start, false)
 	} else {
 		req = bleve.NewSearchRequestOptions(pq, q.N, q.Start, false)
 		req.Score = "none"
