@@ -153,7 +153,7 @@ const nStripes = 4096
 
 // A stripe holds the rows that hash to it. It fills a cache line, so that
 // an operation on a row touches one line for it and stripes do not share
-// lines.
+// lines. Its newest-version cache is apart (Store.vers).
 type stripe struct {
 	// The padding comes first: a zero-size last field would take space.
 	_ [(64 - unsafe.Sizeof(stripeState{})%64) % 64]byte
@@ -183,9 +183,6 @@ type stripeState struct {
 	// last is the store's write sequence number after the latest write to
 	// the stripe's rows. Guarded by mu.
 	last uint64
-	// vers caches the newest version of columns of Newest families
-	// (newest.go); nil until one is cached.
-	vers atomic.Pointer[[verBuckets]verBucket]
 }
 
 // Bits of stripe.seq.
@@ -228,6 +225,11 @@ type Store struct {
 	seed    maphash.Seed
 	vh      verHashes // of the newest-version cache
 	stripes *[nStripes]stripe
+	// vers caches, per stripe, the newest version of columns of Newest
+	// families (newest.go); vers[i] belongs to stripes[i]. It is apart
+	// from the stripes so that they stay one line each, and in one array
+	// so that finding a stripe's buckets loads nothing.
+	vers *[nStripes]verCache
 	// latest is a read-only transaction at the newest version, shared by
 	// all point reads: a Badger transaction that only reads is safe for
 	// concurrent use, and reading at the top saves one per read.
@@ -292,6 +294,7 @@ func Open(dir string, opt Options) (*Store, error) {
 		seed:    maphash.MakeSeed(),
 		vh:      newVerHashes(),
 		stripes: new([nStripes]stripe),
+		vers:    new([nStripes]verCache),
 		latest:  db.NewTransactionAt(math.MaxUint64, false),
 	}
 	// Tombstones written before this open are unknown, so assume one may
@@ -472,8 +475,8 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 			s.stripes[i].unlock()
 		}
 	}()
-	for i := range s.stripes {
-		s.stripes[i].clearVers()
+	for i := range s.vers {
+		s.vers[i].clear()
 	}
 	for _, f := range toggled {
 		if !f.sparse {

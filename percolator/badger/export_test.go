@@ -79,7 +79,7 @@ func (s *Store) CheckSparse() error {
 // the default locality group: its timestamp, and whether there is one.
 func (s *Store) CachedVersion(row, family, column string) (uint64, bool) {
 	key := cellKey(groupPrefix(""), row, family, column)
-	v, ok := s.stripe(row).getVer(s.vh, key)
+	v, ok := s.versOf(s.stripe(row)).get(s.vh.of(key))
 	return v - 1, ok
 }
 

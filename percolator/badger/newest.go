@@ -3,6 +3,7 @@ package badger
 import (
 	"hash/maphash"
 	"sync/atomic"
+	"unsafe"
 )
 
 // The newest-version cache.
@@ -19,7 +20,8 @@ import (
 // exactly that version (and a read of keys only needs no Get at all).
 //
 // The cache is memory only and forgets freely: a stripe has verBuckets
-// buckets of four slots, one cache line each (4 MB for the store); a
+// buckets of four slots, one cache line each (4 MB for the store, in one
+// array, so that finding a bucket loads nothing first); a
 // column goes to a slot of the bucket its key hashes to, replacing another
 // when the bucket is full. A column it does not know is read as before,
 // and that read fills it in. What it holds is exact:
@@ -39,8 +41,9 @@ import (
 // is two words, a tag and a version; a writer clears the version, then
 // sets the tag, then the version, and a reader that does not hold the
 // stripe believes a version only when the tag is the key's before and
-// after it. A key is known by its bucket (one hash) and its tag (another,
-// 64 bits): a wrong match is as unlikely as a hardware fault.
+// after it. A key is known by its stripe (the hash of its row) and its tag
+// (a 64-bit hash of the key, whose high half also picks the bucket): a
+// wrong match is as unlikely as a hardware fault.
 const (
 	verBuckets = 16
 	verWays    = 4
@@ -54,24 +57,33 @@ type verSlot struct {
 
 type verBucket [verWays]verSlot
 
-// verHashes are the seeds of the two hashes of a cell key.
-type verHashes struct{ s1, s2 maphash.Seed }
+// verCache is one stripe's buckets.
+type verCache [verBuckets]verBucket
 
-func newVerHashes() verHashes { return verHashes{maphash.MakeSeed(), maphash.MakeSeed()} }
-
-func (h verHashes) of(key []byte) (uint64, uint64) {
-	return maphash.Bytes(h.s1, key), maphash.Bytes(h.s2, key)
+// versOf returns the cache of st, one of s.stripes.
+func (s *Store) versOf(st *stripe) *verCache {
+	i := (uintptr(unsafe.Pointer(st)) - uintptr(unsafe.Pointer(s.stripes))) / unsafe.Sizeof(stripe{})
+	return &s.vers[i]
 }
 
-// getVer returns the cached newest version of the column key of st.
-func (st *stripe) getVer(h verHashes, key []byte) (uint64, bool) {
-	b := st.vers.Load()
-	if b == nil {
-		return 0, false
-	}
-	h1, tag := h.of(key)
-	for i := range b[h1%verBuckets] {
-		sl := &b[h1%verBuckets][i]
+// verHashes is the seed of the hash of a cell key.
+type verHashes struct{ seed maphash.Seed }
+
+func newVerHashes() verHashes { return verHashes{maphash.MakeSeed()} }
+
+// of returns the bucket of key and its tag: the high bits of one 64-bit
+// hash choose the bucket, and the whole hash is the tag.
+func (h verHashes) of(key []byte) (int, uint64) {
+	tag := maphash.Bytes(h.seed, key)
+	return int(tag>>32) % verBuckets, tag
+}
+
+// get returns the cached newest version of the column whose key has
+// bucket b and tag (see verHashes.of).
+func (vc *verCache) get(b int, tag uint64) (uint64, bool) {
+	bk := &vc[b]
+	for i := range bk {
+		sl := &bk[i]
 		if sl.tag.Load() != tag {
 			continue
 		}
@@ -84,19 +96,17 @@ func (st *stripe) getVer(h verHashes, key []byte) (uint64, bool) {
 	return 0, false
 }
 
-// setVer caches ver as the newest version of the column key of st, or
-// forgets the column when ver is 0. The caller holds st for writing.
-func (st *stripe) setVer(h verHashes, key []byte, ver uint64) {
-	b := st.vers.Load()
-	if b == nil {
-		if ver == 0 {
-			return
-		}
-		b = new([verBuckets]verBucket)
-		st.vers.Store(b)
-	}
-	h1, tag := h.of(key)
-	bk := &b[h1%verBuckets]
+// touch loads bucket b, to have it in the processor's cache when get
+// needs it. Its caller uses nothing it reads.
+func (vc *verCache) touch(b int) {
+	vc[b][0].tag.Load()
+}
+
+// set caches ver as the newest version of the column key, or forgets the
+// column when ver is 0. The caller holds the cache's stripe for writing.
+func (vc *verCache) set(h verHashes, key []byte, ver uint64) {
+	b, tag := h.of(key)
+	bk := &vc[b]
 	var sl *verSlot
 	for i := range bk {
 		if bk[i].tag.Load() == tag {
@@ -129,15 +139,22 @@ func (st *stripe) setVer(h verHashes, key []byte, ver uint64) {
 // fillVer caches ver, read at the top version, as the newest version of
 // the column key of st, if it can hold st at once and no write held it
 // since the read began, when st's sequence number was seq.
-func (st *stripe) fillVer(h verHashes, seq uint64, key []byte, ver uint64) {
+func (s *Store) fillVer(st *stripe, seq uint64, key []byte, ver uint64) {
 	if !st.mu.TryLock() {
 		return
 	}
 	if st.seq.Load() == seq {
-		st.setVer(h, key, ver)
+		s.versOf(st).set(s.vh, key, ver)
 	}
 	st.mu.Unlock()
 }
 
-// clearVers forgets every column of st. The caller holds st for writing.
-func (st *stripe) clearVers() { st.vers.Store(nil) }
+// clear forgets every column. The caller holds the cache's stripe for
+// writing.
+func (vc *verCache) clear() {
+	for b := range vc {
+		for i := range vc[b] {
+			vc[b][i].ver.Store(0)
+		}
+	}
+}

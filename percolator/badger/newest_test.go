@@ -177,3 +177,52 @@ func TestNewestAgrees(t *testing.T) {
 		}
 	}
 }
+
+// Many rows, most sharing a stripe with others, and rows with more columns
+// than a stripe caches: each column's cached version is its own, evicted
+// columns are read as before, and every read returns the column's newest
+// version, before and after newer writes of other columns.
+func TestNewestManyColumns(t *testing.T) {
+	s := open(t, "", badger.Options{})
+	const rows, cols = 300, 80 // 80 columns > the 64 slots of a stripe
+	row := func(i int) string { return fmt.Sprintf("row%d", i) }
+	col := func(j int) string { return fmt.Sprintf("c%d", j) }
+	want := make(map[[2]int]uint64)
+	ts := uint64(1)
+	write := func(i, j int) {
+		ts++
+		mutate(t, s, row(i), set("w", col(j), ts, fmt.Sprint(ts)))
+		want[[2]int{i, j}] = ts
+	}
+	for i := range rows {
+		for j := range 2 {
+			write(i, j)
+		}
+	}
+	for j := range cols {
+		write(0, j)
+	}
+	check := func(what string) {
+		t.Helper()
+		for k, v := range want {
+			i, j := k[0], k[1]
+			if got, w := readLatest(t, s, row(i), "w", col(j), percolator.MaxTs), fmt.Sprintf("%d@%d", v, v); got != w {
+				t.Fatalf("%s: %s %s read %s, want %s", what, row(i), col(j), got, w)
+			}
+			if c, ok := s.CachedVersion(row(i), "w", col(j)); ok && c != v {
+				t.Fatalf("%s: %s %s cached at %d, newest %d", what, row(i), col(j), c, v)
+			}
+		}
+	}
+	check("first writes")
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		if r.IntN(4) == 0 {
+			write(0, r.IntN(cols))
+		} else {
+			write(r.IntN(rows), r.IntN(2))
+		}
+	}
+	check("rewrites")
+	check("reads again, through what the reads cached")
+}

@@ -105,6 +105,10 @@ func (s *Store) AppendRow(ctx context.Context, dst []percolator.Cell, row string
 	dst = dst[:0]
 	st := s.stripe(row)
 	var c colFilters
+	// A point read of a Newest family's column (Percolator's write
+	// record) builds its key now and loads the column's cache bucket
+	// along with the stripe, rather than after it.
+	pre := s.prepare(st, row, filters)
 	if seq := st.seq.Load(); seq&seqWriting == 0 {
 		// No write holds the row: try without the lock (see the package
 		// comment). The families are loaded after seq, so a change of
@@ -114,7 +118,7 @@ func (s *Store) AppendRow(ctx context.Context, dst []percolator.Cell, row string
 			return nil, err
 		}
 		if ok && !(c.sparse && seq&seqSparse != 0) {
-			out, err := s.readCols(st, row, &c, false, seq, dst)
+			out, err := s.readCols(st, row, &c, false, seq, pre, dst)
 			if st.seq.Load() == seq {
 				return out, err
 			}
@@ -126,7 +130,7 @@ func (s *Store) AppendRow(ctx context.Context, dst []percolator.Cell, row string
 	if ok, err := c.load(fams, filters, false); err != nil {
 		return nil, err
 	} else if ok {
-		return s.readCols(st, row, &c, true, st.seq.Load(), dst)
+		return s.readCols(st, row, &c, true, st.seq.Load(), pre, dst)
 	}
 	ps, err := plan(fams, filters)
 	if err != nil {
@@ -228,9 +232,9 @@ func (c *colFilters) run(i, j int, one *[1]percolator.Filter) []percolator.Filte
 // readCols appends the cells of row that c selects to out. If held, the
 // caller holds st, the stripe of row; if not, the stripe has no sparse cells
 // (or the caller discards the result).
-func (s *Store) readCols(st *stripe, row string, c *colFilters, held bool, seq uint64, out []percolator.Cell) ([]percolator.Cell, error) {
+func (s *Store) readCols(st *stripe, row string, c *colFilters, held bool, seq uint64, pre preKey, out []percolator.Cell) ([]percolator.Cell, error) {
 	var err error
-	rt := readTxn{fill: true, seq: seq}
+	rt := readTxn{fill: true, seq: seq, pre: pre}
 	var one [1]percolator.Filter
 	for i := 0; i < c.n; {
 		j := c.next(i)
@@ -316,9 +320,58 @@ type readTxn struct {
 	txn *bdb.Txn
 	ts  uint64
 	// fill lets reads of the stripe fill its newest-version cache, when
-	// its sequence number is still seq (see stripe.fillVer).
+	// its sequence number is still seq (see Store.fillVer).
 	fill bool
 	seq  uint64
+	pre  preKey // a key built before the read
+}
+
+// preKey is the key of a column of a Newest family built before a read
+// (see Store.prepare).
+type preKey struct {
+	fam, col string
+	key      []byte
+	b        int    // the key's bucket
+	tag      uint64 // and tag
+}
+
+// prepare builds, for a read of at most two filters (Percolator's point
+// read: a lock and a write record), the key of the first column of a
+// Newest family that they read the newest version of, and loads its
+// bucket of st's newest-version cache, so that the processor fetches the
+// bucket and st's line together rather than one after the other. What it
+// loads is not used: the read looks at the bucket again after st's
+// sequence number.
+func (s *Store) prepare(st *stripe, row string, filters []percolator.Filter) preKey {
+	if len(filters) > 2 {
+		return preKey{}
+	}
+	fams := s.families()
+	for k := range filters {
+		fl := &filters[k]
+		if !fl.Latest || fl.Column == "" {
+			continue
+		}
+		// A family's group never changes, so the key holds even if the
+		// families change before the read loads them.
+		f, ok := fams.get(fl.Family)
+		if !ok || !f.newest {
+			continue
+		}
+		key := cellKey(f.gp, row, f.name, fl.Column)
+		b, tag := s.vh.of(key)
+		s.versOf(st).touch(b)
+		return preKey{fam: f.name, col: fl.Column, key: key, b: b, tag: tag}
+	}
+	return preKey{}
+}
+
+// key returns the key of (row, f, col), and whether it is pre's.
+func (r *readTxn) key(f *family, row, col string) ([]byte, bool) {
+	if r.pre.key != nil && r.pre.fam == f.name && r.pre.col == col {
+		return r.pre.key, true
+	}
+	return cellKey(f.gp, row, f.name, col), false
 }
 
 // at returns a transaction reading at ts.
@@ -340,9 +393,13 @@ func (r *readTxn) done() {
 // readColumn appends the cells of one column selected by fs, reading with
 // a transaction from rt. st is the stripe of row.
 func (s *Store) readColumn(rt *readTxn, st *stripe, row string, f *family, col string, fs []percolator.Filter, out []percolator.Cell) ([]percolator.Cell, error) {
-	key := cellKey(f.gp, row, f.name, col)
+	key, pre := rt.key(f, row, col)
 	if f.newest && len(fs) == 1 && fs[0].Latest {
-		if ver, ok := st.getVer(s.vh, key); ok && ver-1 <= fs[0].Max() {
+		b, tag := rt.pre.b, rt.pre.tag
+		if !pre {
+			b, tag = s.vh.of(key)
+		}
+		if ver, ok := s.versOf(st).get(b, tag); ok && ver-1 <= fs[0].Max() {
 			// The newest version is the answer: ask Badger for exactly it.
 			fl := fs[0]
 			ts := ver - 1
@@ -391,7 +448,7 @@ func (s *Store) readColumn(rt *readTxn, st *stripe, row string, f *family, col s
 				item, err = rt.at(s.db, fl.Max()+1).Get(key)
 			} else if err == nil && f.newest && rt.fill && item.UserMeta() != metaDeleted {
 				// The newest version of all: remember it.
-				st.fillVer(s.vh, rt.seq, key, item.Version())
+				s.fillVer(st, rt.seq, key, item.Version())
 			}
 		} else {
 			item, err = rt.at(s.db, fl.Max()+1).Get(key)

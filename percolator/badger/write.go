@@ -208,7 +208,7 @@ func (s *Store) publish(ops []rowOp, cols *colStates, vers []verChange, err erro
 		if !v.set || err != nil {
 			v.ver = 0 // unknown; a failed write may have reached Badger in part
 		}
-		v.st.setVer(s.vh, v.key, v.ver)
+		s.versOf(v.st).set(s.vh, v.key, v.ver)
 	}
 	// Even a failed write may have reached Badger in part: scans must look.
 	seq := s.wseq.Add(1)
