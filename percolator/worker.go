@@ -75,8 +75,9 @@ type WorkerOptions struct {
 	// at once (Observer.Background), besides Workers. Default Workers/8,
 	// at least 1, on an ExclusiveStore (Badger: runs cost CPU, which the
 	// foreground needs more); Workers/2 on a shared store (Bigtable: a run
-	// mostly waits for RPCs, so two at a time left the background backlog
-	// of a bulk crawl draining at a few rows a second).
+	// is about 20 RPCs and mostly waits for them, so at a few ms each two
+	// at a time would drain a bulk crawl's background backlog at 20–40
+	// rows a second).
 	Background int
 	// BatchRows is the number of notified rows a scanner reads at a time.
 	// Default 256.

@@ -291,8 +291,9 @@ func runVerify(ctx context.Context, db *percolator.DB) error {
 const progressEvery = 30 * time.Second
 
 // logProgress logs, every period until the returned stop is called, the
-// runs and commits of the worker's observers since the last line and the
-// notifications its last full scan found pending, by observer.
+// runs, commits and conflicts of the worker's observers since the last
+// line and the notifications its last full scan found pending, by
+// observer.
 func logProgress(w *percolator.Worker, period time.Duration) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -300,24 +301,24 @@ func logProgress(w *percolator.Worker, period time.Duration) (stop func()) {
 		defer close(finished)
 		t := time.NewTicker(period)
 		defer t.Stop()
-		var runs, commits int64
+		var last percolator.ObserverStats // totals at the last line
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
 			}
-			var r, c, conflicts int64
+			var now percolator.ObserverStats
 			pending := make([]any, 0, 8)
 			for _, s := range w.Stats() {
-				r, c, conflicts = r+s.Runs, c+s.Commits, conflicts+s.Conflicts
+				now.Runs, now.Commits, now.Conflicts = now.Runs+s.Runs, now.Commits+s.Commits, now.Conflicts+s.Conflicts
 				if s.Pending > 0 {
 					pending = append(pending, s.Name, s.Pending)
 				}
 			}
-			slog.Info("indexer progress", "runs", r-runs, "commits", c-commits, "conflicts", conflicts,
-				slog.Group("pending", pending...))
-			runs, commits = r, c
+			slog.Info("indexer progress", "runs", now.Runs-last.Runs, "commits", now.Commits-last.Commits,
+				"conflicts", now.Conflicts-last.Conflicts, slog.Group("pending", pending...))
+			last = now
 		}
 	}()
 	return func() { close(done); <-finished }
