@@ -10,11 +10,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -315,7 +313,7 @@ func (e *Engine) gcLoop(ctx context.Context) {
 func (e *Engine) openStore() (rebuild bool, err error) {
 	cfg := e.cfg
 	if cfg.Store == nil {
-		if name, err := indexTable(cfg.Dir); err != nil {
+		if name, err := storeflag.IndexTable(cfg.Dir); err != nil {
 			return false, err
 		} else if name != "" {
 			return false, fmt.Errorf("%w: %s holds the serving index of %s, not a Badger table: serve that table (-table), or give another directory", ErrOtherTable, cfg.Dir, name)
@@ -348,7 +346,7 @@ func checkIndexDir(dir, table string, rebuild bool) (fresh bool, err error) {
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err == nil {
 		return false, fmt.Errorf("%w: %s holds an embedded Badger table; with %s, give a directory for its serving index alone", ErrOtherTable, dir, table)
 	}
-	name, err := indexTable(dir)
+	name, err := storeflag.IndexTable(dir)
 	switch {
 	case err != nil:
 		return false, err
@@ -358,18 +356,6 @@ func checkIndexDir(dir, table string, rebuild bool) (fresh bool, err error) {
 		return false, fmt.Errorf("%w: %s holds the serving index of %s, not of %s: give another directory, or rebuild the index from %s (search -rebuild)", ErrOtherTable, dir, name, table, table)
 	}
 	return false, nil
-}
-
-// indexTable returns the table named in dir/TableFile, "" if there is none.
-func indexTable(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, TableFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("engine: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
 }
 
 // indexName returns the name of the serving index.

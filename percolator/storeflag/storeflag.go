@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -122,6 +123,19 @@ func (f *Flags) Open(ctx context.Context) (*bigtable.Store, error) {
 // rather than create an empty Badger table beside the index.
 const TableFile = "table"
 
+// IndexTable returns the table named in dir/TableFile: the table whose
+// serving index dir holds, or "" if dir has no TableFile.
+func IndexTable(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, TableFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("storeflag: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 // OpenTimeout bounds opening a Bigtable table, and asking whether it
 // exists.
 var OpenTimeout = 30 * time.Second
@@ -168,8 +182,9 @@ func (f *Flags) OpenStore(ctx context.Context, data string, opt badger.Options) 
 	if data == "" {
 		return nil, ErrNoTable
 	}
-	if name, err := os.ReadFile(filepath.Join(data, TableFile)); err == nil {
-		table := strings.TrimSpace(string(name))
+	if table, err := IndexTable(data); err != nil {
+		return nil, err
+	} else if table != "" {
 		return nil, fmt.Errorf("storeflag: %s holds the serving index of %s, not a table: give -table %s instead of -data", data, table, table)
 	}
 	st, err := badger.Open(data, opt)
