@@ -1,13 +1,11 @@
 package percolator_test
 
 import (
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
-	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 )
 
 // Concurrent callers get unique timestamps, each caller's strictly
@@ -138,15 +136,4 @@ func BenchmarkOracle(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ts/s")
-}
-
-// skipShared skips a test of what only the one process of an
-// ExclusiveStore has, when percolatortest.EnvShared reruns the package on
-// a shared store: there the oracle is the table's row (oracle_shared.go),
-// whose timestamps trail the clock by up to its lag tolerance.
-func skipShared(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv(percolatortest.EnvShared) != "" {
-		t.Skipf("%s: a shared store has none", what)
-	}
 }

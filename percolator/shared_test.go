@@ -59,6 +59,17 @@ func TestSharedStore(t *testing.T) {
 	}
 }
 
+// skipShared skips a test of what only the one process of an
+// ExclusiveStore has, when percolatortest.EnvShared reruns the package on
+// a shared store: there the oracle is the table's row (oracle_shared.go),
+// whose timestamps trail the clock by up to its lag tolerance.
+func skipShared(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv(percolatortest.EnvShared) != "" {
+		t.Skipf("%s: a shared store has none", what)
+	}
+}
+
 // bigtableStore opens the Bigtable store on a new table of the emulator
 // (BIGTABLE_EMULATOR_HOST, or one it starts for the test).
 func bigtableStore(t *testing.T, table string, opts ...option.ClientOption) *bigtable.Store {
