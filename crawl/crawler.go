@@ -258,6 +258,8 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 		passIdle = true      // nothing was in flight when the pass started
 		timer    = time.NewTimer(time.Hour)
 		limit    = max(64, 2*c.opt.Workers)
+		resumer  frontierPass
+		held     = newHeldRows(maxHeld)
 	)
 	defer timer.Stop()
 	full := func() bool { return c.opt.MaxPages > 0 && dispatched >= c.opt.MaxPages }
@@ -282,39 +284,8 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 		free := c.opt.Workers - len(inflight)
 		if free > 0 {
 			now := time.Now()
-			if len(pending) == 0 {
-				batch, after, err := c.scanDue(ctx, cursor, now.UnixMilli(), limit)
-				if err != nil {
-					if ctx.Err() != nil {
-						continue
-					}
-					return fmt.Errorf("scan frontier: %w", err)
-				}
-				pending, last, next = batch, len(batch) < limit, after
-				if len(batch) > 0 {
-					cursor = batch[len(batch)-1].key + "\x00"
-				}
-			}
 			progress := false
-			for len(pending) > 0 && free > 0 && !full() && ctx.Err() == nil {
-				cd := pending[0]
-				pending = pending[1:]
-				u, err := webtable.URL(cd.row)
-				if err != nil || !c.scope.contains(u) {
-					continue // out of scope (the seeds changed): left alone
-				}
-				passDue++
-				if inflight[cd.row] != nil {
-					continue
-				}
-				h := c.hosts.get(webtable.HostOfRow(cd.row), originOf(u))
-				ok, retry, undo := c.hosts.acquire(h, now)
-				if !ok {
-					if !retry.IsZero() && retry.Before(wake) {
-						wake = retry
-					}
-					continue
-				}
+			send := func(cd candidate, u string, h *host, undo func()) {
 				j := &job{url: u, row: cd.row, dueKey: cd.key, due: cd.due, host: h, undo: undo}
 				inflight[j.row] = j
 				c.stats.inflight.Add(1)
@@ -323,13 +294,72 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 				progress = true
 				jobs <- j // a worker is idle: this does not block for long
 			}
+			// try dispatches a row of host h if it has a slot free now.
+			try := func(cd candidate, u string, h *host) bool {
+				ok, retry, undo := c.hosts.acquire(h, now)
+				if !ok {
+					if !retry.IsZero() && retry.Before(wake) {
+						wake = retry
+					}
+					return false
+				}
+				send(cd, u, h, undo)
+				return true
+			}
+			// The held rows first: they were due before what the index has next.
+			held.each(func(key string, r heldRow) (took, more bool) {
+				if free <= 0 || full() || ctx.Err() != nil {
+					return false, false
+				}
+				return try(r.cd, r.url, c.hosts.get(key, originOf(r.url))), true
+			})
+			if len(pending) == 0 && free > 0 {
+				batch, after, err := c.scanDue(ctx, cursor, now.UnixMilli(), limit)
+				if err != nil {
+					if ctx.Err() != nil {
+						continue
+					}
+					return fmt.Errorf("scan frontier: %w", err)
+				}
+				resumer.scanned(now)
+				pending, last, next = batch, len(batch) < limit, after
+				if len(batch) > 0 {
+					cursor = batch[len(batch)-1].key + "\x00"
+				}
+			}
+			for len(pending) > 0 && free > 0 && !full() && ctx.Err() == nil {
+				cd := pending[0]
+				pending = pending[1:]
+				u, err := webtable.URL(cd.row)
+				if err != nil || !c.scope.contains(u) {
+					continue // out of scope (the seeds changed): left alone
+				}
+				passDue++
+				if inflight[cd.row] != nil || held.has(cd.row) {
+					continue
+				}
+				key := webtable.HostOfRow(cd.row)
+				if !held.busy(key) && try(cd, u, c.hosts.get(key, originOf(u))) {
+					continue
+				}
+				if !held.add(key, heldRow{cd: cd, url: u}) {
+					resumer.skipped(cd.key) // held is full: the next pass reads it again
+				}
+			}
 			if len(pending) == 0 && last {
-				if c.opt.Once && passIdle && passDue == 0 && len(inflight) == 0 {
+				whole := resumer.whole()
+				idle := passDue == 0 && len(inflight) == 0 && held.len() == 0
+				if whole && c.opt.Once && passIdle && idle {
 					return nil
 				}
-				c.stats.queue.Store(int64(passDue))
-				confirm := c.opt.Once && !passIdle && passDue == 0 && len(inflight) == 0
-				cursor, last, passDue, passIdle = webtable.DuePrefix, false, 0, len(inflight) == 0
+				if whole {
+					c.stats.queue.Store(int64(passDue))
+				} else {
+					c.stats.queue.Store(int64(held.len() + len(inflight)))
+				}
+				confirm := c.opt.Once && idle && (!passIdle || !whole)
+				cursor = resumer.next(now, idle)
+				last, passDue, passIdle = false, 0, len(inflight) == 0
 				if next > 0 && time.UnixMilli(next).Before(wake) {
 					wake = time.UnixMilli(next)
 				}

@@ -41,8 +41,13 @@
 //     refusals delete it too. A fetch without a response (timeout,
 //     connection refused) keeps the last body.
 //   - A 304 leaves fetch:status at the last full response's status.
-//   - When every due page belongs to a throttled host, each wake-up scans
-//     the due index up to now: O(due pages). Fine for a few sites.
+//   - Due rows whose host has no request slot free are held in memory
+//     (per host, up to 100,000 rows) and each pass reads the index from
+//     where the last one ended, so a wake-up does not read a host's
+//     backlog again. Past that many held rows, each pass reads the index
+//     again from the first row it could not hold; and at least every 10 s
+//     a pass reads it from its start (rows others wrote with an earlier
+//     due time), which reads the index rows deleted since GC last ran.
 //   - Links go to the frontier in their own transactions before the loader
 //     transaction; a crash in between refetches the page, loses nothing.
 package crawl

@@ -297,3 +297,58 @@ func (c *Crawler) release(ctx context.Context, j *job) error {
 		return tx.Delete(j.row, webtable.Lease)
 	})
 }
+
+// wholeEvery bounds how long the dispatcher goes without reading the due
+// index from its start (frontierPass).
+const wholeEvery = 10 * time.Second
+
+// frontierPass decides where the dispatcher's next pass over the due
+// index begins. The index's start holds the rows deleted since GC last ran
+// (every fetched page leaves its old index row behind as a deletion), so
+// a pass that always began there would read them all again, and a bulk
+// crawl would be quadratic in its pages. A pass begins instead at the
+// first row the previous one left for later (its host was busy) or, if it
+// left none, a second before the due time its last scan reached: rows
+// before that were dispatched, are in flight or out of scope. Rows written
+// later with an earlier due time (another crawler's, a clock behind ours)
+// are found by a whole pass, at least every wholeEvery and whenever a pass
+// found nothing due and nothing is in flight, so Once ends only on a whole
+// pass that found nothing.
+type frontierPass struct {
+	partial   bool      // the current pass did not begin at the index's start
+	resume    string    // the first row the current pass left for later
+	scannedAt time.Time // the now of the current pass's last scan
+	lastWhole time.Time // when the last whole pass began
+}
+
+// scanned records a scan of the current pass at now.
+func (p *frontierPass) scanned(now time.Time) { p.scannedAt = now }
+
+// skipped records that the current pass left the row at key for later.
+func (p *frontierPass) skipped(key string) {
+	if p.resume == "" {
+		p.resume = key
+	}
+}
+
+// whole reports whether the current pass began at the index's start.
+func (p *frontierPass) whole() bool { return !p.partial }
+
+// next ends the current pass at now and returns where the next begins;
+// idle means the pass found nothing due and nothing is in flight.
+func (p *frontierPass) next(now time.Time, idle bool) string {
+	start := webtable.DuePrefix
+	switch {
+	case idle || now.Sub(p.lastWhole) >= wholeEvery:
+	case p.resume != "":
+		start = p.resume
+	case !p.scannedAt.IsZero():
+		start = webtable.DueFrom(p.scannedAt.Add(-time.Second).UnixMilli())
+	}
+	p.partial = start != webtable.DuePrefix
+	if !p.partial {
+		p.lastWhole = now
+	}
+	p.resume = ""
+	return start
+}

@@ -13,8 +13,9 @@ import (
 
 // Recrawl makes the pages at urls due at when (now if zero), so a running
 // or later crawler fetches them again. A page in flight (leased) is left
-// alone: its loader transaction schedules it. It returns how many pages it
-// moved; a URL the table does not know is an error wrapping ErrUnknownPage
+// alone: its loader transaction schedules it. It returns how many pages
+// are now due at when (one already due then counts, a leased one does
+// not); a URL the table does not know is an error wrapping ErrUnknownPage
 // after the known ones were moved.
 func Recrawl(ctx context.Context, db *percolator.DB, urls []string, when time.Time) (int, error) {
 	ms := dueMillis(when)
@@ -137,8 +138,7 @@ func rowPort(row, port string) bool {
 }
 
 // recrawlRow makes page row due at ms. It reports whether the row is a
-// page of the frontier and whether it moved it (not if leased or already
-// due at ms).
+// page of the frontier and whether it is due at ms now (not if leased).
 func recrawlRow(ctx context.Context, db *percolator.DB, row string, ms int64) (known, moved bool, err error) {
 	err = db.Update(ctx, func(tx *percolator.Tx) error {
 		known, moved = false, false
@@ -148,10 +148,13 @@ func recrawlRow(ctx context.Context, db *percolator.DB, row string, ms int64) (k
 		}
 		known = true
 		lease, err := tx.Get(ctx, row, webtable.Lease)
-		if err != nil || lease != nil || atoi(due) == ms {
+		if err != nil || lease != nil {
 			return err
 		}
 		moved = true
+		if atoi(due) == ms {
+			return nil // already due then, as when two requests come within a millisecond
+		}
 		tx.Delete(webtable.DueRow(atoi(due), row), webtable.DuePage)
 		tx.Set(webtable.DueRow(ms, row), webtable.DuePage, []byte(row))
 		return tx.Set(row, webtable.Due, itoa(ms))

@@ -1,0 +1,133 @@
+package crawl
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+func TestFrontierPassResumes(t *testing.T) {
+	var p frontierPass
+	t0 := time.Now()
+	if !p.whole() {
+		t.Fatal("the first pass is not whole")
+	}
+	p.scanned(t0)
+	if got := p.next(t0, false); got != webtable.DuePrefix || !p.whole() {
+		t.Fatalf("second pass begins at %q, want the start (no whole pass yet)", got)
+	}
+	// A pass that left rows for later: the next begins at the first.
+	p.scanned(t0.Add(time.Second))
+	p.skipped("!due/0000000000005/b")
+	p.skipped("!due/0000000000009/c")
+	if got := p.next(t0.Add(2*time.Second), false); got != "!due/0000000000005/b" || p.whole() {
+		t.Fatalf("after a skip: begins at %q (whole %v), want the first skipped row", got, p.whole())
+	}
+	// One that left none: a second before where its last scan reached.
+	at := t0.Add(3 * time.Second)
+	p.scanned(at)
+	if got, want := p.next(t0.Add(4*time.Second), false), webtable.DueFrom(at.Add(-time.Second).UnixMilli()); got != want {
+		t.Fatalf("after a pass that left nothing: begins at %q, want %q", got, want)
+	}
+	// Nothing due, nothing in flight: whole, so Once ends on a whole pass.
+	p.scanned(t0.Add(5 * time.Second))
+	if got := p.next(t0.Add(5*time.Second), true); got != webtable.DuePrefix || !p.whole() {
+		t.Fatalf("after an idle pass: begins at %q, want the start", got)
+	}
+	// And at least every wholeEvery.
+	p.scanned(t0.Add(6 * time.Second))
+	p.skipped("!due/0000000000005/b")
+	if got := p.next(t0.Add(5*time.Second+wholeEvery), false); got != webtable.DuePrefix {
+		t.Fatalf("%v after the last whole pass: begins at %q, want the start", wholeEvery, got)
+	}
+}
+
+// A page made due in the past while a crawl runs sits before where the
+// dispatcher's passes begin; a Once crawl still fetches it before it ends.
+func TestDueBehindThePass(t *testing.T) {
+	s := newSite(t)
+	var links []string
+	for i := range 30 {
+		path := fmt.Sprintf("/p%d", i)
+		links = append(links, fmt.Sprintf(`<a href="%s">%d</a>`, path, i))
+		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(20 * time.Millisecond)
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte("page"))
+		})
+	}
+	s.page("/", strings.Join(links, " "))
+	tb := openTable(t, "")
+	opt := slowOptions(s.URL + "/")
+	opt.Parallel = 2
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for s.count("/p8") == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		for {
+			n, err := Recrawl(t.Context(), tb.db, []string{s.URL + "/"}, time.UnixMilli(1000))
+			if err != nil {
+				t.Errorf("Recrawl: %v", err)
+				return
+			}
+			if n == 1 {
+				return
+			}
+			time.Sleep(time.Millisecond) // leased: its load is under way
+		}
+	}()
+	tb.crawl(opt)
+	<-done
+	if n := s.count("/"); n != 2 {
+		t.Errorf("/ fetched %d times, want 2: the page made due behind the pass was left", n)
+	}
+	if n := s.count("/p29"); n != 1 {
+		t.Errorf("/p29 fetched %d times, want 1", n)
+	}
+}
+
+func TestHeldRows(t *testing.T) {
+	h := newHeldRows(3)
+	row := func(r string) heldRow { return heldRow{cd: candidate{key: "!due/1/" + r, row: r}, url: "http://" + r} }
+	for _, r := range []string{"a1", "a2"} {
+		if !h.add("a", row(r)) {
+			t.Fatalf("add %s refused", r)
+		}
+	}
+	if h.add("a", row("a1")) {
+		t.Error("a row was held twice")
+	}
+	if !h.add("b", row("b1")) || h.add("b", row("b2")) {
+		t.Error("max 3: want b1 held and b2 refused")
+	}
+	if !h.busy("a") || h.busy("c") || !h.has("a2") || h.len() != 3 {
+		t.Fatalf("busy(a) %v busy(c) %v has(a2) %v len %d", h.busy("a"), h.busy("c"), h.has("a2"), h.len())
+	}
+	// A host whose first row is not taken keeps all its rows; one that
+	// takes them is offered them oldest first.
+	var offered []string
+	h.each(func(host string, r heldRow) (bool, bool) {
+		offered = append(offered, r.cd.row)
+		return host == "a", true
+	})
+	slices.Sort(offered)
+	if want := []string{"a1", "a2", "b1"}; !slices.Equal(offered, want) {
+		t.Errorf("offered %v, want %v", offered, want)
+	}
+	if h.busy("a") || h.has("a1") || !h.has("b1") || h.len() != 1 {
+		t.Errorf("after taking a's rows: busy(a) %v has(a1) %v has(b1) %v len %d", h.busy("a"), h.has("a1"), h.has("b1"), h.len())
+	}
+	// Stopping leaves the rest held.
+	h.add("b", row("b2"))
+	h.each(func(string, heldRow) (bool, bool) { return true, false })
+	if h.len() != 1 || !h.has("b2") {
+		t.Errorf("took one and stopped: %d held, b2 held %v", h.len(), h.has("b2"))
+	}
+}
