@@ -15,7 +15,7 @@ func (w *Worker) scan(bg bool) {
 	defer w.wg.Done()
 	idle := w.opt.IdleMin
 	for w.ctx.Err() == nil {
-		found, soonest, err := w.pass(w.ctx, randomRow(), bg)
+		found, soonest, read, err := w.pass(w.ctx, randomRow(), bg)
 		if err != nil {
 			if w.ctx.Err() == nil {
 				w.opt.Logger.Warn("notification scan failed", "err", err)
@@ -23,6 +23,14 @@ func (w *Worker) scan(bg bool) {
 		}
 		if found > 0 {
 			idle = w.opt.IdleMin
+			// Back soon, but not at once: a pass reads every notification
+			// (delayed background ones too), and in a bulk load a pass
+			// that found something is the rule, so passes back to back
+			// would cost CPU in proportion to the backlog. Resting
+			// passPace times the pass's reading keeps scanning to a share
+			// of a core whatever the backlog; what this process notifies
+			// does not wait for a pass (follow).
+			w.sleep(min(passPace*read, w.opt.IdleMax))
 			continue
 		}
 		wait := idle
@@ -46,6 +54,10 @@ func (w *Worker) sleep(d time.Duration) error {
 	}
 	return w.part.sleep(w.ctx, d, w.idleWait)
 }
+
+// passPace is how many times as long as a pass spent reading the notify
+// group a scanner that found work rests before its next pass.
+const passPace = 4
 
 // delaySlack is how long after the first delayed notification becomes
 // ready a scanner comes back for it: passes for delayed work are at most
@@ -124,7 +136,7 @@ func randomRow() string {
 // jump to a random row instead, against clumping). soonest is when the
 // first notification it stepped over for its observer's Delay becomes
 // ready (zero if none).
-func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, soonest time.Time, err error) {
+func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, soonest time.Time, read time.Duration, err error) {
 	from, end, wrapped := start, "", false
 	seen := make(map[string]int64) // notifications per observed column, for the queue gauge
 	defer func() {
@@ -150,6 +162,7 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 		var batch []task
 		var last string
 		full := false
+		began := time.Now()
 		err := w.db.st.ReadRows(ctx, from, end, func(row string, cells []Cell) bool {
 			last = row
 			for i, c := range cells {
@@ -166,8 +179,9 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 			full = len(batch) >= w.opt.BatchRows
 			return !full
 		}, Filter{Family: famNotify, KeysOnly: true})
+		read += time.Since(began)
 		if err != nil {
-			return found, soonest, err
+			return found, soonest, read, err
 		}
 		// Dispatching may wait long for a busy pool, which is when the
 		// gauge matters: raise it now, set it exactly when the pass ends.
@@ -181,7 +195,7 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 				continue
 			}
 			if err := w.dispatch(ctx, tasks, t); err != nil {
-				return found, soonest, err
+				return found, soonest, read, err
 			}
 			found++
 		}
@@ -189,7 +203,7 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 		case full:
 			from = last + "\x00"
 		case wrapped || start == "":
-			return found, soonest, nil
+			return found, soonest, read, nil
 		default:
 			from, end, wrapped = "", start, true
 		}
