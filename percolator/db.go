@@ -103,6 +103,7 @@ type DB struct {
 	st  Store
 	ex  ExclusiveStore // non-nil when single-row transactions commit in one step
 	app rowAppender    // non-nil when point reads can pass the store their own slice
+	pt  pointReader    // non-nil when they can pass it their key buffer too
 	orc *Oracle
 	opt Options
 	id  string // this instance's writer id, recorded in its locks
@@ -149,6 +150,7 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 	rand.Read(id[:])
 	db := &DB{st: st, ex: ex, orc: orc, opt: opt, id: hex.EncodeToString(id[:]), born: time.Now()}
 	db.app, _ = st.(rowAppender)
+	db.pt, _ = st.(pointReader)
 	db.observed, db.weak = make(map[string]bool), make(map[string]bool)
 	for _, c := range opt.Observed {
 		db.observed[c] = true
@@ -219,11 +221,22 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 }
 
 func (db *DB) begin(ctx context.Context, at uint64, readOnly bool) (*Tx, error) {
+	tx := new(Tx)
+	if err := db.start(ctx, tx, at, readOnly); err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
+
+// start starts tx, which is new or recycled, at the given timestamp (0: a
+// fresh one, or for a read-only transaction the newest handed out).
+func (db *DB) start(ctx context.Context, tx *Tx, at uint64, readOnly bool) error {
+	tx.db, tx.readOnly, tx.done = db, readOnly, false
 	if db.closed.Load() {
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	if at != 0 {
-		return db.beginAt(ctx, at, readOnly)
+		return db.startAt(ctx, tx, at)
 	}
 	// Register a lower bound of the start timestamp before taking it. GC
 	// takes a timestamp before it reads the registry, so it either sees the
@@ -231,8 +244,6 @@ func (db *DB) begin(ctx context.Context, at uint64, readOnly bool) (*Tx, error) 
 	// at or below ours. A read-only transaction leaves the bound registered
 	// and reads at the newest timestamp handed out, which it loads after
 	// registering: it needs no timestamp of its own, as it writes nothing.
-	// (The atomic operations come before tx is allocated, so that they
-	// need not wait for the stores that initialize it.)
 	reg := max(db.orc.last(), 1)
 	k := db.active.add(reg)
 	var ts uint64
@@ -245,7 +256,7 @@ func (db *DB) begin(ctx context.Context, at uint64, readOnly bool) (*Tx, error) 
 		var err error
 		if ts, err = db.orc.Next(ctx); err != nil {
 			db.active.remove(k, reg)
-			return nil, err
+			return err
 		}
 		if !readOnly {
 			db.active.set(k, reg, ts|writer)
@@ -254,21 +265,21 @@ func (db *DB) begin(ctx context.Context, at uint64, readOnly bool) (*Tx, error) 
 	}
 	if safe := db.safe.Load(); ts < safe { // a clock far behind an earlier run's
 		db.active.remove(k, reg)
-		return nil, fmt.Errorf("%w: start %d < safe point %d", ErrTooOld, ts, safe)
+		return fmt.Errorf("%w: start %d < safe point %d", ErrTooOld, ts, safe)
 	}
-	return &Tx{db: db, readOnly: readOnly, startTs: ts, reg: reg, slot: k, registered: true}, nil
+	tx.startTs, tx.reg, tx.slot, tx.registered = ts, reg, k, true
+	return nil
 }
 
-// beginAt starts a transaction at the given timestamp.
-func (db *DB) beginAt(ctx context.Context, at uint64, readOnly bool) (*Tx, error) {
-	tx := &Tx{db: db, readOnly: readOnly}
+// startAt starts tx at the given timestamp.
+func (db *DB) startAt(ctx context.Context, tx *Tx, at uint64) error {
 	// A given timestamp may be below the safe point GC is computing:
 	// register under db.mu, which GC holds from before it reads the
 	// registry until the new safe point is published.
 	db.mu.Lock()
 	if safe := db.safe.Load(); at < safe {
 		db.mu.Unlock()
-		return nil, fmt.Errorf("%w: start %d < safe point %d", ErrTooOld, at, safe)
+		return fmt.Errorf("%w: start %d < safe point %d", ErrTooOld, at, safe)
 	}
 	tx.startTs = at
 	tx.register(at)
@@ -277,10 +288,10 @@ func (db *DB) beginAt(ctx context.Context, at uint64, readOnly bool) (*Tx, error
 		// Other processes' GC learns of it from our heartbeat.
 		if err := db.admit(ctx, at); err != nil {
 			db.forget(tx)
-			return nil, err
+			return err
 		}
 	}
-	return tx, nil
+	return nil
 }
 
 func (tx *Tx) register(ts uint64) {
@@ -377,11 +388,30 @@ func (db *DB) View(ctx context.Context, fn func(tx *Tx) error) error {
 // ViewAt runs fn in a read-only transaction that sees the table as of
 // timestamp ts (0 means now). It returns ErrTooOld when ts is below the GC
 // safe point: the versions it would need may have been collected.
+//
+// The transaction is valid until fn returns, and must not be used after:
+// Views reuse the transactions of earlier ones.
 func (db *DB) ViewAt(ctx context.Context, ts uint64, fn func(tx *Tx) error) error {
-	tx, err := db.begin(ctx, ts, true)
-	if err != nil {
+	tx := viewTxs.Get().(*Tx)
+	if err := db.start(ctx, tx, ts, true); err != nil {
+		tx.recycle()
 		return err
 	}
-	defer tx.Rollback()
+	defer tx.recycle()
 	return fn(tx)
+}
+
+// viewTxs holds the transactions of Views that returned, for the next ones:
+// a View allocates no transaction, nor its point reads' scratch space.
+var viewTxs = sync.Pool{New: func() any { return new(Tx) }}
+
+// recycle ends tx, a View's, and returns it to viewTxs with nothing of its
+// use left but its key buffer. Until a View takes it again, a method
+// called on it (by a caller who kept it) returns ErrTxDone.
+func (tx *Tx) recycle() {
+	tx.Rollback()
+	key := tx.pr.key[:0]
+	*tx = Tx{done: true}
+	tx.pr.key = key
+	viewTxs.Put(tx)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -34,6 +33,8 @@ type Tx struct {
 	// columns each row was read by Get, in order.
 	cache map[string]rowCache
 	reads map[string][]string
+
+	pr pointRead // the scratch space of its point reads
 }
 
 type cellKey struct{ row, col string }
@@ -112,7 +113,7 @@ func (tx *Tx) readWrite(ctx context.Context, row, col string) (Cell, bool, error
 	if safe := db.safe.Load(); ts < safe {
 		return Cell{}, false, fmt.Errorf("%w: reading at %d < safe point %d", ErrTooOld, ts, safe)
 	}
-	pr := pointReads.Get().(*pointRead)
+	pr := tx.pointRead()
 	defer pr.release()
 	var waited time.Duration
 	for {
@@ -145,14 +146,36 @@ func (tx *Tx) readWrite(ctx context.Context, row, col string) (Cell, bool, error
 }
 
 // pointRead is the scratch space of a point read: the filters it passes
-// to the store and, for stores that take it (rowAppender), the slice the
-// cells come back in. It is pooled, so that a read allocates neither.
+// to the store and, for stores that take them (pointReader, rowAppender),
+// the slice the cells come back in and the buffer the store builds its
+// keys in. Each transaction has one, so that a read allocates none of
+// them.
 type pointRead struct {
 	fs    [2]Filter
 	cells [2]Cell
+	key   []byte
+	busy  bool // a read of the transaction is using it
 }
 
-var pointReads = sync.Pool{New: func() any { return new(pointRead) }}
+// pointReader is implemented by stores that read a point read into the
+// caller's space: the cells appended to dst, as rowAppender does, and the
+// keys they look up built in buf, which ReadPoint returns (grown if it
+// had to) for the next read. The store keeps none of dst, filters and buf
+// after it returns.
+type pointReader interface {
+	ReadPoint(ctx context.Context, dst []Cell, row string, filters []Filter, buf []byte) ([]Cell, []byte, error)
+}
+
+// pointRead returns the transaction's point read scratch space, or a new
+// one if a read of the transaction (one waiting for a lock) already uses
+// it. Release it with release.
+func (tx *Tx) pointRead() *pointRead {
+	if tx.pr.busy {
+		return new(pointRead)
+	}
+	tx.pr.busy = true
+	return &tx.pr
+}
 
 // read returns the locks of (row, col) at or below ts and its newest write
 // record at or below ts. The cells are valid until pr is released; their
@@ -162,16 +185,28 @@ func (pr *pointRead) read(ctx context.Context, db *DB, row, col string, ts uint6
 		{Family: famLock, Column: col, MaxTs: ts},
 		{Family: famWrite, Column: col, MaxTs: ts, Latest: true},
 	}
-	if db.app != nil {
+	switch {
+	case db.pt != nil:
+		cells, key, err := db.pt.ReadPoint(ctx, pr.cells[:0], row, pr.fs[:], pr.key[:0])
+		if cap(key) <= maxKeyBuf {
+			pr.key = key
+		}
+		return cells, err
+	case db.app != nil:
 		return db.app.AppendRow(ctx, pr.cells[:0], row, pr.fs[:])
 	}
 	return db.st.ReadRow(ctx, row, pr.fs[:]...)
 }
 
+// maxKeyBuf bounds the key buffer a transaction keeps.
+const maxKeyBuf = 1 << 10
+
+// release lets go of pr, keeping neither the filters' strings nor the
+// cells' values.
 func (pr *pointRead) release() {
 	pr.fs = [2]Filter{}
 	pr.cells = [2]Cell{}
-	pointReads.Put(pr)
+	pr.busy = false
 }
 
 // value resolves a write record to the value it committed.

@@ -85,7 +85,12 @@ func rowPrefix(gp []byte, row string) []byte {
 // cellKey returns the key of (row, family, column) in the group whose prefix
 // is gp.
 func cellKey(gp []byte, row, family, column string) []byte {
-	b := make([]byte, 0, len(gp)+len(row)+len(family)+len(column)+6)
+	return appendCellKey(make([]byte, 0, len(gp)+len(row)+len(family)+len(column)+6), gp, row, family, column)
+}
+
+// appendCellKey appends the key of (row, family, column) in the group whose
+// prefix is gp to b.
+func appendCellKey(b, gp []byte, row, family, column string) []byte {
 	b = append(b, gp...)
 	b = appendEsc(b, row)
 	b = appendEsc(b, family)

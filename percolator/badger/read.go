@@ -89,26 +89,111 @@ func skipKey(it *bdb.Iterator, key []byte) {
 
 // ReadRow implements percolator.Store.
 func (s *Store) ReadRow(ctx context.Context, row string, filters ...percolator.Filter) ([]percolator.Cell, error) {
-	return s.AppendRow(ctx, nil, row, filters)
+	out, _, err := s.ReadPoint(ctx, nil, row, filters, nil)
+	return out, err
 }
 
 // AppendRow is ReadRow appending the cells to dst, which it may overwrite
 // up to its capacity, and taking the filters as a slice; it keeps neither
 // dst nor filters. Reusing dst saves an allocation per read.
 func (s *Store) AppendRow(ctx context.Context, dst []percolator.Cell, row string, filters []percolator.Filter) ([]percolator.Cell, error) {
+	out, _, err := s.ReadPoint(ctx, dst, row, filters, nil)
+	return out, err
+}
+
+// ReadPoint is AppendRow building the key it looks up first (see
+// Store.prepare) in buf, which it may overwrite up to its capacity. It
+// returns buf, grown if it had to be, for the caller's next read; it keeps
+// none of dst, filters and buf. Reusing buf saves another allocation per
+// read.
+func (s *Store) ReadPoint(ctx context.Context, dst []percolator.Cell, row string, filters []percolator.Filter, buf []byte) ([]percolator.Cell, []byte, error) {
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, buf, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, buf, err
 	}
 	dst = dst[:0]
 	st := s.stripe(row)
-	var c colFilters
 	// A point read of a Newest family's column (Percolator's write
 	// record) builds its key now and loads the column's cache bucket
 	// along with the stripe, rather than after it.
-	pre := s.prepare(st, row, filters)
+	pre := s.prepare(st, row, filters, buf)
+	if pre.key == nil {
+		out, err := s.appendRow(st, dst, row, filters, pre)
+		return out, buf, err
+	}
+	buf = pre.key[:0]
+	if out, ok := s.readCached(st, dst, filters, pre); ok {
+		return out, buf, nil
+	}
+	out, err := s.appendRow(st, dst, row, filters, pre)
+	return out, buf, err
+}
+
+// readCached is the short way of a point read like Percolator's: its
+// filters name one column each; one reads the newest version of pre's
+// column, whose version the cache holds, and the others are of sparse
+// families, of which no row of st has cells. It reports false, having
+// read nothing, when the read is not of that shape or a write held st
+// meanwhile; the read then goes the general way (appendRow), which
+// comes to the same cells.
+func (s *Store) readCached(st *stripe, dst []percolator.Cell, filters []percolator.Filter, pre preKey) ([]percolator.Cell, bool) {
+	seq := st.seq.Load()
+	if seq&(seqWriting|seqSparse) != 0 {
+		return nil, false
+	}
+	// The families are loaded after seq, as in appendRow.
+	fams := s.families()
+	var fl *percolator.Filter
+	for k := range filters {
+		f, ok := fams.get(filters[k].Family)
+		switch {
+		case !ok || filters[k].Column == "":
+			return nil, false
+		case f.sparse:
+			// No cell to select: st has no sparse cells.
+		case fl == nil && f.name == pre.fam && filters[k].Column == pre.col && filters[k].Latest:
+			fl = &filters[k]
+		default:
+			return nil, false
+		}
+	}
+	if fl == nil {
+		return nil, false
+	}
+	ver, ok := s.versOf(st).get(pre.b, pre.tag)
+	if !ok || ver-1 > fl.Max() {
+		return nil, false
+	}
+	out := dst
+	if ts := ver - 1; ts >= fl.MinTs {
+		c := percolator.Cell{Family: pre.fam, Column: pre.col, Ts: ts}
+		if !fl.KeysOnly {
+			txn := s.db.NewTransactionAt(ver, false)
+			item, err := txn.Get(pre.key)
+			if err != nil || item.Version() != ver || (item.UserMeta() != metaLive && item.UserMeta() != metaEmpty) {
+				// Not what the cache said (see readColumn).
+				txn.Discard()
+				return nil, false
+			}
+			c.Value, err = itemValue(item)
+			txn.Discard()
+			if err != nil {
+				return nil, false
+			}
+		}
+		out = append(out, c)
+	}
+	if st.seq.Load() != seq {
+		return nil, false
+	}
+	return out, true
+}
+
+// appendRow is the rest of ReadPoint, which prepared pre.
+func (s *Store) appendRow(st *stripe, dst []percolator.Cell, row string, filters []percolator.Filter, pre preKey) ([]percolator.Cell, error) {
+	var c colFilters
 	if seq := st.seq.Load(); seq&seqWriting == 0 {
 		// No write holds the row: try without the lock (see the package
 		// comment). The families are loaded after seq, so a change of
@@ -341,8 +426,8 @@ type preKey struct {
 // bucket of st's newest-version cache, so that the processor fetches the
 // bucket and st's line together rather than one after the other. What it
 // loads is not used: the read looks at the bucket again after st's
-// sequence number.
-func (s *Store) prepare(st *stripe, row string, filters []percolator.Filter) preKey {
+// sequence number. It builds the key in buf if buf is large enough.
+func (s *Store) prepare(st *stripe, row string, filters []percolator.Filter, buf []byte) preKey {
 	if len(filters) > 2 {
 		return preKey{}
 	}
@@ -358,7 +443,10 @@ func (s *Store) prepare(st *stripe, row string, filters []percolator.Filter) pre
 		if !ok || !f.newest {
 			continue
 		}
-		key := cellKey(f.gp, row, f.name, fl.Column)
+		if n := len(f.gp) + len(row) + len(f.name) + len(fl.Column) + 6; cap(buf) < n {
+			buf = make([]byte, 0, n)
+		}
+		key := appendCellKey(buf[:0], f.gp, row, f.name, fl.Column)
 		b, tag := s.vh.of(key)
 		s.versOf(st).touch(b)
 		return preKey{fam: f.name, col: fl.Column, key: key, b: b, tag: tag}
