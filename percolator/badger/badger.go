@@ -294,7 +294,7 @@ func Open(dir string, opt Options) (*Store, error) {
 		seed:    maphash.MakeSeed(),
 		vh:      newVerHashes(),
 		stripes: new([nStripes]stripe),
-		vers:    new([nStripes]verCache),
+		vers:    newVers(),
 		latest:  db.NewTransactionAt(math.MaxUint64, false),
 	}
 	// Tombstones written before this open are unknown, so assume one may
