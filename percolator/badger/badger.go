@@ -125,11 +125,13 @@ type Options struct {
 	// a small multiple of it.
 	MemTableSize int64
 	// CacheBytes is the memory Badger may hold for reading and writing:
-	// half for table indexes and Bloom filters (the index cache: every
+	// two thirds for its two memtables (CacheBytes/3 each, 1–64 MiB), a
+	// quarter for table indexes and Bloom filters (the index cache: every
 	// lookup needs them, and tables beyond it are read back from disk),
-	// a quarter for its block cache, a quarter for its memtables (four of
-	// CacheBytes/16 each, 1–64 MiB).
-	// None of these grows with the table. Zero means Badger's defaults:
+	// the rest (a twelfth) for its block cache. The memtables come first:
+	// each one full is flushed as a level-0 table, and small ones make
+	// many small tables, which compaction then rewrites again and again
+	// and every read looks through. None of these grows with the table. Zero means Badger's defaults:
 	// a 256 MiB block cache, every table's index in memory (which grows
 	// with the table) and five memtables of 64 MiB.
 	CacheBytes int64
@@ -140,10 +142,10 @@ func cacheOptions(bo bdb.Options, cache int64) bdb.Options {
 	if cache <= 0 {
 		return bo
 	}
-	mem := min(max(cache/16, 1<<20), 64<<20)
-	return bo.WithBlockCacheSize(cache / 4).
-		WithIndexCacheSize(cache / 2).
-		WithNumMemtables(4).
+	mem := min(max(cache/3, 1<<20), 64<<20)
+	return bo.WithBlockCacheSize(cache / 12).
+		WithIndexCacheSize(cache / 4).
+		WithNumMemtables(2).
 		WithMemTableSize(mem)
 }
 
