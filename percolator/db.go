@@ -403,15 +403,14 @@ func (db *DB) ViewAt(ctx context.Context, ts uint64, fn func(tx *Tx) error) erro
 
 // viewTxs holds the transactions of Views that returned, for the next ones:
 // a View allocates no transaction, nor its point reads' scratch space.
-var viewTxs = sync.Pool{New: func() any { return new(Tx) }}
+var viewTxs = sync.Pool{New: func() any { return &Tx{pr: new(pointRead)} }}
 
 // recycle ends tx, a View's, and returns it to viewTxs with nothing of its
-// use left but its key buffer. Until a View takes it again, a method
-// called on it (by a caller who kept it) returns ErrTxDone.
+// use left but its point reads' scratch space (released after each read).
+// Until a View takes it again, a method called on it (by a caller who
+// kept it) returns ErrTxDone.
 func (tx *Tx) recycle() {
 	tx.Rollback()
-	key := tx.pr.key[:0]
-	*tx = Tx{done: true}
-	tx.pr.key = key
+	*tx = Tx{done: true, pr: tx.pr}
 	viewTxs.Put(tx)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -34,7 +35,10 @@ type Tx struct {
 	cache map[string]rowCache
 	reads map[string][]string
 
-	pr pointRead // the scratch space of its point reads
+	// pr is a View's scratch space for its point reads, kept across the
+	// Views that reuse it; nil in other transactions, whose reads take
+	// one from pointReads.
+	pr *pointRead
 }
 
 type cellKey struct{ row, col string }
@@ -148,14 +152,17 @@ func (tx *Tx) readWrite(ctx context.Context, row, col string) (Cell, bool, error
 // pointRead is the scratch space of a point read: the filters it passes
 // to the store and, for stores that take them (pointReader, rowAppender),
 // the slice the cells come back in and the buffer the store builds its
-// keys in. Each transaction has one, so that a read allocates none of
-// them.
+// keys in. A View's transaction keeps one, others take one from
+// pointReads, so that a read allocates none of them.
 type pointRead struct {
-	fs    [2]Filter
-	cells [2]Cell
-	key   []byte
-	busy  bool // a read of the transaction is using it
+	fs     [2]Filter
+	cells  [2]Cell
+	key    []byte
+	busy   bool // a read of its transaction is using it
+	pooled bool // it is from pointReads, and goes back there
 }
+
+var pointReads = sync.Pool{New: func() any { return &pointRead{pooled: true} }}
 
 // pointReader is implemented by stores that read a point read into the
 // caller's space: the cells appended to dst, as rowAppender does, and the
@@ -166,15 +173,15 @@ type pointReader interface {
 	ReadPoint(ctx context.Context, dst []Cell, row string, filters []Filter, buf []byte) ([]Cell, []byte, error)
 }
 
-// pointRead returns the transaction's point read scratch space, or a new
-// one if a read of the transaction (one waiting for a lock) already uses
-// it. Release it with release.
+// pointRead returns the transaction's point read scratch space, or one
+// from pointReads if it has none or a read of the transaction (one
+// waiting for a lock) already uses it. Release it with release.
 func (tx *Tx) pointRead() *pointRead {
-	if tx.pr.busy {
-		return new(pointRead)
+	if pr := tx.pr; pr != nil && !pr.busy {
+		pr.busy = true
+		return pr
 	}
-	tx.pr.busy = true
-	return &tx.pr
+	return pointReads.Get().(*pointRead)
 }
 
 // read returns the locks of (row, col) at or below ts and its newest write
@@ -207,6 +214,9 @@ func (pr *pointRead) release() {
 	pr.fs = [2]Filter{}
 	pr.cells = [2]Cell{}
 	pr.busy = false
+	if pr.pooled {
+		pointReads.Put(pr)
+	}
 }
 
 // value resolves a write record to the value it committed.

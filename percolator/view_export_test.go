@@ -12,8 +12,11 @@ func TxLeftovers(tx *Tx) string {
 	if tx.writes != nil || tx.cache != nil || tx.reads != nil {
 		s += fmt.Sprintf(" writes=%d cache=%d reads=%d", len(tx.writes), len(tx.cache), len(tx.reads))
 	}
-	if tx.pr.busy || tx.pr.fs != [2]Filter{} {
-		s += fmt.Sprintf(" point read busy=%v filters=%+v", tx.pr.busy, tx.pr.fs)
+	if tx.pr == nil {
+		return s + " no point read space"
+	}
+	if tx.pr.busy || tx.pr.pooled || tx.pr.fs != [2]Filter{} {
+		s += fmt.Sprintf(" point read busy=%v pooled=%v filters=%+v", tx.pr.busy, tx.pr.pooled, tx.pr.fs)
 	}
 	for _, c := range tx.pr.cells {
 		if c.Family != "" || c.Column != "" || c.Value != nil {
