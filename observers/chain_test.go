@@ -239,6 +239,23 @@ func TestChainFixtureWeb(t *testing.T) {
 	if got := fmt.Sprint(anchors(e.index()[h+"/dup-longer"])); !strings.Contains(got, "Via new<"+h+"/linker") {
 		t.Errorf("anchors of /dup-longer after a new redirect: %s", got)
 	}
+
+	// Exports write their pages' rows and the queue: no row that every
+	// export of a host would write (such a row makes the host's exports
+	// conflict with each other).
+	internal := 0
+	err := e.db.View(bg, func(tx *percolator.Tx) error {
+		return tx.Scan(bg, "!", "!~", "", func(row, col string, _ []byte) bool {
+			internal++
+			if !strings.HasPrefix(row, webtable.ExportPrefix) && !strings.HasPrefix(row, webtable.ClusterPrefix) && !strings.HasPrefix(row, "!rank/") {
+				t.Errorf("a chain run wrote %s %s", row, col)
+			}
+			return true
+		})
+	})
+	if err != nil || internal == 0 {
+		t.Fatalf("scan of the internal rows: %d cells, %v", internal, err)
+	}
 }
 
 func mustRow(u string) string {

@@ -123,7 +123,6 @@ func (r *registry) enqueue(ctx context.Context, tx *percolator.Tx, row string, d
 		{row, webtable.ExportRank, []byte(webtable.RoundRank(doc.PageRank))},
 		{row, webtable.ExportedAt, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))},
 		{row, webtable.ExportVer, []byte(strconv.FormatUint(tx.StartTs(), 10))},
-		{webtable.HostRow(row), webtable.HostPagePrefix + row, []byte(strconv.Itoa(doc.CrossHostAnchors()))},
 	} {
 		if err := tx.Set(w.row, w.col, w.val); err != nil {
 			return err
@@ -142,7 +141,7 @@ func (r *registry) unexport(ctx context.Context, tx *percolator.Tx, row string) 
 		return err
 	}
 	for _, c := range []struct{ row, col string }{
-		{row, webtable.ExportDigest}, {row, webtable.ExportLast}, {row, webtable.ExportRank}, {webtable.HostRow(row), webtable.HostPagePrefix + row},
+		{row, webtable.ExportDigest}, {row, webtable.ExportLast}, {row, webtable.ExportRank},
 	} {
 		if err := tx.Delete(c.row, c.col); err != nil {
 			return err

@@ -143,7 +143,6 @@ const (
 	ClusterCanon  = "dup:canon"  // in a cluster row: the elected canonical row
 	ExportPrefix  = "!export/"   // ExportPrefix + %020d(start ts) + "/" + page row: an export queue entry
 	ExportDoc     = "export:doc" // in an export queue row: the JSON document, or "" for a delete
-	HostPrefix    = "!host/"     // HostPrefix + host part of rows: per-host counts
 )
 
 // Observed lists the columns with an observer in the indexing chain. Every

@@ -90,14 +90,6 @@ func ParseExportRow(key string) (version uint64, row string, ok bool) {
 	return v, rest[21:], true
 }
 
-// HostRow is the per-host row of a page row: one cell HostPagePrefix+ROW
-// per indexed page, holding its number of inbound anchors from other hosts
-// (written by the export observer, read by serving's top pages).
-func HostRow(row string) string { return HostPrefix + HostOfRow(row) }
-
-// HostPagePrefix + page row is a cell of a HostRow.
-const HostPagePrefix = "p:"
-
 // HostOf returns the host (with its port) of an http(s) URL.
 func HostOf(u string) string {
 	rest := strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://")
