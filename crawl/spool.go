@@ -28,7 +28,11 @@ import (
 // requests are applied in the order they were made. A request is deleted
 // once applied; a malformed one is moved into the spool's "bad"
 // subdirectory and logged; one that fails for another reason (the table)
-// stays for the next poll.
+// stays for the next poll. What became of an applied or malformed request
+// is written, before the request goes, to the spool's "done"
+// subdirectory under the request's name (a SpoolOutcome), for the
+// writer to read (ReadSpoolOutcome); outcomes nobody read go after
+// spoolDoneTTL.
 
 // RecrawlRequest asks for pages to be made due now: the pages at URLs,
 // and every page of Host (as RecrawlHost takes it).
@@ -90,8 +94,81 @@ func (r RecrawlRequest) Apply(ctx context.Context, db *percolator.DB) (int, erro
 }
 
 // spoolBad is the subdirectory of a spool that malformed requests are
-// moved to.
-const spoolBad = "bad"
+// moved to; spoolDone the one outcomes are written to.
+const (
+	spoolBad  = "bad"
+	spoolDone = "done"
+)
+
+// spoolDoneTTL is how long an outcome nobody read is kept.
+const spoolDoneTTL = time.Hour
+
+// SpoolOutcome is what the process holding the table did with a request
+// file: how many pages it made due, and why it did not apply it in full
+// (unknown pages, named; a malformed request).
+type SpoolOutcome struct {
+	PagesDue  int    `json:"pages_due"`
+	Error     string `json:"error,omitempty"`
+	Malformed bool   `json:"malformed,omitempty"`
+}
+
+// ReadSpoolOutcome reads and deletes the outcome of the request file at
+// path (as QueueRecrawl returned it); fs.ErrNotExist while there is none.
+func ReadSpoolOutcome(path string) (SpoolOutcome, error) {
+	var o SpoolOutcome
+	done := filepath.Join(filepath.Dir(path), spoolDone, filepath.Base(path))
+	b, err := os.ReadFile(done)
+	if err != nil {
+		return o, err
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return o, fmt.Errorf("crawl: recrawl outcome %s: %w", done, err)
+	}
+	os.Remove(done)
+	return o, nil
+}
+
+// writeOutcome writes the outcome of request file name into dir's done
+// subdirectory (a temporary file, then renamed).
+func writeOutcome(dir, name string, o SpoolOutcome) error {
+	done := filepath.Join(dir, spoolDone)
+	if err := os.MkdirAll(done, 0o755); err != nil {
+		return err
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(done, ".outcome-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(done, name))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// dropOldOutcomes deletes the outcomes in dir older than spoolDoneTTL.
+func dropOldOutcomes(dir string) {
+	done := filepath.Join(dir, spoolDone)
+	ents, err := os.ReadDir(done)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > spoolDoneTTL {
+			os.Remove(filepath.Join(done, e.Name()))
+		}
+	}
+}
 
 // QueueRecrawl writes r into the spool dir (created if needed) for the
 // process that holds the table, and returns the request file's path.
@@ -164,6 +241,7 @@ func ApplySpool(ctx context.Context, db *percolator.DB, dir string, log *slog.Lo
 	if err != nil {
 		return nil, err
 	}
+	dropOldOutcomes(dir)
 	var out []SpoolResult
 	for _, name := range names {
 		if ctx.Err() != nil {
@@ -178,6 +256,16 @@ func ApplySpool(ctx context.Context, db *percolator.DB, dir string, log *slog.Lo
 			res.Moved, err = req.Apply(ctx, db)
 		}
 		res.Err = err
+		switch {
+		case err == nil || errors.Is(err, ErrUnknownPage) || errors.Is(err, errMalformed):
+			o := SpoolOutcome{PagesDue: res.Moved, Malformed: errors.Is(err, errMalformed)}
+			if err != nil {
+				o.Error = err.Error()
+			}
+			if werr := writeOutcome(dir, name, o); werr != nil {
+				log.Warn("recrawl outcome not written", "file", res.File, "err", werr)
+			}
+		}
 		switch {
 		case err == nil || errors.Is(err, ErrUnknownPage):
 			if rerr := os.Remove(res.File); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/netip"
 	"os"
@@ -214,6 +215,35 @@ func TestApplySpool(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("%s: %v (not a request: left alone)", name, err)
 		}
+	}
+
+	// Each applied or malformed request left its outcome, read once.
+	for path, want := range map[string]SpoolOutcome{
+		a:                                 {PagesDue: 1},
+		unknown:                           {PagesDue: 1, Error: "nowhere"},
+		host:                              {Error: "example.org"},
+		filepath.Join(dir, "2-half.json"): {Malformed: true, Error: "malformed"},
+	} {
+		o, err := ReadSpoolOutcome(path)
+		if err != nil || o.PagesDue != want.PagesDue || o.Malformed != want.Malformed || !strings.Contains(o.Error, want.Error) || (want.Error == "") != (o.Error == "") {
+			t.Errorf("outcome of %s: %+v, %v; want %+v", filepath.Base(path), o, err, want)
+		}
+		if _, err := ReadSpoolOutcome(path); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("outcome of %s read twice: %v", filepath.Base(path), err)
+		}
+	}
+	// Outcomes nobody read go after spoolDoneTTL.
+	old := time.Now().Add(-spoolDoneTTL - time.Minute)
+	for _, name := range []string{"0-garbage.json", "1-field.json"} {
+		if err := os.Chtimes(filepath.Join(dir, spoolDone, name), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ApplySpool(ctx, tb.db, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, spoolDone)); len(ents) != 6 {
+		t.Errorf("%d outcomes left, want the 6 younger than an hour", len(ents))
 	}
 }
 

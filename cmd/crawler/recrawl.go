@@ -141,7 +141,22 @@ func queue(ctx context.Context, data string, req crawl.RecrawlRequest, wait time
 	end := time.Now().Add(wait)
 	for time.Now().Before(end) && ctx.Err() == nil {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintln(stderr, "crawler recrawl: the running process took the request; its log says how many pages are due (and names unknown URLs)")
+			o, err := crawl.ReadSpoolOutcome(path)
+			switch {
+			case err != nil:
+				// A process that writes no outcome, or one read by
+				// someone else.
+				fmt.Fprintln(stderr, "crawler recrawl: the running process took the request; its log says how many pages are due (and names unknown URLs)")
+				return 0
+			case o.Malformed:
+				fmt.Fprintln(stderr, "crawler recrawl: the running process refused the request:", o.Error)
+				return 1
+			}
+			fmt.Fprintf(stderr, "crawler recrawl: the running process took the request: %s due now\n", plural(o.PagesDue, "page"))
+			if o.Error != "" {
+				fmt.Fprintln(stderr, "crawler recrawl:", o.Error)
+				return 1
+			}
 			return 0
 		}
 		select {

@@ -145,7 +145,7 @@ func TestRecrawlRunning(t *testing.T) {
 	defer stop()
 	waitFor(t, "the first crawl", func() bool { return h.count("/a") == 1 && h.count("/b") == 1 })
 
-	runOK(t, "the running process took the request", "recrawl", "-data", dir, srv.URL+"/a")
+	runOK(t, "the running process took the request: 1 page due now", "recrawl", "-data", dir, srv.URL+"/a")
 	waitFor(t, "/a fetched again", func() bool { return h.count("/a") == 2 })
 
 	out := runOK(t, "queued for it in "+spoolDir(dir), "recrawl", "-data", dir, "-host", strings.TrimPrefix(srv.URL, "http://"), "-wait", "0")
@@ -154,10 +154,20 @@ func TestRecrawlRunning(t *testing.T) {
 	}
 	waitFor(t, "the host fetched again", func() bool { return h.count("/") == 2 && h.count("/a") == 3 && h.count("/b") == 2 })
 
-	// Unknown URLs: the running process applies the known ones and logs
-	// the others.
-	runOK(t, "took the request", "recrawl", "-data", dir, srv.URL+"/b", srv.URL+"/nowhere")
+	// Unknown URLs: the running process applies the known ones, and
+	// recrawl names the others and fails, as it does without a running
+	// process.
+	var unknown bytes.Buffer
+	if code := run([]string{"recrawl", "-data", dir, srv.URL + "/b", srv.URL + "/nowhere"}, &unknown); code != 1 ||
+		!strings.Contains(unknown.String(), "took the request: 1 page due now") || !strings.Contains(unknown.String(), srv.URL+"/nowhere") {
+		t.Errorf("recrawl of an unknown URL = %d:\n%s\nwant 1, one page due and the URL named", code, unknown.String())
+	}
 	waitFor(t, "/b fetched again", func() bool { return h.count("/b") == 3 })
+	// The outcomes read are gone; the one of the -wait 0 request is left
+	// for its hour.
+	if ents, _ := os.ReadDir(filepath.Join(spoolDir(dir), "done")); len(ents) != 1 {
+		t.Errorf("%d outcomes left in the spool, want 1 (the -wait 0 request's)", len(ents))
+	}
 
 	if err := os.WriteFile(filepath.Join(spoolDir(dir), "broken.json"), []byte(`{"urls": [`), 0o644); err != nil {
 		t.Fatal(err)
