@@ -139,21 +139,37 @@ func writeOutcome(dir, name string, o SpoolOutcome) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(done, ".outcome-*.tmp")
+	return writeRenamed(filepath.Join(done, name), append(b, '\n'), false)
+}
+
+// writeRenamed writes b to path through a hidden temporary file in its
+// directory, renamed into place, so no reader sees half of it; durable
+// makes the file and the rename survive a machine crash.
+func writeRenamed(path string, b []byte, durable bool) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".spool-*.tmp")
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(b, '\n'))
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil && durable {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(done, name))
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		os.Remove(tmp)
+		return err
 	}
-	return err
+	if durable {
+		syncDir(dir)
+	}
+	return nil
 }
 
 // dropOldOutcomes deletes the outcomes in dir older than spoolDoneTTL.
@@ -186,29 +202,12 @@ func QueueRecrawl(dir string, r RecrawlRequest) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(dir, ".queue-*.tmp")
-	if err != nil {
-		return "", err
-	}
-	tmp := f.Name()
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	var id [4]byte
 	rand.Read(id[:])
 	name := filepath.Join(dir, r.Time.UTC().Format("20060102T150405.000000000Z")+"-"+hex.EncodeToString(id[:])+".json")
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := writeRenamed(name, append(b, '\n'), true); err != nil {
 		return "", fmt.Errorf("crawl: queue recrawl request: %w", err)
 	}
-	syncDir(dir)
 	return name, nil
 }
 
