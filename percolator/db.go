@@ -102,8 +102,7 @@ func (o *Options) ensureDefaults() {
 type DB struct {
 	st  Store
 	ex  ExclusiveStore // non-nil when single-row transactions commit in one step
-	app rowAppender    // non-nil when point reads can pass the store their own slice
-	pt  pointReader    // non-nil when they can pass it their key buffer too
+	pt  pointReader    // non-nil when point reads can pass the store their cell slice and key buffer
 	orc *Oracle
 	opt Options
 	id  string // this instance's writer id, recorded in its locks
@@ -149,7 +148,6 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 	var id [8]byte
 	rand.Read(id[:])
 	db := &DB{st: st, ex: ex, orc: orc, opt: opt, id: hex.EncodeToString(id[:]), born: time.Now()}
-	db.app, _ = st.(rowAppender)
 	db.pt, _ = st.(pointReader)
 	db.observed, db.weak = make(map[string]bool), make(map[string]bool)
 	for _, c := range opt.Observed {

@@ -81,13 +81,6 @@ type ExclusiveStore interface {
 	CheckAndMutateRowAt(ctx context.Context, row string, predicate []Filter, ts func() (uint64, error), ifNoMatch func(ts uint64) []Mutation) (matched bool, err error)
 }
 
-// rowAppender is implemented by stores that can append the cells ReadRow
-// would return to a caller's slice, which point reads take from a pool. The
-// store keeps neither dst nor filters.
-type rowAppender interface {
-	AppendRow(ctx context.Context, dst []Cell, row string, filters []Filter) ([]Cell, error)
-}
-
 // Compactor is implemented by stores that reclaim the space of deleted
 // versions only when told which timestamps no reader will ask for again.
 type Compactor interface {

@@ -150,7 +150,7 @@ func (tx *Tx) readWrite(ctx context.Context, row, col string) (Cell, bool, error
 }
 
 // pointRead is the scratch space of a point read: the filters it passes
-// to the store and, for stores that take them (pointReader, rowAppender),
+// to the store and, for stores that take them (pointReader),
 // the slice the cells come back in and the buffer the store builds its
 // keys in. A View's transaction keeps one, others take one from
 // pointReads, so that a read allocates none of them.
@@ -192,17 +192,14 @@ func (pr *pointRead) read(ctx context.Context, db *DB, row, col string, ts uint6
 		{Family: famLock, Column: col, MaxTs: ts},
 		{Family: famWrite, Column: col, MaxTs: ts, Latest: true},
 	}
-	switch {
-	case db.pt != nil:
-		cells, key, err := db.pt.ReadPoint(ctx, pr.cells[:0], row, pr.fs[:], pr.key[:0])
-		if cap(key) <= maxKeyBuf {
-			pr.key = key
-		}
-		return cells, err
-	case db.app != nil:
-		return db.app.AppendRow(ctx, pr.cells[:0], row, pr.fs[:])
+	if db.pt == nil {
+		return db.st.ReadRow(ctx, row, pr.fs[:]...)
 	}
-	return db.st.ReadRow(ctx, row, pr.fs[:]...)
+	cells, key, err := db.pt.ReadPoint(ctx, pr.cells[:0], row, pr.fs[:], pr.key[:0])
+	if cap(key) <= maxKeyBuf {
+		pr.key = key
+	}
+	return cells, err
 }
 
 // maxKeyBuf bounds the key buffer a transaction keeps.
