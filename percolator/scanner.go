@@ -29,8 +29,13 @@ func (w *Worker) scan(bg bool) {
 			// would cost CPU in proportion to the backlog. Resting
 			// passPace times the pass's reading keeps scanning to a share
 			// of a core whatever the backlog; what this process notifies
-			// does not wait for a pass (follow).
-			w.sleep(min(passPace*read, w.opt.IdleMax))
+			// does not wait for a pass (follow). A rest, not an idle wait.
+			rest := time.NewTimer(min(passPace*read, w.opt.IdleMax))
+			select {
+			case <-w.ctx.Done():
+			case <-rest.C:
+			}
+			rest.Stop()
 			continue
 		}
 		wait := idle
