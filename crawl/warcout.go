@@ -176,17 +176,18 @@ func (a *archive) fail(err error) {
 func (a *archive) run() {
 	defer close(a.done)
 	for x := range a.queue {
-		err := a.write(x)
-		close(x.done)
-		a.room.Release(x.cost)
-		if err != nil {
+		// The counters move before the waiting worker is released, so
+		// what add's caller reads after it returns includes its record.
+		if err := a.write(x); err != nil {
 			if a.dropped.Add(1) == 1 {
 				a.log.Error("warc: record not written", "url", x.url, "err", err)
 			}
 			a.fail(fmt.Errorf("%s: %w", x.url, err))
-			continue
+		} else {
+			a.written.Add(2)
 		}
-		a.written.Add(2)
+		close(x.done)
+		a.room.Release(x.cost)
 	}
 }
 
