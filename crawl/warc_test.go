@@ -599,3 +599,60 @@ func TestWARCWrittenBeforeLoad(t *testing.T) {
 		t.Fatalf("import of the open file: %s, %v; want the page loaded", st.Summary(), err)
 	}
 }
+
+// TestWARCQueueFull stands for a disk slower than the crawl: with the
+// queue's room taken, add waits its bound, drops the record, counts it and
+// returns; once room frees, records are written again.
+func TestWARCQueueFull(t *testing.T) {
+	dir := t.TempDir()
+	var written, dropped atomic.Int64
+	a, err := openArchive(dir, 1<<30, "test", slog.New(slog.DiscardHandler), &written, &dropped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.wait = 50 * time.Millisecond
+	if err := a.room.Acquire(context.Background(), warcQueueBytes); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<title>"+r.URL.Path+"</title>")
+	}))
+	defer srv.Close()
+	add := func(path string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.add(srv.URL+path, &result{status: resp.StatusCode, header: resp.Header, body: body, at: time.Now(), resp: resp})
+	}
+	start := time.Now()
+	add("/dropped")
+	if waited := time.Since(start); waited < a.wait {
+		t.Errorf("add returned after %v, before its bound %v", waited, a.wait)
+	}
+	if dropped.Load() != 1 || written.Load() != 0 {
+		t.Fatalf("full queue: dropped %d, written %d; want 1, 0", dropped.Load(), written.Load())
+	}
+	a.room.Release(warcQueueBytes)
+	add("/kept")
+	if dropped.Load() != 1 || written.Load() != 2 {
+		t.Fatalf("after room freed: dropped %d, written %d; want 1, 2", dropped.Load(), written.Load())
+	}
+	if err := a.close(); err != nil {
+		t.Fatalf("close: %v (a dropped record is counted, not a write error)", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	b := openTable(t, "")
+	if st, err := importFiles(t, b, files...); err != nil || st.Loaded != 1 {
+		t.Fatalf("import: %s, %v; want one page loaded", st.Summary(), err)
+	}
+	if got := b.pages(); len(got) != 1 || !strings.Contains(got[0], "kept") {
+		t.Errorf("archived pages %q, want the kept one only", got)
+	}
+}

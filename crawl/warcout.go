@@ -91,6 +91,7 @@ type archive struct {
 	log   *slog.Logger
 	queue chan *exchange
 	room  *semaphore.Weighted // queued bytes
+	wait  time.Duration       // warcQueueWait; shorter in tests
 	done  chan struct{}       // closed when the writing goroutine is done
 
 	written, dropped *atomic.Int64 // the crawler's counters
@@ -122,6 +123,7 @@ func openArchive(dir string, maxSize int64, userAgent string, log *slog.Logger, 
 		dropped: dropped,
 		queue:   make(chan *exchange, warcQueueBytes/warcOverhead),
 		room:    semaphore.NewWeighted(warcQueueBytes),
+		wait:    warcQueueWait,
 		done:    make(chan struct{}),
 	}
 	go a.run()
@@ -133,7 +135,7 @@ func openArchive(dir string, maxSize int64, userAgent string, log *slog.Logger, 
 // safe for concurrent use until close.
 func (a *archive) add(pageURL string, r *result) {
 	x := newExchange(pageURL, r)
-	ctx, cancel := context.WithTimeout(context.Background(), warcQueueWait)
+	ctx, cancel := context.WithTimeout(context.Background(), a.wait)
 	defer cancel()
 	if err := a.room.Acquire(ctx, x.cost); err != nil {
 		if a.dropped.Add(1) == 1 {
