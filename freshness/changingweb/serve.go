@@ -6,6 +6,7 @@ import (
 	"html"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,11 @@ var vocabulary = strings.Fields(`
 	travel gather wander borrow listen whisper follow measure balance repair
 	coffee bread honey cheese butter lemon cherry walnut almond ginger
 	number record table column shadow pattern rhythm circle square triangle`)
+
+// Vocabulary returns the words body text is drawn from, in a new slice:
+// every one is a one-word query that finds pages (the search load of
+// cmd/bulkbench -fixture asks them).
+func Vocabulary() []string { return slices.Clone(vocabulary) }
 
 // Content returns the HTML of page at version: the bytes served while the
 // page is at that version. A duplicate's content is its original's.

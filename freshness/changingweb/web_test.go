@@ -294,3 +294,32 @@ func TestServe(t *testing.T) {
 		t.Errorf("fetches: page %d %d, all %d", page, w.Fetches(page), w.Requests())
 	}
 }
+
+// Every word of a page's body text is a Vocabulary word, and Vocabulary
+// hands out a copy.
+func TestVocabulary(t *testing.T) {
+	voc := changingweb.Vocabulary()
+	in := make(map[string]bool)
+	for _, v := range voc {
+		in[v] = true
+	}
+	if len(voc) < 50 || len(in) != len(voc) {
+		t.Fatalf("Vocabulary: %d words, %d distinct", len(voc), len(in))
+	}
+	w := newWeb(t, changingweb.Options{Pages: 3, Words: 200})
+	body := string(w.Content(1, 0))
+	_, text, _ := strings.Cut(body, "of the changing web.</p>\n<p>")
+	text, _, ok := strings.Cut(text, ".</p>")
+	if !ok {
+		t.Fatalf("no body text in\n%s", body)
+	}
+	for _, word := range strings.Fields(text) {
+		if !in[word] {
+			t.Errorf("body word %q is not in Vocabulary", word)
+		}
+	}
+	voc[0] = "changed"
+	if changingweb.Vocabulary()[0] == "changed" {
+		t.Error("Vocabulary returns the package's slice")
+	}
+}
