@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/caffeine-go/caffeine/freshness/changingweb"
 )
 
 // Modes of a run.
@@ -53,13 +55,7 @@ func seedPaths(dir, list string) ([]string, error) {
 		return nil, fmt.Errorf("%s is not a directory", dir)
 	}
 	if list != "" {
-		var out []string
-		for p := range strings.SplitSeq(list, ",") {
-			if p = strings.TrimPrefix(strings.TrimSpace(p), "/"); p != "" {
-				out = append(out, p)
-			}
-		}
-		return out, nil
+		return splitPaths(list), nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, "index.html")); err == nil {
 		return []string{"index.html"}, nil
@@ -83,18 +79,56 @@ func seedPaths(dir, list string) ([]string, error) {
 	return out, nil
 }
 
+// splitPaths splits a comma-separated list of paths, without their
+// leading slashes.
+func splitPaths(list string) []string {
+	var out []string
+	for p := range strings.SplitSeq(list, ",") {
+		if p = strings.TrimPrefix(strings.TrimSpace(p), "/"); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// fixtureSeeds returns the seed paths on the fixture: list if it names
+// any, else its root ("", the index page linking every page).
+func fixtureSeeds(list string) []string {
+	if out := splitPaths(list); len(out) > 0 {
+		return out
+	}
+	return []string{""}
+}
+
+// fixtureBorn is when the fixture's pages appeared: their Last-Modified.
+// Long ago, so that the crawler's first revisit interval (the time since
+// Last-Modified, at most crawl.Options.MaxInterval) brings no page due
+// again before the crawl is idle.
+var fixtureBorn = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// newFixture returns the changing-web fixture of n pages, frozen: no page
+// ever changes (negative rates), with the fixture's default link structure
+// (changingweb.DefaultLinksPerPage links a page besides the next page) and
+// n/50 duplicates, as cmd/freshness -web serves it by default.
+func newFixture(n int) (*changingweb.Web, error) {
+	return changingweb.New(changingweb.Options{Pages: n, HotFraction: -1, HotRate: -1, ColdRate: -1,
+		Duplicates: n / 50, Seed: 1, Born: fixtureBorn})
+}
+
 // bench runs the modes, each in a child process, against the corpus
 // served by this process.
 type bench struct {
 	corpus   string
-	seeds    []string
+	fixture  int      // pages of the changing-web fixture, served instead of corpus
+	seeds    []string // paths under the corpus or on the fixture
 	parallel int
 	verify   bool
 	keep     string
-	profile  string // directory of CPU profiles, one a run
-	cacheMB  int    // memory budget (-cache-mb)
-	searches int    // one-word queries once idle (engine mode)
-	clients  int    // concurrent search clients
+	profile  string   // directory of CPU profiles, one a run
+	cacheMB  int      // memory budget (-cache-mb)
+	searches int      // one-word queries once idle (engine mode)
+	clients  int      // concurrent search clients
+	words    []string // the one-word queries; none: the indexed titles' words
 	stderr   io.Writer
 }
 
@@ -103,13 +137,22 @@ func (b *bench) run(ctx context.Context, modes []string, runs int) ([]Result, er
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(b.corpus)), ReadHeaderTimeout: 10 * time.Second}
+	var h http.Handler = http.FileServer(http.Dir(b.corpus))
+	if b.fixture > 0 {
+		w, err := newFixture(b.fixture)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		h, b.words = w, changingweb.Vocabulary()
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String() + "/"
 	var seeds []string
 	for _, p := range b.seeds {
-		seeds = append(seeds, base+path.Clean(p))
+		seeds = append(seeds, base+strings.TrimPrefix(path.Clean("/"+p), "/"))
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -156,6 +199,9 @@ func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, kee
 	args = append(args, "-cache-mb", strconv.Itoa(b.cacheMB))
 	if mode == modeEngine && b.searches > 0 {
 		args = append(args, "-searches", strconv.Itoa(b.searches), "-clients", strconv.Itoa(b.clients))
+		if len(b.words) > 0 {
+			args = append(args, "-words", strings.Join(b.words, ","))
+		}
 	}
 	if b.verify && mode == modeEngine {
 		args = append(args, "-verify")
@@ -175,6 +221,12 @@ func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, kee
 		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		r.CPUSeconds = cpu.Seconds()
 		r.PeakRSSMB = float64(ru.Maxrss) / 1024 // KiB on Linux
+	}
+	if r.HWMMB > 0 {
+		// The child's own: its ru_maxrss also counts this process's
+		// resident set when it was started (vfork shares the memory
+		// until exec), which the fixture makes large.
+		r.PeakRSSMB = r.HWMMB
 	}
 	return r, nil
 }
@@ -207,6 +259,12 @@ type Result struct {
 	QueryP50 float64 `json:"query_p50_s,omitempty"`
 	QueryP99 float64 `json:"query_p99_s,omitempty"`
 	Clients  int     `json:"clients,omitempty"`
+	// DiskBytes is the data directory's size once idle (the table and
+	// the serving index): blocks allocated, as du counts them.
+	DiskBytes int64 `json:"disk_bytes"`
+	// HWMMB is the child's peak resident set (VmHWM) as it exits, MB;
+	// zero where there is no /proc.
+	HWMMB float64 `json:"vm_hwm_mb,omitempty"`
 	// Filled in by the parent from the child's rusage.
 	CPUSeconds float64 `json:"-"`
 	PeakRSSMB  float64 `json:"-"`
@@ -215,8 +273,8 @@ type Result struct {
 const verifyAgrees = "agrees"
 
 func printTable(w io.Writer, rs []Result) {
-	fmt.Fprintln(w, "| mode | pages | to idle s | content searchable s | pages/s | CPU-ms a page | export runs a page | Bleve writes a page | crawl→searchable p50 / p90 / p99 s | peak RSS MB |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| mode | pages | to idle s | content searchable s | pages/s | CPU-ms a page | export runs a page | Bleve writes a page | crawl→searchable p50 / p90 / p99 s | peak RSS MB | disk MB |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	per := func(n float64, r Result) float64 {
 		if r.Pages == 0 {
 			return 0
@@ -229,13 +287,13 @@ func printTable(w io.Writer, rs []Result) {
 			rate = float64(r.Pages) / r.Seconds
 		}
 		if r.Mode == modeCrawl {
-			fmt.Fprintf(w, "| %s | %d | %.1f | – | %.0f | %.2f | – | – | – | %.0f |\n",
-				r.Mode, r.Pages, r.Seconds, rate, per(r.CPUSeconds*1000, r), r.PeakRSSMB)
+			fmt.Fprintf(w, "| %s | %d | %.1f | – | %.0f | %.2f | – | – | – | %.0f | %.1f |\n",
+				r.Mode, r.Pages, r.Seconds, rate, per(r.CPUSeconds*1000, r), r.PeakRSSMB, float64(r.DiskBytes)/(1<<20))
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.0f | %.2f | %.2f | %.2f | %.1f / %.1f / %.1f | %.0f |\n",
+		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.0f | %.2f | %.2f | %.2f | %.1f / %.1f / %.1f | %.0f | %.1f |\n",
 			r.Mode, r.Pages, r.Seconds, r.ContentSeconds, rate, per(r.CPUSeconds*1000, r),
-			per(float64(r.ExportRuns), r), per(float64(r.BleveWrites), r), r.P50, r.P90, r.P99, r.PeakRSSMB)
+			per(float64(r.ExportRuns), r), per(float64(r.BleveWrites), r), r.P50, r.P90, r.P99, r.PeakRSSMB, float64(r.DiskBytes)/(1<<20))
 	}
 	for _, r := range rs {
 		if len(r.ObserverRuns) == 0 {

@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/caffeine-go/caffeine/crawl"
@@ -34,6 +38,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		mem      = budget.Flag(fs)
 		searches = fs.Int("searches", 0, "one-word queries once idle (engine)")
 		clients  = fs.Int("clients", 8, "concurrent search clients")
+		words    = fs.String("words", "", "comma-separated query words (default: the indexed titles' words)")
 	)
 	if err := fs.Parse(args); err != nil || *data == "" || *seeds == "" {
 		fmt.Fprintln(stderr, "bulkbench: bad child arguments")
@@ -63,7 +68,11 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case modeCrawl:
 		r, err = crawlOnly(ctx, *data, copt)
 	case modeEngine:
-		r, err = oneProcess(ctx, *data, copt, *verify, *searches, *clients)
+		var ws []string
+		if *words != "" {
+			ws = strings.Split(*words, ",")
+		}
+		r, err = oneProcess(ctx, *data, copt, *verify, *searches, *clients, ws)
 	default:
 		err = fmt.Errorf("unknown mode %q", *mode)
 	}
@@ -71,6 +80,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "bulkbench:", *mode+":", err)
 		return 1
 	}
+	r.HWMMB = peakResident() // the mode's table is closed: all of the run
 	if err := json.NewEncoder(stdout).Encode(r); err != nil {
 		return 1
 	}
@@ -89,14 +99,19 @@ func crawlOnly(ctx context.Context, dir string, copt crawl.Options) (Result, err
 	if err := e.Crawler.Run(ctx); err != nil {
 		return Result{}, err
 	}
-	return Result{Mode: modeCrawl, Pages: e.Crawler.Stats().Fetched, Seconds: time.Since(began).Seconds()}, nil
+	r := Result{Mode: modeCrawl, Pages: e.Crawler.Stats().Fetched, Seconds: time.Since(began).Seconds()}
+	var err2 error
+	if r.DiskBytes, err2 = diskUsage(dir); err2 != nil {
+		return Result{}, err2
+	}
+	return r, nil
 }
 
 // tableCache is the table's share of the -cache-mb budget.
 var tableCache int64
 
 // oneProcess runs the engine as cmd/search does with seeds, until idle.
-func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool, searches, clients int) (Result, error) {
+func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool, searches, clients int, words []string) (Result, error) {
 	var writes, batches, lastContent atomic.Int64
 	began := time.Now()
 	e, err := engine.Open(ctx, engine.Config{
@@ -130,12 +145,18 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool
 		}
 	}
 	r.RSSAnonMB, r.RSSFileMB = residentSet()
+	r.DiskBytes, err = diskUsage(dir)
+	if err != nil {
+		cancel()
+		<-done
+		return Result{}, err
+	}
 	l := e.Index.Latency()
 	r.P50, r.P90, r.P99 = l.P50, l.P90, l.P99
 	var searchErr error
 	if searches > 0 {
 		r.Searches, r.Clients = searches, clients
-		r.QPS, r.QueryP50, r.QueryP99, searchErr = searchLoad(ctx, e, clients, searches)
+		r.QPS, r.QueryP50, r.QueryP99, searchErr = searchLoad(ctx, e, clients, searches, words)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -168,23 +189,59 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool
 // now (/proc/self/status RssAnon, RssFile), in MB; zeros where there is no
 // /proc. Mmapped Bleve segments and Badger tables are file-backed.
 func residentSet() (anon, file float64) {
+	return procStatus("RssAnon"), procStatus("RssFile")
+}
+
+// procStatus returns a kB field of /proc/self/status in MB, zero if there
+// is none.
+func procStatus(field string) float64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0, 0
+		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	for line := range strings.SplitSeq(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
-		if !ok {
+		if !ok || k != field {
 			continue
 		}
 		var kb float64
 		fmt.Sscanf(strings.TrimSpace(v), "%f kB", &kb)
-		switch k {
-		case "RssAnon":
-			anon = kb / 1024
-		case "RssFile":
-			file = kb / 1024
-		}
+		return kb / 1024
 	}
-	return anon, file
+	return 0
+}
+
+// diskUsage returns the bytes dir and everything under it take on disk:
+// blocks allocated, as du counts them (Badger's value log and memtable
+// files are sparse where not written).
+func diskUsage(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // a file removed meanwhile (compaction)
+			}
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			n += st.Blocks * 512
+		} else {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n, err
+}
+
+// peakResident returns this process's peak resident set (VmHWM of
+// /proc/self/status) in MB, zero where there is no /proc.
+func peakResident() float64 {
+	return procStatus("VmHWM")
 }

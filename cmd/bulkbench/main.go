@@ -3,12 +3,17 @@
 // by side with the bare crawler on the same corpus in the same run.
 //
 //	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-cache-mb 384] [-verify]
+//	bulkbench -fixture N [-modes crawl,engine] [-searches N] [-verify]
 //
-// It serves DIR with http.FileServer on 127.0.0.1 and runs each mode in a
-// child process of its own (this binary again), so that the CPU time and
-// the peak RSS it reports are the child's alone (getrusage of the child:
-// user+system time and ru_maxrss, the kernel's high-water mark of its
-// resident set), not the file server's:
+// It serves DIR with http.FileServer on 127.0.0.1, or with -fixture N the
+// changing-web fixture (package freshness/changingweb) of N pages, frozen,
+// and runs each mode in a child process of its own (this binary again), so
+// that the CPU time and the peak RSS it reports are the child's alone, not
+// the server's: user+system time from getrusage of the child, and the
+// child's own high-water mark of its resident set (VmHWM of
+// /proc/self/status, read as it exits; ru_maxrss where there is no /proc:
+// a child Go starts with vfork has ru_maxrss count the parent's resident
+// set at the fork too, which the fixture held in the parent makes large):
 //
 //   - crawl: the crawler alone (crawl.Options.Once) into a fresh table
 //     opened as the engine opens it, no observers, no feeder;
@@ -17,17 +22,28 @@
 //     pending, the export queue applied, held for 300 ms).
 //
 // The seeds are PATHs under DIR (default: index.html if DIR has one, else
-// every DIR/*/index.html, as the Debian handbook's languages). Per mode it
-// prints pages fetched, seconds to idle, seconds until the last new
-// content was searchable (the rest is background work: anchors, PageRank),
-// pages/s, CPU-ms a page, export runs a page (every export observer:
-// export, export-rank, export-links), Bleve document writes a page (index
-// updates and deletes applied), crawl→searchable p50/p90/p99 of new content
-// and peak RSS. With -searches N the engine then answers N one-word
-// queries (words of the indexed titles) from -clients clients through the
+// every DIR/*/index.html, as the Debian handbook's languages), or on the
+// fixture (default: its root, the index page linking every page). The
+// fixture is changingweb.New with N pages, N/50 of them duplicates, the
+// default links per page and seed 1, its change rates negative (no page
+// ever changes) and its pages born on 2020-01-01 (their Last-Modified: the
+// crawler's first revisit interval is the longest, so nothing comes due
+// again before idle), so that "crawled and indexed to idle" is reached
+// and runs compare. Per mode it prints pages fetched, seconds to idle,
+// seconds until the last new content was searchable (the rest is
+// background work: anchors, PageRank), pages/s, CPU-ms a page, export runs
+// a page (every export observer: export, export-rank, export-links), Bleve
+// document writes a page (index updates and deletes applied),
+// crawl→searchable p50/p90/p99 of new content, peak RSS and the data
+// directory's size on disk once idle (table and serving index, blocks
+// allocated, as du counts them). With -searches N the engine then answers
+// N one-word queries (words of the indexed titles; on the fixture, the
+// words of its body text, changingweb.Vocabulary, as its titles have two
+// words only, which every page has) from -clients clients through the
 // JSON API over loopback, and prints queries/s and latency p50/p99; the
-// peak RSS then includes the searches. Both modes run with the -cache-mb memory budget as
-// cmd/search does (0: Badger's defaults, no memory limit). With -verify the engine's table is checked
+// peak RSS then includes the searches. Both modes run with the -cache-mb
+// memory budget as cmd/search does (0: Badger's defaults, no memory
+// limit). With -verify the engine's table is checked
 // against a batch recomputation once idle (what `indexer -verify` does).
 //
 // Every run's table is a fresh embedded Badger one in a temporary directory
@@ -67,8 +83,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bulkbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		dir      = fs.String("corpus", "", "corpus `directory` to serve and crawl; required")
-		seeds    = fs.String("seeds", "", "comma-separated seed `paths` under the corpus (default: index.html, else every */index.html)")
+		dir      = fs.String("corpus", "", "corpus `directory` to serve and crawl (or -fixture)")
+		fixture  = fs.Int("fixture", 0, "serve and crawl the changing-web fixture with this many `pages`, frozen, instead of -corpus")
+		seeds    = fs.String("seeds", "", "comma-separated seed `paths` under the corpus (default: index.html, else every */index.html) or on the fixture (default: its root)")
 		parallel = fs.Int("parallel", 8, "concurrent requests to the corpus's host")
 		runs     = fs.Int("runs", 1, "runs of each mode, alternated (crawl, engine, crawl, engine, ...)")
 		modes    = fs.String("modes", "crawl,engine", "comma-separated modes to run: crawl, engine")
@@ -81,6 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-verify]")
+		fmt.Fprintln(stderr, "       bulkbench -fixture N [-modes crawl,engine] [-searches N] [-verify]")
 		fmt.Fprintln(stderr, "Every run's table is a fresh embedded Badger one in a temporary directory (or -keep DIR): bulkbench takes no -table.")
 		fs.PrintDefaults()
 	}
@@ -90,7 +108,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if *dir == "" || fs.NArg() > 0 || *runs < 1 || *parallel < 1 {
+	if (*dir == "") == (*fixture == 0) || *fixture < 0 {
+		fmt.Fprintln(stderr, "bulkbench: give exactly one of -corpus DIR and -fixture N (N > 0)")
+		fs.Usage()
+		return 2
+	}
+	if fs.NArg() > 0 || *runs < 1 || *parallel < 1 {
 		fs.Usage()
 		return 2
 	}
@@ -99,8 +122,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}
-	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, stderr: stderr}
-	if b.seeds, err = seedPaths(*dir, *seeds); err != nil {
+	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, stderr: stderr}
+	if *fixture > 0 {
+		b.seeds = fixtureSeeds(*seeds)
+	} else if b.seeds, err = seedPaths(*dir, *seeds); err != nil {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}

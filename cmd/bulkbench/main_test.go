@@ -115,4 +115,98 @@ func TestSeedPaths(t *testing.T) {
 	if code := run(context.Background(), []string{"-corpus", dir, "-modes", "bogus"}, &bytes.Buffer{}, &bytes.Buffer{}); code != 2 {
 		t.Fatalf("bad -modes: exit %d, want 2", code)
 	}
+	if got := fixtureSeeds(""); len(got) != 1 || got[0] != "" {
+		t.Fatalf("fixtureSeeds(\"\") = %q, want the root", got)
+	}
+	if got := fixtureSeeds("/s0/3.html"); len(got) != 1 || got[0] != "s0/3.html" {
+		t.Fatalf("fixtureSeeds(/s0/3.html) = %q", got)
+	}
+}
+
+// Exactly one of -corpus and -fixture, and a fixture of some pages.
+func TestUsageCorpusOrFixture(t *testing.T) {
+	dir := writeSite(t, []string{"en"}, 1)
+	for _, args := range [][]string{
+		{},
+		{"-corpus", dir, "-fixture", "10"},
+		{"-fixture", "-3"},
+		{"-fixture", "0"},
+	} {
+		var errb bytes.Buffer
+		if code := run(context.Background(), args, &bytes.Buffer{}, &errb); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+		if !bytes.Contains(errb.Bytes(), []byte("exactly one of -corpus DIR and -fixture N")) {
+			t.Errorf("%q: no usage error in\n%s", args, errb.String())
+		}
+	}
+}
+
+// The fixture, frozen: both modes fetch its root and every page once,
+// reach idle, and the engine's table verifies; the table has the disk
+// column, and the search load asks the fixture's words.
+func TestBenchFixture(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	const pages = 200
+	if code := run(ctx, []string{"-fixture", strconv.Itoa(pages), "-modes", "crawl,engine", "-verify", "-searches", "50", "-clients", "2"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	t.Logf("\n%s", out.String())
+	if !bytes.Contains(out.Bytes(), []byte("| peak RSS MB | disk MB |\n")) {
+		t.Errorf("no disk MB column last in\n%s", out.String())
+	}
+	for _, mode := range []string{modeCrawl, modeEngine} {
+		m := regexp.MustCompile(`\| ` + mode + ` \| (\d+) \|[^\n]*\| (\d+) \| ([0-9.]+) \|\n`).FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("no %s row in\n%s", mode, out.String())
+		}
+		// The root and every page, once: nothing changes, nothing is due
+		// again.
+		if got, _ := strconv.Atoi(m[1]); got != pages+1 {
+			t.Errorf("%s fetched %d pages, want %d (the root and every page)", mode, got, pages+1)
+		}
+		if rss, _ := strconv.Atoi(m[2]); rss <= 0 {
+			t.Errorf("%s: peak RSS %d MB", mode, rss)
+		}
+		if disk, _ := strconv.ParseFloat(m[3], 64); disk <= 0 {
+			t.Errorf("%s: disk %v MB, want > 0", mode, disk)
+		}
+	}
+	// The 4 duplicates (pages/50) are one document each with their
+	// originals.
+	if !regexp.MustCompile(`engine: \d+ documents`).Match(out.Bytes()) {
+		t.Errorf("no engine summary in\n%s", out.String())
+	}
+	if !bytes.Contains(out.Bytes(), []byte("verify: agrees")) {
+		t.Errorf("the engine's table does not verify:\n%s", out.String())
+	}
+	if !bytes.Contains(out.Bytes(), []byte("then 50 searches, 2 clients")) {
+		t.Errorf("no search load in\n%s", out.String())
+	}
+}
+
+// The fixture is frozen: a page's content and Last-Modified do not move,
+// and Last-Modified is old enough that the first revisit is the longest.
+func TestFixtureFrozen(t *testing.T) {
+	w, err := newFixture(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Pages() != 100 || w.Original(99) == 99 || w.Original(97) != 97 {
+		t.Errorf("fixture: %d pages, want 100 with the last 2 duplicates", w.Pages())
+	}
+	later := time.Now().Add(1000 * time.Hour)
+	for p := range 100 {
+		if v := w.VersionAt(p, later); v != 0 {
+			t.Fatalf("page %d has version %d in 1000 hours", p, v)
+		}
+		if lm := w.LastModified(p, later); !lm.Equal(fixtureBorn) {
+			t.Fatalf("page %d last modified %v, want %v", p, lm, fixtureBorn)
+		}
+	}
+	if len(w.Links(0)) != 6 {
+		t.Errorf("page 0 has %d links, want the next page and 5 more", len(w.Links(0)))
+	}
 }
