@@ -273,6 +273,14 @@ func Open(dir string, opt Options) (*Store, error) {
 		// buffers) took a tenth of a bulk crawl's CPU; the disk holds
 		// about twice the bytes.
 		WithCompression(options.None).
+		// Level 0 takes ten memtables' tables before compaction merges
+		// them into level 1 (Badger's default is five): Percolator writes
+		// every cell several times (lock, data, write record, and the
+		// deletions that follow), and compacting those sooner rewrote
+		// what was about to be deleted. Reads look through the level-0
+		// tables' Bloom filters.
+		WithNumLevelZeroTables(10).
+		WithNumLevelZeroTablesStall(30).
 		WithLogger(nil)
 	if opt.Logger != nil {
 		bo = bo.WithLogger(logger{opt.Logger})
