@@ -258,7 +258,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 		passIdle = true      // nothing was in flight when the pass started
 		timer    = time.NewTimer(time.Hour)
 		limit    = max(64, 2*c.opt.Workers)
-		resumer  frontierPass
+		resumer  = frontierPass{once: c.opt.Once}
 		held     = newHeldRows(maxHeld)
 	)
 	defer timer.Stop()

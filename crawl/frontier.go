@@ -313,12 +313,21 @@ const wholeEvery = 10 * time.Second
 // later with an earlier due time (another crawler's, a clock behind ours)
 // are found by a whole pass, at least every wholeEvery and whenever a pass
 // found nothing due and nothing is in flight, so Once ends only on a whole
-// pass that found nothing.
+// pass that found nothing. An idle crawler that is not Once makes that
+// whole pass once when it goes idle, then resumes like a busy one until
+// wholeEvery: it looks at the index every second, and a whole pass reads
+// every page fetched since GC last ran (the engine's crawler sat idle
+// while the chain indexed a bulk crawl, a tenth of the CPU on 10,000
+// pages).
 type frontierPass struct {
+	once      bool      // Options.Once: every idle pass is followed by a whole one
 	partial   bool      // the current pass did not begin at the index's start
 	resume    string    // the first row the current pass left for later
 	scannedAt time.Time // the now of the current pass's last scan
 	lastWhole time.Time // when the last whole pass began
+	// quiet: a whole pass found nothing due and nothing in flight, and
+	// no pass has found anything since.
+	quiet bool
 }
 
 // scanned records a scan of the current pass at now.
@@ -337,9 +346,11 @@ func (p *frontierPass) whole() bool { return !p.partial }
 // next ends the current pass at now and returns where the next begins;
 // idle means the pass found nothing due and nothing is in flight.
 func (p *frontierPass) next(now time.Time, idle bool) string {
+	p.quiet = idle && (p.quiet || !p.partial)
 	start := webtable.DuePrefix
 	switch {
-	case idle || now.Sub(p.lastWhole) >= wholeEvery:
+	case now.Sub(p.lastWhole) >= wholeEvery:
+	case idle && (p.once || !p.quiet):
 	case p.resume != "":
 		start = p.resume
 	case !p.scannedAt.IsZero():

@@ -47,6 +47,62 @@ func TestFrontierPassResumes(t *testing.T) {
 	}
 }
 
+// An idle crawler that is not Once makes one whole pass when it goes
+// idle, then resumes until wholeEvery, and makes a whole pass again once
+// it has gone busy and idle again; a Once crawler's idle passes are all
+// followed by whole ones.
+func TestFrontierPassIdle(t *testing.T) {
+	t0 := time.Now()
+	var p frontierPass
+	p.scanned(t0)
+	p.next(t0, false) // the first whole pass begins
+	// Busy, partial passes.
+	p.scanned(t0.Add(time.Second))
+	if p.next(t0.Add(time.Second), false); p.whole() {
+		t.Fatal("a busy pass right after a whole one is whole")
+	}
+	// The partial pass found nothing: the next is whole.
+	p.scanned(t0.Add(2 * time.Second))
+	if got := p.next(t0.Add(2*time.Second), true); got != webtable.DuePrefix {
+		t.Fatalf("going idle: begins at %q, want the start", got)
+	}
+	// The whole pass found nothing either: idle passes resume now.
+	for i := 3; i < 8; i++ {
+		at := t0.Add(time.Duration(i) * time.Second)
+		p.scanned(at)
+		if got, want := p.next(at, true), webtable.DueFrom(at.Add(-time.Second).UnixMilli()); got != want {
+			t.Fatalf("idle at %ds: begins at %q, want %q", i, got, want)
+		}
+	}
+	// Until wholeEvery since the last whole pass.
+	at := t0.Add(2*time.Second + wholeEvery)
+	p.scanned(at)
+	if got := p.next(at, true); got != webtable.DuePrefix {
+		t.Fatalf("idle %v after the last whole pass: begins at %q, want the start", wholeEvery, got)
+	}
+	// A pass finds work, then none: whole again.
+	at = at.Add(time.Second)
+	p.scanned(at)
+	if p.next(at, false); p.whole() {
+		t.Fatal("busy: whole pass")
+	}
+	at = at.Add(time.Second)
+	p.scanned(at)
+	if got := p.next(at, true); got != webtable.DuePrefix {
+		t.Fatalf("idle again: begins at %q, want the start", got)
+	}
+
+	// Once: every idle pass is followed by a whole one.
+	q := frontierPass{once: true}
+	for i := range 4 {
+		at := t0.Add(time.Duration(i) * time.Second)
+		q.scanned(at)
+		if got := q.next(at, true); got != webtable.DuePrefix {
+			t.Fatalf("once, idle at %ds: begins at %q, want the start", i, got)
+		}
+	}
+}
+
 // A page made due in the past while a crawl runs sits before where the
 // dispatcher's passes begin; a Once crawl still fetches it before it ends.
 func TestDueBehindThePass(t *testing.T) {
