@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -120,9 +121,10 @@ type Engine struct {
 		at              time.Time
 		applied, loaded int64
 	}
-	samples  []serving.Sample
-	history  history // the samples' file; used by Open, then by the sampler only
-	lastSamp struct {
+	workerRuns atomic.Int64 // the worker's runs at the last quiet look (workerStill)
+	samples    []serving.Sample
+	history    history // the samples' file; used by Open, then by the sampler only
+	lastSamp   struct {
 		at              time.Time
 		fetched, loaded int64
 	}

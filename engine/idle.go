@@ -77,7 +77,7 @@ func (e *Engine) idle(ctx context.Context) (bool, error) {
 // crawler and no fetch under way, no notification pending but parked
 // failures, an empty export queue.
 func (e *Engine) quiet(ctx context.Context) (bool, error) {
-	if !e.crawlerQuiet() {
+	if !e.crawlerQuiet() || !e.workerStill() {
 		return false, nil
 	}
 	_, total, failed, err := e.notifications(ctx)
@@ -120,4 +120,22 @@ func (e *Engine) crawlerDone() bool {
 	default:
 		return false
 	}
+}
+
+// workerStill reports whether the worker runs no observer now and ran
+// none since the last call: only then need quiet read every pending
+// notification (during a bulk crawl's backlog that read was a twentieth
+// of the CPU, WaitIdle's look after look).
+func (e *Engine) workerStill() bool {
+	if e.Worker == nil {
+		return true
+	}
+	if e.Worker.Inflight() > 0 {
+		return false
+	}
+	var runs int64
+	for _, o := range e.Worker.Stats() {
+		runs += o.Runs
+	}
+	return e.workerRuns.Swap(runs) == runs
 }
