@@ -576,16 +576,7 @@ func TestWARCWrittenBeforeLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.close()
-	resp, err := http.Get(srv.URL + "/p")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.add(srv.URL+"/p", &result{status: resp.StatusCode, header: resp.Header, body: body, at: time.Now(), resp: resp})
+	a.add(srv.URL+"/p", fetchResult(t, srv.URL+"/p"))
 	if written.Load() != 2 {
 		t.Fatalf("%d records written when add returned, want 2", written.Load())
 	}
@@ -619,18 +610,7 @@ func TestWARCQueueFull(t *testing.T) {
 		io.WriteString(w, "<title>"+r.URL.Path+"</title>")
 	}))
 	defer srv.Close()
-	add := func(path string) {
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.add(srv.URL+path, &result{status: resp.StatusCode, header: resp.Header, body: body, at: time.Now(), resp: resp})
-	}
+	add := func(path string) { a.add(srv.URL+path, fetchResult(t, srv.URL+path)) }
 	start := time.Now()
 	add("/dropped")
 	if waited := time.Since(start); waited < a.wait {
@@ -655,4 +635,19 @@ func TestWARCQueueFull(t *testing.T) {
 	if got := b.pages(); len(got) != 1 || !strings.Contains(got[0], "kept") {
 		t.Errorf("archived pages %q, want the kept one only", got)
 	}
+}
+
+// fetchResult fetches u as a fetching worker would hand it to the archive.
+func fetchResult(t *testing.T, u string) *result {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &result{status: resp.StatusCode, header: resp.Header, body: body, at: time.Now(), resp: resp}
 }
