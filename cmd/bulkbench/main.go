@@ -129,6 +129,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}
+	if *profile != "" {
+		if err := os.MkdirAll(*profile, 0o755); err != nil {
+			fmt.Fprintln(stderr, "bulkbench: -cpuprofile:", err)
+			return 2
+		}
+	}
 	results, err := b.run(ctx, ms, *runs)
 	if err != nil {
 		fmt.Fprintln(stderr, "bulkbench:", err)

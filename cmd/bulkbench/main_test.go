@@ -210,3 +210,18 @@ func TestFixtureFrozen(t *testing.T) {
 		t.Errorf("page 0 has %d links, want the next page and 5 more", len(w.Links(0)))
 	}
 }
+
+// -cpuprofile makes its directory, and writes a profile a run.
+func TestCPUProfileDir(t *testing.T) {
+	dir := writeSite(t, []string{"en-US"}, 2)
+	prof := filepath.Join(t.TempDir(), "not", "yet")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"-corpus", dir, "-modes", "crawl", "-cpuprofile", prof}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errb.String())
+	}
+	if fi, err := os.Stat(filepath.Join(prof, "crawl-1.pprof")); err != nil || fi.Size() == 0 {
+		t.Fatalf("profile: %v", err)
+	}
+}
