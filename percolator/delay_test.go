@@ -2,6 +2,7 @@ package percolator_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -102,5 +103,94 @@ func TestObserverNegativeDelay(t *testing.T) {
 		Run: func(context.Context, *percolator.Tx, string, string) error { return nil }})
 	if err == nil {
 		t.Fatal("NewWorker accepted a negative Delay")
+	}
+}
+
+// busyForeground notifies a new row of the foreground observer's column
+// every 5 ms for d; each run takes 20 ms and the worker runs two at a
+// time, so a backlog grows throughout. It returns when the last foreground
+// run ended.
+func busyForeground(t *testing.T, db *percolator.DB, w *percolator.Worker, ended func() time.Time, d time.Duration, during func()) time.Time {
+	t.Helper()
+	began := time.Now()
+	for i := 0; time.Since(began) < d; i++ {
+		if err := db.Notify(bg, fmt.Sprintf("f%d", i), "f"); err != nil {
+			t.Fatal(err)
+		}
+		if during != nil {
+			during()
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitIdle(t, w)
+	return ended()
+}
+
+// slowForeground is a foreground observer of column f taking 20 ms a run;
+// ended reports when its last run ended.
+func slowForeground() (o percolator.Observer, ended func() time.Time) {
+	var mu sync.Mutex
+	var last time.Time
+	o = percolator.Observer{Name: "slow", Column: "f", Run: func(context.Context, *percolator.Tx, string, string) error {
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		last = time.Now()
+		mu.Unlock()
+		return nil
+	}}
+	return o, func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return last
+	}
+}
+
+// A background observer with a Delay yields to the foreground: a row
+// notified again and again while the foreground has a backlog is run
+// once, after the backlog, however short its Delay.
+func TestBackgroundYieldsToForeground(t *testing.T) {
+	db := openDB(t, percolator.Options{Weak: []string{"c", "f"}})
+	var d delayed
+	fg, ended := slowForeground()
+	w := startWorker(t, db, percolator.WorkerOptions{Workers: 2}, d.observer(50*time.Millisecond, time.Minute), fg)
+	waves := 0
+	last := busyForeground(t, db, w, ended, time.Second, func() {
+		if waves++; waves%20 == 0 { // a wave every ~100 ms, each still for longer than Delay
+			if err := db.Notify(bg, "a", "c"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	runs := d.ran("a")
+	if len(runs) != 1 {
+		t.Fatalf("%d waves while the foreground ran made %d background runs, want 1", waves/20, len(runs))
+	}
+	if runs[0].Before(last) {
+		t.Errorf("the background run came %v before the foreground's last run ended", last.Sub(runs[0]))
+	}
+}
+
+// MaxDelay bounds the wait for the foreground: a row held while the
+// foreground's backlog lasts runs MaxDelay after its notification.
+func TestBackgroundYieldBounded(t *testing.T) {
+	const maxDelay = 300 * time.Millisecond
+	db := openDB(t, percolator.Options{Weak: []string{"c", "f"}})
+	var d delayed
+	fg, ended := slowForeground()
+	w := startWorker(t, db, percolator.WorkerOptions{Workers: 2}, d.observer(50*time.Millisecond, maxDelay), fg)
+	notified := time.Now()
+	if err := db.Notify(bg, "a", "c"); err != nil {
+		t.Fatal(err)
+	}
+	last := busyForeground(t, db, w, ended, time.Second, nil)
+	runs := d.ran("a")
+	if len(runs) != 1 {
+		t.Fatalf("%d background runs, want 1", len(runs))
+	}
+	if !runs[0].Before(last) {
+		t.Errorf("the background run waited for the foreground to end (%v after the notification), want within MaxDelay %v", runs[0].Sub(notified), maxDelay)
+	}
+	if early := runs[0].Sub(notified); early < maxDelay-2*time.Millisecond {
+		t.Errorf("ran %v after the notification while the foreground ran, want ≥ MaxDelay %v", early, maxDelay)
 	}
 }

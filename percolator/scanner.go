@@ -14,7 +14,18 @@ import (
 func (w *Worker) scan(bg bool) {
 	defer w.wg.Done()
 	idle := w.opt.IdleMin
+	var due time.Time // a background scanner holding rows for the foreground: its next pass regardless
 	for w.ctx.Err() == nil {
+		if now := time.Now(); now.Before(due) && w.foregroundBusy(now) {
+			// Rows wait for the foreground to rest: look at it often (two
+			// loads) and pass once it does, not every wait.
+			_ = w.sleep(holdPoll)
+			continue
+		}
+		due = time.Time{}
+		if bg {
+			w.held.Store(false)
+		}
 		found, soonest, read, err := w.pass(w.ctx, randomRow(), bg)
 		if err != nil {
 			if w.ctx.Err() == nil {
@@ -45,11 +56,19 @@ func (w *Worker) scan(bg bool) {
 			// (a pass reads every notification; one a row would be many).
 			wait = max(min(wait, time.Until(soonest)+delaySlack), time.Millisecond)
 		}
+		if bg && w.held.Load() {
+			due = time.Now().Add(wait)
+			wait = holdPoll
+		}
 		if w.sleep(wait) == nil {
 			idle = min(2*idle, w.opt.IdleMax)
 		}
 	}
 }
+
+// holdPoll is how often a background scanner holding rows for the
+// foreground looks whether it rests (see Observer.Delay).
+const holdPoll = 250 * time.Millisecond
 
 // sleep is an idle scanner's wait. On a shared table a change of the
 // members cuts it short (returning an error), as rows may have moved to w.
@@ -89,7 +108,9 @@ func (w *Worker) follow() {
 			return
 		case <-w.hints.ready:
 		}
-		for _, row := range w.hints.take() {
+		rows := w.hints.take()
+		for i, row := range rows {
+			w.noteBacklog(len(rows) - i)
 			cells, err := w.db.st.ReadRow(w.ctx, row, Filter{Family: famNotify, KeysOnly: true})
 			if err != nil {
 				if w.ctx.Err() == nil {
@@ -114,10 +135,16 @@ func (w *Worker) follow() {
 // dispatch hands t, whose row the caller locked, to the pool reading ch.
 func (w *Worker) dispatch(ctx context.Context, ch chan task, t task) error {
 	w.inflight.Add(1)
+	if !t.bg {
+		w.queued.Add(1)
+	}
 	select {
 	case ch <- t:
 		return nil
 	case <-ctx.Done():
+		if !t.bg {
+			w.queued.Add(-1)
+		}
 		w.inflight.Add(-1)
 		w.unlockRow(t.row)
 		return ctx.Err()
@@ -152,10 +179,6 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 			o.s.pending.Store(seen[col])
 		}
 	}()
-	tasks := w.tasks
-	if bg {
-		tasks = w.bgTasks
-	}
 	var view *members // the members sharing the table, if any
 	if w.part != nil {
 		view = w.part.current(ctx)
@@ -195,9 +218,19 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 				o.s.pending.Store(n)
 			}
 		}
-		for _, t := range batch {
+		for i, t := range batch {
 			if !w.lockRow(t.row, bg) {
 				continue
+			}
+			tasks := w.tasks
+			t.bg = bg
+			switch {
+			case !bg:
+				w.noteBacklog(len(batch) - i)
+			case w.foregroundBusy(time.Now()):
+				// Background work runs on its own goroutines while the
+				// foreground has a backlog, on all of them while not.
+				tasks = w.bgTasks
 			}
 			if err := w.dispatch(ctx, tasks, t); err != nil {
 				return found, soonest, read, err
@@ -217,7 +250,7 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 
 // collect turns a row's notify cells into a task for the observers this
 // worker runs, skipping notifications that wait for a retry or for their
-// observer's Delay; the earliest time one of the latter becomes ready goes
+// observer's Delay (or, background ones, for the foreground); the earliest time one of the latter becomes ready goes
 // into *soonest (if soonest is not nil and it is earlier).
 func (w *Worker) collect(row string, cells []Cell, soonest *time.Time) (task, bool) {
 	t := task{row: row}
@@ -237,7 +270,12 @@ func (w *Worker) collect(row string, cells []Cell, soonest *time.Time) (task, bo
 	}
 	ready := t.notes[:0]
 	for _, n := range t.notes {
-		if at := w.obs[n.col].readyAt(n.versions); now.Before(at) {
+		o := w.obs[n.col]
+		held := o.Background && o.Delay > 0 && w.foregroundBusy(now)
+		if at := o.readyAt(n.versions, held); now.Before(at) {
+			if held {
+				w.held.Store(true)
+			}
 			if soonest != nil && (soonest.IsZero() || at.Before(*soonest)) {
 				*soonest = at
 			}

@@ -43,21 +43,31 @@ type Observer struct {
 	// (plus the backlog) behind the table. Pending delayed notifications
 	// still count as pending (WaitIdle and -until-idle wait for them). Zero
 	// runs a notification as soon as a scanner finds it.
+	//
+	// A background observer with a Delay also yields to the foreground:
+	// while the worker's foreground has a backlog (more tasks waiting
+	// than goroutines to run them, now or less than a second ago), its
+	// rows wait until their oldest notification is MaxDelay old. In a bulk load the foreground's backlog lasts
+	// minutes and PageRank and anchor waves reach a page many times while
+	// it drains; held, the page runs once when the backlog is done (or
+	// every MaxDelay while it lasts), not once a wave.
 	Delay time.Duration
-	// MaxDelay bounds Delay's wait for a row notified again and again;
-	// default 10 × Delay.
+	// MaxDelay bounds Delay's wait for a row notified again and again, and
+	// a background observer's wait for the foreground; default 10 × Delay.
 	MaxDelay time.Duration
 }
 
-// readyAt returns when a notification with these notify versions may run.
-func (o *Observer) readyAt(versions []uint64) time.Time {
+// readyAt returns when a notification with these notify versions may run:
+// Delay after the newest, or MaxDelay after the oldest if that is sooner
+// or if held (a background observer yielding to the foreground).
+func (o *Observer) readyAt(versions []uint64, held bool) time.Time {
 	if o.Delay <= 0 || len(versions) == 0 {
 		return time.Time{}
 	}
 	newest, oldest := slices.Max(versions), slices.Min(versions)
 	quiet := TimeFromTs(newest).Add(o.Delay)
 	bound := TimeFromTs(oldest).Add(o.MaxDelay)
-	if bound.Before(quiet) {
+	if held || bound.Before(quiet) {
 		return bound
 	}
 	return quiet
@@ -151,6 +161,13 @@ type Worker struct {
 	bgTasks  chan task    // tasks of background observers only
 	inflight atomic.Int64 // tasks dispatched and not finished
 
+	// backlogAt is when the foreground last had more tasks waiting than
+	// goroutines to run them (UnixNano): background observers yield to
+	// it meanwhile (Observer.Delay).
+	backlogAt atomic.Int64
+	queued    atomic.Int64 // foreground tasks dispatched and not yet taken by a goroutine
+	held      atomic.Bool  // a pass stepped over background work held for the foreground
+
 	rowsMu sync.Mutex          // guards rows and later
 	rows   map[string]struct{} // rows with a task in flight: the lock service
 	later  map[string]bool     // hinted rows met with a task in flight: hinted again when it ends
@@ -184,6 +201,7 @@ type observerState struct {
 type task struct {
 	row   string
 	notes []note
+	bg    bool // background work (Observer.Background) only
 }
 
 // note is one notification: a column of a row and the notify versions seen.
@@ -333,6 +351,9 @@ func (w *Worker) runTasks(ch chan task) {
 		case <-w.ctx.Done():
 			return
 		case t := <-ch:
+			if !t.bg {
+				w.queued.Add(-1)
+			}
 			for _, n := range t.notes {
 				w.handle(w.ctx, t.row, n)
 			}
@@ -341,6 +362,28 @@ func (w *Worker) runTasks(ch chan task) {
 		}
 	}
 }
+
+// noteBacklog is told how many foreground tasks a dispatcher still has to
+// hand out; with those the pool holds, more than it has goroutines is a
+// backlog.
+func (w *Worker) noteBacklog(left int) {
+	if left+int(w.queued.Load()) > w.opt.Workers {
+		w.backlogAt.Store(time.Now().UnixNano())
+	}
+}
+
+// foregroundBusy reports whether background observers yield to the
+// foreground at now: it had a backlog less than foregroundRest ago. A
+// foreground task now and then (one a background run caused, say) does
+// not hold them; a bulk load's backlog does.
+func (w *Worker) foregroundBusy(now time.Time) bool {
+	return now.UnixNano()-w.backlogAt.Load() < int64(foregroundRest)
+}
+
+// foregroundRest is how long the foreground must have had no backlog
+// before held background work runs: a backlog that drains in bursts is
+// one backlog.
+const foregroundRest = time.Second
 
 // outcome of one observer attempt.
 type outcome int
