@@ -17,8 +17,8 @@ func Chain() []percolator.Observer {
 		ExportObserver(),              // doc:dirty → !export/ queue
 		// The same for a new PageRank only, in the background.
 		ElectRank(),          // dup:ranked → cluster:canon
-		ExportRankObserver(), // doc:ranked → !export/ queue
-		// And for new inbound anchors only, in the background.
+		ExportRankObserver(), // doc:ranked (written by earlier releases) → !export/ queue
+		// And for new inbound anchors or PageRank only, in the background.
 		ExportLinksObserver(), // doc:linked → !export/ queue
 	}
 }

@@ -262,3 +262,24 @@ func mustRow(u string) string {
 	r, _ := webtable.Row(u)
 	return r
 }
+
+// A new page's document is built once in the foreground: when its
+// election completes it, not also when it is parsed or first ranked
+// (both before it can have a document).
+func TestNewPageExportedOnce(t *testing.T) {
+	e := newEnv(t)
+	urls := []string{"http://example.com/a", "http://example.com/b", "http://example.com/c"}
+	for i, u := range urls {
+		next := urls[(i+1)%len(urls)]
+		e.fetch(u, 200, page("Page "+u, fmt.Sprintf("text of page %d", i), next, "next"))
+	}
+	e.idle()
+	if n := len(e.index()); n != len(urls) {
+		t.Fatalf("%d documents, want %d", n, len(urls))
+	}
+	for _, s := range e.w.Stats() {
+		if s.Name == "export" && s.Runs != int64(len(urls)) {
+			t.Errorf("export ran %d times for %d new pages, want once each", s.Runs, len(urls))
+		}
+	}
+}

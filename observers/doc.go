@@ -9,7 +9,7 @@
 //	                                                  doc:dirty ─export─▶ !export/ queue
 //
 // The weak columns (rank:dirty, dup:dirty, doc:dirty; dup:ranked and
-// doc:ranked for the background elect-rank and export-rank) carry work to hot
-// rows without conflicts. Chain returns the observers in order; cmd/indexer,
+// doc:linked for the background elect-rank and export-links) carry work to
+// hot rows without conflicts. Chain returns the observers in order; cmd/indexer,
 // cmd/search and the freshness experiment run it.
 package observers

@@ -22,22 +22,24 @@ func ExportObserver() percolator.Observer {
 }
 
 // BackgroundDelay and BackgroundMaxDelay are the Observer.Delay and
-// MaxDelay of the background exports (export-rank, export-links): a page
-// whose PageRank or inbound anchors move is exported once they have been
-// still for BackgroundDelay, and at least every BackgroundMaxDelay while
-// they keep moving. So during a bulk crawl a page linked by many pages is
-// exported a few times, not once a linker, and the anchors and PageRank
-// the index shows are at most BackgroundMaxDelay (plus the backlog) behind
-// the table. Content changes (export) are not delayed.
+// MaxDelay of the background observers (export-links, export-rank,
+// elect-rank): a page whose PageRank or inbound anchors move is exported
+// once they have been still for BackgroundDelay and the foreground has
+// had no backlog for a second, and at least every BackgroundMaxDelay while
+// they keep moving or the backlog lasts. So during a bulk crawl a
+// page linked by many pages is exported once after the backlog, not once
+// a linker or a wave, and the anchors and PageRank the index shows are at
+// most BackgroundMaxDelay (plus the backlog) behind the table. Content
+// changes (export) are not delayed.
 const (
 	BackgroundDelay    = 5 * time.Second
 	BackgroundMaxDelay = time.Minute
 )
 
-// ExportRankObserver returns the export observer of documents whose
-// PageRank changed (webtable.DocRanked), in the background: a PageRank
-// wave re-exports thousands of documents, and content changes must not
-// wait for it.
+// ExportRankObserver returns the export observer of webtable.DocRanked,
+// where earlier releases told export of a new PageRank, in the
+// background: a table they indexed may still hold such notifications. The
+// rank observer now tells ExportLinksObserver's column.
 func ExportRankObserver() percolator.Observer {
 	var r registry
 	return percolator.Observer{Name: "export-rank", Column: webtable.DocRanked, Background: true,
@@ -47,10 +49,12 @@ func ExportRankObserver() percolator.Observer {
 }
 
 // ExportLinksObserver returns the export observer of documents whose
-// inbound anchors changed (webtable.DocLinked), in the background: during a
-// bulk crawl every new linker of a page would re-export it, and content
+// inbound anchors or PageRank as the index shows it changed
+// (webtable.DocLinked), in the background: during a bulk crawl every new
+// linker of a page and every PageRank wave would re-export it, and content
 // changes must not wait for those; a page notified again while its export
-// waits is exported once.
+// waits (for BackgroundDelay, and for the foreground to rest) is exported
+// once.
 func ExportLinksObserver() percolator.Observer {
 	var r registry
 	return percolator.Observer{Name: "export-links", Column: webtable.DocLinked, Background: true,

@@ -125,15 +125,19 @@ const (
 	// The same work when only a PageRank changed, done in the background
 	// (percolator.Observer.Background) so that it never holds up content.
 	DupRanked = "dup:ranked" // on a cluster row: a member's rank changed; elect-rank runs
-	DocRanked = "doc:ranked" // on a page row: its rank as the index shows it changed; export-rank runs
+	// DocRanked is where earlier releases told export of a new PageRank;
+	// the rank observer now tells DocLinked, and export-rank runs what
+	// such a table still holds.
+	DocRanked = "doc:ranked"
 
 	// The same work when only the anchors a document gathers changed (a
 	// link to the page or to one of its duplicates or redirects was added,
-	// changed or removed, or a linker's canonical changed), in the
-	// background too: during a bulk crawl a page's inbound links arrive
-	// one linker at a time, and a background backlog runs each page's
-	// export once for all the links that arrived meanwhile.
-	DocLinked = "doc:linked" // on a page row: its inbound anchors changed; export-links runs
+	// changed or removed, or a linker's canonical changed) or its PageRank
+	// as the index shows it (RoundRank), in the background too: during a
+	// bulk crawl a page's inbound links and PageRank move many times, and
+	// the background export runs once for all the moves meanwhile (one
+	// column, so anchors and PageRank moving together are one run).
+	DocLinked = "doc:linked" // on a page row: its inbound anchors or its shown rank changed; export-links runs
 )
 
 // Rows that are not pages. '!' sorts before every reversed host.

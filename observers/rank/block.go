@@ -224,9 +224,9 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 			// election wait for it); later ones are background work.
 			switch {
 			case !v.published:
-				err = tx.Notify(u, webtable.DocDirty)
+				err = firstValue(ctx, tx, u)
 			case webtable.RoundRank(v.pub) != webtable.RoundRank(v.x):
-				err = tx.Notify(u, webtable.DocRanked)
+				err = tx.Notify(u, webtable.DocLinked)
 			}
 			if err != nil {
 				return err
@@ -414,4 +414,22 @@ func union(a, b []string) []string {
 
 func setFloat(tx *percolator.Tx, row, col string, f float64) error {
 	return tx.Set(row, col, strconv.AppendFloat(nil, f, 'g', -1, 64))
+}
+
+// firstValue tells export of a page's first value, unless the page has no
+// duplicate cluster election yet (webtable.ClusterOf): a page is exported
+// only once elected, and its election waits for this value and notifies
+// the document when it elects (an export before would do nothing). Then
+// the page's ClusterOf is deleted, though absent, so that an election
+// committing it concurrently conflicts with this transaction instead of
+// reading an older value of the page's rank and being missed.
+func firstValue(ctx context.Context, tx *percolator.Tx, u string) error {
+	canon, err := tx.Get(ctx, u, webtable.ClusterOf)
+	if err != nil {
+		return err
+	}
+	if canon != nil {
+		return tx.Notify(u, webtable.DocDirty)
+	}
+	return tx.Delete(u, webtable.ClusterOf)
 }

@@ -52,11 +52,12 @@
 // it (webtable.RoundRank) changes, and the election of the page's
 // duplicate cluster (the cluster named by the page's hash cell, also when
 // that changed since it was last told). A page's first value completes
-// its document, so it tells them in the foreground (webtable.DocDirty,
-// webtable.DupDirty, as does a new cluster); later values only move it in
-// the ranking, so they tell the background observers (webtable.DocRanked,
-// webtable.DupRanked), which a wave of new values over a whole site must
-// not put ahead of content changes. They are told in the transaction that writes the value, so a run of theirs
+// its document, so it tells them in the foreground (webtable.DupDirty, as
+// does a new cluster, and webtable.DocDirty if the page was elected
+// before: else its election, which waits for this value, tells export);
+// later values only move it in the ranking, so they tell the background
+// observers (webtable.DocLinked, webtable.DupRanked), which a wave of new
+// values over a whole site must not put ahead of content changes. They are told in the transaction that writes the value, so a run of theirs
 // that read an older value is always followed by another; and that
 // transaction rewrites the page's hash cell, so it conflicts with a
 // concurrent change of the page's cluster instead of telling the old one.
