@@ -237,6 +237,9 @@ func (c *Crawler) handle(ctx, fetchCtx context.Context, f *fetcher, j *job) {
 // the due index and the unprocessed rest of the last batch it read, so one
 // pass over the index spans many wake-ups; it waits for a worker to
 // finish, a host to become ready, the next due time, or a poll.
+// behindPoll is how often a crawler held by Options.Behind asks again.
+const behindPoll = 20 * time.Millisecond
+
 func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *job) error {
 	inflight := make(map[string]*job, c.opt.Workers)
 	var dispatched int // claimed pages, for MaxPages
@@ -282,6 +285,9 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 
 		wake := time.Now().Add(time.Second) // poll: other crawlers' leases expire, others write
 		free := c.opt.Workers - len(inflight)
+		if free > 0 && c.opt.Behind != nil && c.opt.Behind() {
+			free, wake = 0, time.Now().Add(behindPoll)
+		}
 		if free > 0 {
 			now := time.Now()
 			progress := false

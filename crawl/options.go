@@ -136,6 +136,9 @@ type Options struct {
 	// WrapTransport, if set, wraps the crawler's HTTP transport (for
 	// tests and metrics). The address guard stays underneath it.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// Behind, if set, is asked before pages are handed out; while it
+	// returns true none is (the indexing chain is behind the crawl).
+	Behind func() bool
 }
 
 // longestFetch is the longest a page's requests can take: every attempt

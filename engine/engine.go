@@ -63,6 +63,15 @@ type Config struct {
 	Observers []percolator.Observer
 	// Scanners and Workers size the observer worker (defaults 2 and 16).
 	Scanners, Workers int
+	// CrawlAhead, if positive, paces the crawler to the chain: no page is
+	// handed out while more than CrawlAhead foreground tasks wait in this
+	// process's worker (percolator.Worker.Backlog). A bulk crawl then
+	// runs a bounded backlog ahead of indexing, and a page is searchable
+	// seconds after its fetch instead of after the whole backlog; the
+	// crawl takes as long as the chain, and pages exported before their
+	// inbound links arrive are re-exported once those do. Zero crawls as
+	// fast as the hosts allow.
+	CrawlAhead int
 	// NoFeeder leaves the export queue alone (nothing becomes searchable).
 	NoFeeder bool
 	// IndexName names the serving index (serving.FeederOptions.Name): on
@@ -206,6 +215,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		opt := *cfg.Crawl
 		if opt.Logger == nil {
 			opt.Logger = cfg.Logger
+		}
+		if n := cfg.CrawlAhead; n > 0 && e.Worker != nil && opt.Behind == nil {
+			w := e.Worker
+			opt.Behind = func() bool { return w.Backlog() > n }
 		}
 		if e.Crawler, err = crawl.New(e.DB, opt); err != nil {
 			return nil, err

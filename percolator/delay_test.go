@@ -194,3 +194,27 @@ func TestBackgroundYieldBounded(t *testing.T) {
 		t.Errorf("ran %v after the notification while the foreground ran, want ≥ MaxDelay %v", early, maxDelay)
 	}
 }
+
+// Backlog counts the foreground tasks found and not yet running: many
+// while rows notified at once wait for two goroutines, none once idle.
+func TestWorkerBacklog(t *testing.T) {
+	db := openDB(t, percolator.Options{Weak: []string{"f"}})
+	fg, _ := slowForeground()
+	w := startWorker(t, db, percolator.WorkerOptions{Workers: 2}, fg)
+	for i := range 50 {
+		if err := db.Notify(bg, fmt.Sprintf("f%d", i), "f"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	most := 0
+	for deadline := time.Now().Add(10 * time.Second); most < 20 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		most = max(most, w.Backlog())
+	}
+	if most < 20 {
+		t.Errorf("backlog at most %d with 50 rows notified and 2 goroutines, want ≥ 20", most)
+	}
+	waitIdle(t, w)
+	if n := w.Backlog(); n != 0 {
+		t.Errorf("backlog %d once idle, want 0", n)
+	}
+}

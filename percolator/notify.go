@@ -178,6 +178,13 @@ func (q *hintQueue) put(rows []string) {
 	}
 }
 
+// len returns the number of rows queued.
+func (q *hintQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.rows)
+}
+
 // take returns the rows and empties the queue.
 func (q *hintQueue) take() []string {
 	q.mu.Lock()

@@ -110,6 +110,7 @@ func (w *Worker) follow() {
 		}
 		rows := w.hints.take()
 		for i, row := range rows {
+			w.following.Store(int64(len(rows) - i))
 			w.noteBacklog(len(rows) - i)
 			cells, err := w.db.st.ReadRow(w.ctx, row, Filter{Family: famNotify, KeysOnly: true})
 			if err != nil {
@@ -129,6 +130,7 @@ func (w *Worker) follow() {
 				return
 			}
 		}
+		w.following.Store(0)
 	}
 }
 

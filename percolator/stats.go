@@ -67,6 +67,15 @@ type Watcher interface {
 	Watch(w *Worker)
 }
 
+// Backlog returns the number of foreground tasks this process has found
+// and no goroutine runs yet: rows notified here and not yet handed out
+// (at most 4,096; beyond, they wait for the scanners) and tasks waiting
+// for a goroutine. It is what a process that feeds the chain (a crawler)
+// can pace itself by.
+func (w *Worker) Backlog() int {
+	return w.hints.len() + int(w.following.Load()) + int(w.queued.Load())
+}
+
 // Inflight returns the number of observer tasks dispatched and not
 // finished.
 func (w *Worker) Inflight() int64 { return w.inflight.Load() }

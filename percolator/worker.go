@@ -166,6 +166,7 @@ type Worker struct {
 	// it meanwhile (Observer.Delay).
 	backlogAt atomic.Int64
 	queued    atomic.Int64 // foreground tasks dispatched and not yet taken by a goroutine
+	following atomic.Int64 // hinted rows follow has taken and not yet dispatched
 	held      atomic.Bool  // a pass stepped over background work held for the foreground
 
 	rowsMu sync.Mutex          // guards rows and later

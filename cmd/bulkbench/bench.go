@@ -126,6 +126,7 @@ type bench struct {
 	keep     string
 	profile  string   // directory of CPU profiles, one a run
 	cacheMB  int      // memory budget (-cache-mb)
+	ahead    int      // engine: -crawl-ahead
 	searches int      // one-word queries once idle (engine mode)
 	clients  int      // concurrent search clients
 	words    []string // the one-word queries; none: the indexed titles' words
@@ -205,6 +206,9 @@ func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, kee
 	}
 	if b.verify && mode == modeEngine {
 		args = append(args, "-verify")
+	}
+	if b.ahead > 0 && mode == modeEngine {
+		args = append(args, "-crawl-ahead", strconv.Itoa(b.ahead))
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")

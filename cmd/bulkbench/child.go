@@ -39,6 +39,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		searches = fs.Int("searches", 0, "one-word queries once idle (engine)")
 		clients  = fs.Int("clients", 8, "concurrent search clients")
 		words    = fs.String("words", "", "comma-separated query words (default: the indexed titles' words)")
+		ahead    = fs.Int("crawl-ahead", 0, "pace the crawl to the chain (engine.Config.CrawlAhead)")
 	)
 	if err := fs.Parse(args); err != nil || *data == "" || *seeds == "" {
 		fmt.Fprintln(stderr, "bulkbench: bad child arguments")
@@ -59,6 +60,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	mem.Apply(ctx)
 	tableCache = mem.TableBytes()
+	crawlAhead = *ahead
 	copt := crawl.Options{Seeds: strings.Split(*seeds, ","), AllowPrivate: true, Delay: -1, Parallel: *parallel}
 	var (
 		r   Result
@@ -107,15 +109,19 @@ func crawlOnly(ctx context.Context, dir string, copt crawl.Options) (Result, err
 	return r, nil
 }
 
-// tableCache is the table's share of the -cache-mb budget.
-var tableCache int64
+// tableCache is the table's share of the -cache-mb budget, and crawlAhead
+// the engine's -crawl-ahead.
+var (
+	tableCache int64
+	crawlAhead int
+)
 
 // oneProcess runs the engine as cmd/search does with seeds, until idle.
 func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool, searches, clients int, words []string) (Result, error) {
 	var writes, batches, lastContent atomic.Int64
 	began := time.Now()
 	e, err := engine.Open(ctx, engine.Config{
-		Dir: dir, Crawl: &copt, Observers: observers.Chain(), Scanners: 2, Workers: 16, CacheBytes: tableCache,
+		Dir: dir, Crawl: &copt, Observers: observers.Chain(), Scanners: 2, Workers: 16, CacheBytes: tableCache, CrawlAhead: crawlAhead,
 		OnApply: func(as []serving.Applied) {
 			writes.Add(int64(len(as)))
 			batches.Add(1)

@@ -95,6 +95,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		mem      = budget.Flag(fs)
 		searches = fs.Int("searches", 0, "engine: once idle, ask this many one-word queries (title words) through the JSON API")
 		clients  = fs.Int("clients", 8, "engine: concurrent search clients of -searches")
+		ahead    = fs.Int("crawl-ahead", 0, "engine: pace the crawl to the chain as search -crawl-ahead `N` does (0: no pacing)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-verify]")
@@ -113,7 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if fs.NArg() > 0 || *runs < 1 || *parallel < 1 {
+	if fs.NArg() > 0 || *runs < 1 || *parallel < 1 || *ahead < 0 {
 		fs.Usage()
 		return 2
 	}
@@ -122,7 +123,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}
-	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, stderr: stderr}
+	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, ahead: *ahead, stderr: stderr}
 	if *fixture > 0 {
 		b.seeds = fixtureSeeds(*seeds)
 	} else if b.seeds, err = seedPaths(*dir, *seeds); err != nil {

@@ -90,6 +90,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		mem      = budget.Flag(fs)
 		scanners = fs.Int("scanners", 2, "notification scanner goroutines of the chain")
 		workers  = fs.Int("index-workers", 16, "observer transactions at once")
+		ahead    = fs.Int("crawl-ahead", 0, "pace the crawl to the indexing chain: fetch no page while more than `N` indexing tasks wait (pages searchable seconds after their fetch during a bulk crawl, which then takes as long as indexing); 0 crawls as fast as the hosts allow")
 		timeout  = fs.Duration("query-timeout", 5*time.Second, "bound on one query")
 		verbose  = fs.Bool("v", false, "log every page and observer failure")
 		quiet    = fs.Bool("q", false, "no progress line on a terminal")
@@ -111,6 +112,10 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 	if err := tf.Validate(); err != nil {
 		fmt.Fprintln(stderr, "search:", err)
+		return 2
+	}
+	if *ahead < 0 {
+		fmt.Fprintf(stderr, "search: -crawl-ahead %d: want 0 (no pacing) or more\n", *ahead)
 		return 2
 	}
 	if *drop != "" {
@@ -181,7 +186,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 
 	mem.Apply(ctx)
-	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, CacheBytes: mem.TableBytes(), IndexName: *name, Logger: log}
+	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, CrawlAhead: *ahead, CacheBytes: mem.TableBytes(), IndexName: *name, Logger: log}
 	if !*noChain {
 		cfg.Observers = observers.Chain()
 	}

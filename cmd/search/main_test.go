@@ -501,3 +501,24 @@ func TestRecrawlSpool(t *testing.T) {
 	}
 	d.waitLog("recrawl request applied", 10*time.Second)
 }
+
+// TestCrawlAhead: a crawl paced to the chain (-crawl-ahead) indexes what
+// an unpaced one does; a negative pace is refused.
+func TestCrawlAhead(t *testing.T) {
+	var out syncBuffer
+	if code := run(context.Background(), []string{"-data", t.TempDir(), "-crawl-ahead", "-1"}, &out, nil); code != 2 || !strings.Contains(out.String(), "-crawl-ahead -1") {
+		t.Errorf("search -crawl-ahead -1 = %d, want 2 and the flag named:\n%s", code, out.String())
+	}
+	if testing.Short() {
+		t.Skip("corpus crawl in -short")
+	}
+	pages := corpus.Pages(t)
+	srv := httptest.NewServer(corpus.Handler(pages, nil))
+	defer srv.Close()
+	d := start(t, "-data", t.TempDir(), "-seeds", srv.URL+"/index.html", "-allow-private", "-delay", "0",
+		"-max-pages", "60", "-no-sitemaps", "-crawl-ahead", "4")
+	st := d.waitIdleWith(5*time.Minute, func(s stats) bool { return s.Indexed > 0 })
+	if st.Pages != 60 || st.Indexed < 50 {
+		t.Errorf("paced crawl idle with %+v, want 60 pages and most indexed", st)
+	}
+}
