@@ -2,7 +2,7 @@
 // process (package engine: crawler, indexing chain, serving feeder), side
 // by side with the bare crawler on the same corpus in the same run.
 //
-//	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-cache-mb 384] [-verify]
+//	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-cache-mb 384] [-crawl-ahead N] [-verify]
 //	bulkbench -fixture N [-modes crawl,engine] [-searches N] [-verify]
 //
 // It serves DIR with http.FileServer on 127.0.0.1, or with -fixture N the
