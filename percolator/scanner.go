@@ -252,8 +252,9 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 
 // collect turns a row's notify cells into a task for the observers this
 // worker runs, skipping notifications that wait for a retry or for their
-// observer's Delay (or, background ones, for the foreground); the earliest time one of the latter becomes ready goes
-// into *soonest (if soonest is not nil and it is earlier).
+// observer's Delay (or, background ones, for the foreground); the
+// earliest time one of the latter becomes ready goes into *soonest (if
+// soonest is not nil and it is earlier).
 func (w *Worker) collect(row string, cells []Cell, soonest *time.Time) (task, bool) {
 	t := task{row: row}
 	now := time.Now()

@@ -47,10 +47,11 @@ type Observer struct {
 	// A background observer with a Delay also yields to the foreground:
 	// while the worker's foreground has a backlog (more tasks waiting
 	// than goroutines to run them, now or less than a second ago), its
-	// rows wait until their oldest notification is MaxDelay old. In a bulk load the foreground's backlog lasts
-	// minutes and PageRank and anchor waves reach a page many times while
-	// it drains; held, the page runs once when the backlog is done (or
-	// every MaxDelay while it lasts), not once a wave.
+	// rows wait until their oldest notification is MaxDelay old. In a
+	// bulk load the foreground's backlog lasts minutes and PageRank and
+	// anchor waves reach a page many times while it drains; held, the
+	// page runs once when the backlog is done (or every MaxDelay while it
+	// lasts), not once a wave.
 	Delay time.Duration
 	// MaxDelay bounds Delay's wait for a row notified again and again, and
 	// a background observer's wait for the foreground; default 10 × Delay.
