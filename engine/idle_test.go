@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// workerStill lets the idle look skip reading the notifications only when
+// the worker runs nothing and ran nothing since the previous look: never
+// while an observer runs, never at the first look after a run.
+func TestWorkerStill(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	obs := percolator.Observer{Name: "block", Column: webtable.DocDirty, Run: func(ctx context.Context, _ *percolator.Tx, _, _ string) error {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}}
+	e, err := Open(context.Background(), Config{Dir: t.TempDir(), Observers: []percolator.Observer{obs}, NoFeeder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	if !e.workerStill() {
+		t.Error("a worker that never ran is not still")
+	}
+	if err := e.DB.Notify(ctx, "r", webtable.DocDirty); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the observer never ran")
+	}
+	if e.workerStill() {
+		t.Error("still while an observer runs")
+	}
+	close(release)
+	for e.Worker.Inflight() > 0 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if e.workerStill() {
+		t.Error("still at the first look after a run")
+	}
+	if !e.workerStill() {
+		t.Error("not still at the second look, with nothing run since the first")
+	}
+}
