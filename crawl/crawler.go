@@ -232,14 +232,15 @@ func (c *Crawler) handle(ctx, fetchCtx context.Context, f *fetcher, j *job) {
 	}
 }
 
+// behindPoll is how often a crawler held by Options.Behind asks again.
+const behindPoll = 20 * time.Millisecond
+
 // dispatch scans the frontier's due rows in time order and hands claimed
 // pages to idle workers, as host politeness allows. It keeps a cursor into
 // the due index and the unprocessed rest of the last batch it read, so one
 // pass over the index spans many wake-ups; it waits for a worker to
-// finish, a host to become ready, the next due time, or a poll.
-// behindPoll is how often a crawler held by Options.Behind asks again.
-const behindPoll = 20 * time.Millisecond
-
+// finish, a host to become ready, the next due time, or a poll. While
+// Options.Behind says the chain is behind, it hands out nothing.
 func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *job) error {
 	inflight := make(map[string]*job, c.opt.Workers)
 	var dispatched int // claimed pages, for MaxPages

@@ -98,7 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ahead    = fs.Int("crawl-ahead", 0, "engine: pace the crawl to the chain as search -crawl-ahead `N` does (0: no pacing)")
 	)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-verify]")
+		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-crawl-ahead N] [-verify]")
 		fmt.Fprintln(stderr, "       bulkbench -fixture N [-modes crawl,engine] [-searches N] [-verify]")
 		fmt.Fprintln(stderr, "Every run's table is a fresh embedded Badger one in a temporary directory (or -keep DIR): bulkbench takes no -table.")
 		fs.PrintDefaults()
