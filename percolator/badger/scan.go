@@ -128,11 +128,9 @@ func (c *cursor) scanFamily(prefix []byte, p *famPlan, fresh bool, out []percola
 	return out, nil
 }
 
-// ReadRows implements percolator.Store. It reads each locality group that a
-// filter names with its own iterator and no other group. Each row is read
-// with its stripe held, from an iterator position taken after the last
-// write to the stripe (seeking back, or making the iterator anew, if need
-// be), so a write to the row is seen whole or not at all.
+// ReadRows implements percolator.Store. A scan of sparse families only
+// reads their in-memory copy (readRowsMirror); any other reads Badger
+// (readRowsBadger).
 func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
 	if s.closed.Load() {
 		return ErrClosed
@@ -153,6 +151,20 @@ func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row str
 	s.atGate.Lock()
 	//lint:ignore SA2001 an empty critical section is the barrier.
 	s.atGate.Unlock()
+	if sparseOnly(ps) {
+		return s.readRowsMirror(ctx, start, end, ps, fn)
+	}
+	return s.readRowsBadger(ctx, start, end, ps, fn)
+}
+
+// readRowsBadger is ReadRows with the plans ps, reading Badger. It reads
+// each locality group that a plan names with its own iterator and no other
+// group. Each row is read with its stripe held, from an iterator position
+// taken after the last write to the stripe (seeking back, or making the
+// iterator anew, if need be), so a write to the row is seen whole or not at
+// all.
+func (s *Store) readRowsBadger(ctx context.Context, start, end string, ps []famPlan, fn func(row string, cells []percolator.Cell) bool) error {
+	var err error
 	// One scan per locality group, with its families in name order.
 	type scan struct {
 		gp  []byte
