@@ -58,6 +58,15 @@
 // The live cells of sparse families (Percolator's locks) are also kept in
 // memory, per stripe, loaded when the store opens and updated while the
 // stripe is still held after each write; reads of them never touch Badger.
+// Scans too: a scan of sparse families only (ReadRows) reads each stripe's
+// copy with the stripe held for reading, never a Badger iterator, so it
+// does not walk the deleted versions (released locks) that Badger keeps
+// until compaction.
+//
+// # Blobs
+//
+// Values of BlobBytes or more, in families neither sparse nor Newest, are
+// stored apart from their cells, in Badger's value log; see blob.go.
 package badger
 
 import (
@@ -69,7 +78,6 @@ import (
 	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -138,6 +146,12 @@ type Options struct {
 	// defaults: a 256 MiB block cache, every table's index in memory
 	// (which grows with the table) and five memtables of 64 MiB.
 	CacheBytes int64
+	// BlobBytes is the size from which a value of a family neither Sparse
+	// nor Newest is stored as a blob, in Badger's value log (see blob.go);
+	// zero means DefaultBlobBytes, a negative value keeps every value in
+	// the LSM tree. Badger's value threshold is set to it as well. In
+	// memory there are no blobs.
+	BlobBytes int64
 }
 
 // cacheOptions applies Options.CacheBytes to bo.
@@ -261,6 +275,9 @@ type Store struct {
 
 	compactMu sync.Mutex // serializes Compact
 	discardTs uint64     // guarded by compactMu
+
+	blobMin int64         // the size from which values are blobs; 0: none
+	blobSeq atomic.Uint64 // the last blob id taken
 }
 
 // Open opens (creating if needed) the store in dir.
@@ -299,6 +316,19 @@ func Open(dir string, opt Options) (*Store, error) {
 		bo = bo.WithMemTableSize(opt.MemTableSize).
 			WithValueThreshold(min(bo.ValueThreshold, opt.MemTableSize/8))
 	}
+	blobMin := opt.BlobBytes
+	switch {
+	case opt.InMemory || blobMin < 0:
+		blobMin = 0
+	case blobMin == 0:
+		blobMin = DefaultBlobBytes
+	}
+	if blobMin > 0 {
+		bo = bo.WithValueThreshold(min(bo.ValueThreshold, blobMin)).
+			// Smaller value log files than Badger's 1 GiB, so that
+			// collecting one frees its space soon after its blobs die.
+			WithValueLogFileSize(64 << 20)
+	}
 	db, err := bdb.OpenManaged(bo)
 	if err != nil {
 		return nil, fmt.Errorf("badger: open %q: %w", dir, err)
@@ -313,6 +343,7 @@ func Open(dir string, opt Options) (*Store, error) {
 		stripes: new([nStripes]stripe),
 		vers:    newVers(),
 		latest:  db.NewTransactionAt(math.MaxUint64, false),
+		blobMin: blobMin,
 	}
 	// Tombstones written before this open are unknown, so assume one may
 	// sit at any existing version.
@@ -322,6 +353,9 @@ func Open(dir string, opt Options) (*Store, error) {
 		s.stripes[i].top.Store(top)
 	}
 	fams, err := s.loadFamilies()
+	if err == nil {
+		err = s.loadBlobSeq()
+	}
 	if err == nil {
 		for _, f := range fams {
 			if f.sparse {
@@ -355,26 +389,31 @@ func (s *Store) Close() error {
 }
 
 // DB returns the underlying Badger database, in managed mode. Writing to it
-// with keys that start with 'c', 'f' or 'z' corrupts the store.
+// with keys that start with 'b', 'c', 'f' or 'z' corrupts the store.
 func (s *Store) DB() *bdb.DB { return s.db }
 
-// Size returns the bytes in the LSM tree's tables and the disk space of the
-// value log files (which Badger preallocates sparsely). Memtables not yet
-// flushed are not counted.
+// Size returns the disk space of the LSM tree's tables and of the value
+// log files (which Badger preallocates sparsely). Memtables not yet
+// flushed are not counted. In memory, lsm is the tables' size.
 func (s *Store) Size() (lsm, vlog int64) {
-	for _, t := range s.db.Tables() {
-		lsm += int64(t.OnDiskSize)
-	}
 	if s.mem {
+		for _, t := range s.db.Tables() {
+			lsm += int64(t.OnDiskSize)
+		}
 		return lsm, 0
 	}
+	// Not TableInfo.OnDiskSize: it adds the value log bytes that the
+	// table's entries point to.
 	ents, _ := os.ReadDir(s.dir)
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".vlog") {
-			continue
-		}
-		if fi, err := os.Stat(filepath.Join(s.dir, e.Name())); err == nil {
+		n := e.Name()
+		fi, err := e.Info()
+		switch {
+		case err != nil: // compacted away meanwhile
+		case strings.HasSuffix(n, ".vlog"):
 			vlog += diskUsage(fi)
+		case strings.HasSuffix(n, ".sst"):
+			lsm += diskUsage(fi)
 		}
 	}
 	return lsm, vlog

@@ -14,6 +14,7 @@ const (
 	opSet  = iota + 1 // a live cell
 	opTomb            // a Badger tombstone
 	opDel             // a metaDeleted marker
+	opBlob            // a live cell whose value is a blob; val is the blob's id
 )
 
 type entry struct {
@@ -32,6 +33,9 @@ type entryID struct {
 type batch struct {
 	entries []entry
 	at      map[entryID]int // later entries for the same key and version replace earlier ones
+	// probes are the cells the batch sets as blobs at a version that may
+	// hold a blob already: key and version, to look up before the flush.
+	probes []entry
 }
 
 func (b *batch) add(e entry) {
@@ -70,9 +74,51 @@ func (b *batch) add(e entry) {
 // to write. Entries of several versions need a managed write batch, which
 // Badger commits without those marks (so a crash in mid-write may keep part
 // of it) and, when it outgrows a transaction, in several commits.
+//
+// A write of several versions that sets or deletes blobs goes in three
+// steps: the blobs it sets, its cell entries, then the deletions of blobs
+// (see blob.go), so that no crash leaves a cell whose blob is missing.
 func (s *Store) flush(entries []entry) error {
 	s.gate.RLock()
 	defer s.gate.RUnlock()
+	if sameVersion(entries) {
+		return s.flushAll(entries)
+	}
+	n := len(entries)
+	var sets, tombs []entry
+	for _, e := range entries {
+		if e.key[0] == tagBlob {
+			n--
+		}
+	}
+	if n == len(entries) {
+		return s.flushAll(entries)
+	}
+	cells := make([]entry, 0, n)
+	for _, e := range entries {
+		switch {
+		case e.key[0] != tagBlob:
+			cells = append(cells, e)
+		case e.op == opTomb:
+			tombs = append(tombs, e)
+		default:
+			sets = append(sets, e)
+		}
+	}
+	for _, step := range [][]entry{sets, cells, tombs} {
+		if len(step) == 0 {
+			continue
+		}
+		if err := s.flushAll(step); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushAll writes entries to Badger, in one managed transaction if they
+// all have one version, else in a managed write batch.
+func (s *Store) flushAll(entries []entry) error {
 	if sameVersion(entries) {
 		err := s.commitAt(entries)
 		if !errors.Is(err, bdb.ErrTxnTooBig) {
@@ -137,6 +183,8 @@ func (e *entry) badger() *bdb.Entry {
 	switch {
 	case e.op == opDel:
 		return bdb.NewEntry(e.key, []byte{0}).WithMeta(metaDeleted)
+	case e.op == opBlob:
+		return bdb.NewEntry(e.key, e.val).WithMeta(metaBlob)
 	case len(e.val) == 0:
 		return bdb.NewEntry(e.key, []byte{0}).WithMeta(metaEmpty)
 	}

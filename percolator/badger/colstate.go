@@ -66,10 +66,12 @@ func (c *colStates) add(cs *colState) {
 	}
 }
 
-// set records a SetCell at ts in cs. Every tombstone above the new version
-// would make compaction drop the new cell, so it is overwritten with a
-// metaDeleted marker at the same version, which reads the same.
-func (cs *colState) set(b *batch, key []byte, ts uint64, val []byte) {
+// set records a SetCell at ts in cs, of a value stored as blob id if id is
+// not 0. Every tombstone above the new version would make compaction drop
+// the new cell, so it is overwritten with a metaDeleted marker at the same
+// version, which reads the same. A blob of the version it replaces is
+// deleted.
+func (cs *colState) set(b *batch, key []byte, ts uint64, val []byte, id uint64) {
 	ver := ts + 1
 	n := 0
 	for _, t := range cs.tombs {
@@ -82,7 +84,7 @@ func (cs *colState) set(b *batch, key []byte, ts uint64, val []byte) {
 		}
 	}
 	cs.tombs = cs.tombs[:n]
-	v := version{ts: ts}
+	v := version{ts: ts, blob: id}
 	if cs.f.sparse && len(val) > 0 {
 		v.val = bytes.Clone(val)
 	}
@@ -96,9 +98,19 @@ func (cs *colState) set(b *batch, key []byte, ts uint64, val []byte) {
 		return 0
 	})
 	if found {
+		deleteBlob(b, cs.live[j])
 		cs.live[j] = v
 	} else {
 		cs.live = slices.Insert(cs.live, j, v)
+	}
+}
+
+// deleteBlob adds to b the deletion of v's blob, if it has one: a
+// tombstone one version above the blob, so that compaction counts the
+// value it drops (see blob.go).
+func deleteBlob(b *batch, v version) {
+	if v.blob != 0 {
+		b.add(entry{key: blobKey(v.blob), ver: v.ts + 2, op: opTomb})
 	}
 }
 
@@ -136,9 +148,13 @@ func (s *Store) loadRaw(key []byte, cs *colState) error {
 		}
 		switch item.UserMeta() {
 		case metaDeleted:
-		case metaLive, metaEmpty:
+		case metaLive, metaEmpty, metaBlob:
 			if live {
-				cs.live = append(cs.live, version{ts: ver - 1})
+				id, err := blobRef(item)
+				if err != nil {
+					return fmt.Errorf("badger: read %q: %w", key, err)
+				}
+				cs.live = append(cs.live, version{ts: ver - 1, blob: id})
 			}
 		default:
 			return fmt.Errorf("%w: key %q has user meta %d", ErrCorrupt, key, item.UserMeta())
@@ -155,13 +171,13 @@ func (s *Store) loadLive(key []byte) ([]version, error) {
 	defer it.Close()
 	p := newPicker([]percolator.Filter{{}})
 	it.Seek(key)
-	cells, err := walkKey(it, key, &p, "", "", nil)
+	cells, err := s.walkKey(it, key, &p, "", "", nil)
 	if err != nil {
 		return nil, err
 	}
 	vs := make([]version, len(cells))
 	for i, c := range cells {
-		vs[i] = version{c.Ts, c.Value}
+		vs[i] = version{ts: c.Ts, val: c.Value}
 	}
 	return vs, nil
 }

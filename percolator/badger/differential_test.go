@@ -47,7 +47,14 @@ var (
 
 const diffTopTs = 40 // timestamps are mostly in [1, diffTopTs]
 
-func TestDifferential(t *testing.T) {
+func TestDifferential(t *testing.T) { testDifferential(t, 0) }
+
+// TestDifferentialBlobs stores nearly every value as a blob.
+func TestDifferentialBlobs(t *testing.T) { testDifferential(t, 2) }
+
+// testDifferential runs the differential test on a store with
+// Options.BlobBytes blobBytes.
+func testDifferential(t *testing.T, blobBytes int64) {
 	seed := rand.Uint64()
 	if s := os.Getenv("BADGER_DIFF_SEED"); s != "" {
 		var err error
@@ -66,7 +73,7 @@ func TestDifferential(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d, %d operations (BADGER_DIFF_SEED=%d to repeat)", seed, ops, seed)
-	d := newDiff(t, seed)
+	d := newDiff(t, seed, blobBytes)
 	for i := range ops {
 		d.step(i)
 		if t.Failed() {
@@ -92,13 +99,15 @@ type diff struct {
 	// no read bounded below it happens after.
 	safe uint64
 	log  []string // the last operations, shown on failure
+	blob int64    // the store's Options.BlobBytes
 }
 
 type colID struct{ row, fam, col string }
 
-func newDiff(t *testing.T, seed uint64) *diff {
+func newDiff(t *testing.T, seed uint64, blobBytes int64) *diff {
 	d := &diff{
 		t:     t,
+		blob:  blobBytes,
 		rnd:   rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		dir:   t.TempDir(),
 		model: storetest.NewModel(),
@@ -117,7 +126,7 @@ func newDiff(t *testing.T, seed uint64) *diff {
 }
 
 func (d *diff) open() {
-	st, err := badger.Open(d.dir, badger.Options{MemTableSize: 1 << 20})
+	st, err := badger.Open(d.dir, badger.Options{MemTableSize: 1 << 20, BlobBytes: d.blob})
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -508,6 +517,13 @@ func (d *diff) compareAll(when string) {
 	}
 	if !sameRows(got, want, fs) {
 		d.fail("%s: table\n got %s\nwant %s", when, showRows(got), showRows(want))
+	}
+	if err := d.st.CheckBlobs(); err != nil {
+		msg := err.Error()
+		if len(msg) > 2000 {
+			msg = msg[:2000] + "…"
+		}
+		d.fail("%s: blobs: %s", when, msg)
 	}
 	if err := d.st.CheckSparse(); err != nil {
 		msg := err.Error()

@@ -2,8 +2,14 @@ package badger
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	bdb "github.com/dgraph-io/badger/v4"
 )
 
 // CellKey is the Badger key of a cell, for tests that inspect Badger.
@@ -92,3 +98,74 @@ func SetScanCursorHook(t interface{ Cleanup(func()) }, f func()) {
 
 // SameStripe reports whether rows a and b share a row lock.
 func (s *Store) SameStripe(a, b string) bool { return s.stripe(a) == s.stripe(b) }
+
+// CheckBlobs checks that every live cell that refers to a blob finds it,
+// and that every blob not deleted is referred to by exactly one live cell
+// (none is left behind by a deletion or an overwrite).
+func (s *Store) CheckBlobs() error {
+	txn := s.db.NewTransactionAt(math.MaxUint64, false)
+	defer txn.Discard()
+	refs := make(map[uint64]string)
+	it := txn.NewIterator(bdb.IteratorOptions{Prefix: []byte{tagCell}, AllVersions: true})
+	var dead []byte // a key below whose tombstone nothing is live
+	for it.Rewind(); it.Valid(); it.Next() {
+		item := it.Item()
+		if dead != nil && bytes.Equal(item.Key(), dead) {
+			continue
+		}
+		if item.IsDeletedOrExpired() {
+			dead = item.KeyCopy(dead[:0])
+			continue
+		}
+		id, err := blobRef(item)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if id == 0 {
+			continue
+		}
+		at := fmt.Sprintf("%q@%d", item.Key(), item.Version())
+		if other, ok := refs[id]; ok {
+			it.Close()
+			return fmt.Errorf("blob %d referred to by %s and %s", id, other, at)
+		}
+		refs[id] = at
+	}
+	it.Close()
+	live := make(map[uint64]bool)
+	bt := txn.NewIterator(bdb.IteratorOptions{Prefix: []byte{tagBlob}})
+	defer bt.Close()
+	for bt.Rewind(); bt.Valid(); bt.Next() {
+		live[binary.BigEndian.Uint64(bt.Item().Key()[1:])] = true
+	}
+	var errs []string
+	for id, at := range refs {
+		if !live[id] {
+			errs = append(errs, fmt.Sprintf("%s: blob %d missing", at, id))
+		}
+	}
+	for id := range live {
+		if _, ok := refs[id]; !ok {
+			errs = append(errs, fmt.Sprintf("blob %d left behind", id))
+		}
+	}
+	if len(errs) > 0 {
+		slices.Sort(errs)
+		return fmt.Errorf("%d blob errors: %s", len(errs), strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Blobs returns the number of blobs not deleted.
+func (s *Store) Blobs() int {
+	txn := s.db.NewTransactionAt(math.MaxUint64, false)
+	defer txn.Discard()
+	it := txn.NewIterator(bdb.IteratorOptions{Prefix: []byte{tagBlob}})
+	defer it.Close()
+	n := 0
+	for it.Rewind(); it.Valid(); it.Next() {
+		n++
+	}
+	return n
+}

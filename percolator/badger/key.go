@@ -12,6 +12,7 @@ import (
 //	tagCell   esc(group) esc(row) esc(family) esc(column)   one Badger version per cell version
 //	tagFamily family name                                    the persisted Family declaration
 //	tagFlush  (nothing)                                      a throwaway key Compact drops to flush memtables
+//	tagBlob   big-endian id                                  a large cell value (see blob.go)
 //
 // esc(x) is x with every 0x00 replaced by 0x00 0xFF, followed by the
 // terminator 0x00 0x01. The encoding is order-preserving and prefix-free: a <

@@ -23,26 +23,17 @@ const (
 	// metaDeleted hides this version only, where a tombstone would hide
 	// older live versions too. Its value is a placeholder byte.
 	metaDeleted
+	// metaBlob is a live cell whose value is a blob (see blob.go); the
+	// Badger value is the blob's id.
+	metaBlob
 )
-
-// itemValue returns a copy of a live item's cell value (nil when empty).
-func itemValue(item *bdb.Item) ([]byte, error) {
-	if item.UserMeta() == metaEmpty {
-		return nil, nil
-	}
-	v, err := item.ValueCopy(nil)
-	if len(v) == 0 {
-		v = nil
-	}
-	return v, err
-}
 
 // walkKey consumes the versions of key from it, which must be positioned at
 // key's newest version of interest, and appends the cells p selects. It
 // applies the deletion rules: a tombstone ends the column (nothing older is
 // live), a metaDeleted entry hides its own version. It may leave it at any
 // version of key; callers that go on call skipKey.
-func walkKey(it *bdb.Iterator, key []byte, p *picker, fam, col string, out []percolator.Cell) ([]percolator.Cell, error) {
+func (s *Store) walkKey(it *bdb.Iterator, key []byte, p *picker, fam, col string, out []percolator.Cell) ([]percolator.Cell, error) {
 	for ; it.Valid(); it.Next() {
 		item := it.Item()
 		if !bytes.Equal(item.Key(), key) || item.IsDeletedOrExpired() {
@@ -51,7 +42,7 @@ func walkKey(it *bdb.Iterator, key []byte, p *picker, fam, col string, out []per
 		switch item.UserMeta() {
 		case metaDeleted:
 			continue
-		case metaLive, metaEmpty:
+		case metaLive, metaEmpty, metaBlob:
 		default:
 			return out, fmt.Errorf("%w: key %q has user meta %d", ErrCorrupt, key, item.UserMeta())
 		}
@@ -59,7 +50,7 @@ func walkKey(it *bdb.Iterator, key []byte, p *picker, fam, col string, out []per
 		if p.take(ts) {
 			c := percolator.Cell{Family: fam, Column: col, Ts: ts}
 			if p.vals {
-				v, err := itemValue(item)
+				v, err := s.itemValue(item)
 				if err != nil {
 					return out, fmt.Errorf("badger: read %q: %w", key, err)
 				}
@@ -172,12 +163,12 @@ func (s *Store) readCached(st *stripe, dst []percolator.Cell, filters []percolat
 		if !fl.KeysOnly {
 			txn := s.db.NewTransactionAt(ver, false)
 			item, err := txn.Get(pre.key)
-			if err != nil || item.Version() != ver || (item.UserMeta() != metaLive && item.UserMeta() != metaEmpty) {
+			if err != nil || item.Version() != ver || !isLive(item.UserMeta()) {
 				// Not what the cache said (see readColumn).
 				txn.Discard()
 				return nil, false
 			}
-			c.Value, err = itemValue(item)
+			c.Value, err = s.itemValue(item)
 			txn.Discard()
 			if err != nil {
 				return nil, false
@@ -499,8 +490,8 @@ func (s *Store) readColumn(rt *readTxn, st *stripe, row string, f *family, col s
 				return append(out, c), nil
 			}
 			item, err := rt.at(s.db, ver).Get(key)
-			if err == nil && item.Version() == ver && (item.UserMeta() == metaLive || item.UserMeta() == metaEmpty) {
-				if c.Value, err = itemValue(item); err != nil {
+			if err == nil && item.Version() == ver && isLive(item.UserMeta()) {
+				if c.Value, err = s.itemValue(item); err != nil {
 					return nil, fmt.Errorf("badger: read %q: %w", row, err)
 				}
 				return append(out, c), nil
@@ -552,14 +543,14 @@ func (s *Store) readColumn(rt *readTxn, st *stripe, row string, f *family, col s
 			if fl.MinTs == fl.Max() {
 				return out, nil
 			}
-		case metaLive, metaEmpty:
+		case metaLive, metaEmpty, metaBlob:
 			ts := item.Version() - 1
 			if ts < fl.MinTs {
 				return out, nil
 			}
 			c := percolator.Cell{Family: f.name, Column: col, Ts: ts}
 			if !fl.KeysOnly {
-				if c.Value, err = itemValue(item); err != nil {
+				if c.Value, err = s.itemValue(item); err != nil {
 					return nil, fmt.Errorf("badger: read %q: %w", row, err)
 				}
 			}
@@ -570,5 +561,5 @@ func (s *Store) readColumn(rt *readTxn, st *stripe, row string, f *family, col s
 	defer it.Close()
 	p := newPicker(fs)
 	it.Seek(key)
-	return walkKey(it, key, &p, f.name, col, out)
+	return s.walkKey(it, key, &p, f.name, col, out)
 }

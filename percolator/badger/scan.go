@@ -92,7 +92,7 @@ func (c *cursor) scanFamily(prefix []byte, p *famPlan, fresh bool, out []percola
 				continue
 			}
 			pk = newPicker(forColumn(p.fs, col))
-			if out, err = walkKey(it, key, &pk, p.f.name, col, out); err != nil {
+			if out, err = c.s.walkKey(it, key, &pk, p.f.name, col, out); err != nil {
 				return nil, err
 			}
 		}
@@ -120,7 +120,7 @@ func (c *cursor) scanFamily(prefix []byte, p *famPlan, fresh bool, out []percola
 		}
 		key = it.Item().KeyCopy(nil)
 		pk = newPicker(forColumn(p.fs, col))
-		if out, err = walkKey(it, key, &pk, p.f.name, col, out); err != nil {
+		if out, err = c.s.walkKey(it, key, &pk, p.f.name, col, out); err != nil {
 			return nil, err
 		}
 		skipKey(it, key)

@@ -22,6 +22,9 @@ type famCol struct{ fam, col string }
 type version struct {
 	ts  uint64
 	val []byte
+	// blob is the id of the version's blob (see blob.go), 0 if none; in
+	// column states only.
+	blob uint64
 }
 
 // readSparse appends the cells of row in the sparse family p.f that p
@@ -160,7 +163,7 @@ func (s *Store) scanSparse(f *family, fn func(row string, fc famCol, vs []versio
 		key = it.Item().KeyCopy(nil)
 		pk = newPicker(all)
 		var err error
-		if cells, err = walkKey(it, key, &pk, fam, col, cells[:0]); err != nil {
+		if cells, err = s.walkKey(it, key, &pk, fam, col, cells[:0]); err != nil {
 			return err
 		}
 		skipKey(it, key)
@@ -169,7 +172,7 @@ func (s *Store) scanSparse(f *family, fn func(row string, fc famCol, vs []versio
 		}
 		vs := make([]version, len(cells))
 		for i, c := range cells {
-			vs[i] = version{c.Ts, c.Value}
+			vs[i] = version{ts: c.Ts, val: c.Value}
 		}
 		fn(row, famCol{fam, col}, vs)
 	}

@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -65,9 +66,12 @@ func (s *Store) write(fams *famSet, ops []rowOp) error {
 	}
 	var b batch
 	var vbuf [4]verChange
-	vers := toEntries(ops, keys, famOf, &cols, &b, vbuf[:0])
+	vers := s.toEntries(ops, keys, famOf, &cols, &b, vbuf[:0])
 	if len(b.entries) == 0 {
 		return nil
+	}
+	if err := s.replacedBlobs(&b); err != nil {
+		return err
 	}
 	err = s.flush(b.entries)
 	s.publish(ops, &cols, vers, err)
@@ -131,7 +135,7 @@ func (s *Store) loadCols(cols *colStates) error {
 // found, into entries of b, in order, and appends to vers the changes of
 // the newest-version cache they make. It updates the column states and the
 // stripes' highest version and tombstone as it goes.
-func toEntries(ops []rowOp, keys [][]byte, famOf []*family, cols *colStates, b *batch, vers []verChange) []verChange {
+func (s *Store) toEntries(ops []rowOp, keys [][]byte, famOf []*family, cols *colStates, b *batch, vers []verChange) []verChange {
 	i := 0
 	for _, op := range ops {
 		for _, m := range op.muts {
@@ -148,10 +152,23 @@ func toEntries(ops []rowOp, keys [][]byte, famOf []*family, cols *colStates, b *
 				if ver > top {
 					op.st.top.Store(ver)
 				}
-				if cs != nil {
-					cs.set(b, key, m.Ts, m.Value)
+				var id uint64
+				if s.blobbed(f, m.Value) {
+					id = s.newBlob()
+					b.add(entry{key: blobKey(id), ver: ver, op: opSet, val: m.Value})
 				}
-				b.add(entry{key: key, ver: ver, op: opSet, val: m.Value})
+				if cs != nil {
+					cs.set(b, key, m.Ts, m.Value, id)
+				}
+				if ver <= top && s.mayBlob(f) && (cs == nil || !cs.needRaw) {
+					// The write may replace a cell whose value is a blob.
+					b.probes = append(b.probes, entry{key: key, ver: ver})
+				}
+				if id != 0 {
+					b.add(entry{key: key, ver: ver, op: opBlob, val: binary.BigEndian.AppendUint64(nil, id)})
+				} else {
+					b.add(entry{key: key, ver: ver, op: opSet, val: m.Value})
+				}
 				if f.newest {
 					// Above every version of the stripe, the column's
 					// newest; otherwise maybe not.
@@ -165,6 +182,7 @@ func toEntries(ops []rowOp, keys [][]byte, famOf []*family, cols *colStates, b *
 				if f.newest && j == 0 {
 					vers = append(vers, verChange{st: op.st, key: key})
 				}
+				deleteBlob(b, cs.live[j])
 				cs.live = slices.Delete(cs.live, j, j+1)
 				ver := m.Ts + 1
 				if j < len(cs.live) {
@@ -190,6 +208,7 @@ func toEntries(ops []rowOp, keys [][]byte, famOf []*family, cols *colStates, b *
 				for _, v := range cs.live[j:] {
 					b.add(entry{key: key, ver: v.ts + 1, op: opTomb})
 					cs.tombs = insertDesc(cs.tombs, v.ts+1)
+					deleteBlob(b, v)
 				}
 				op.st.tomb = max(op.st.tomb, cs.live[j].ts+1)
 				cs.live = cs.live[:j]

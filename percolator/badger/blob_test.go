@@ -1,0 +1,94 @@
+package badger_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/storetest"
+)
+
+// TestStoreBlobs runs the contract suite with every value of a byte or
+// more stored as a blob.
+func TestStoreBlobs(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) percolator.Store {
+		s, err := badger.Open(t.TempDir(), badger.Options{BlobBytes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return blobChecked{s, t}
+	})
+}
+
+// blobChecked is a store that checks its blobs when it is closed.
+type blobChecked struct {
+	*badger.Store
+	t *testing.T
+}
+
+func (s blobChecked) Close() error {
+	if err := s.CheckBlobs(); err != nil {
+		s.t.Error(err)
+	}
+	return s.Store.Close()
+}
+
+// Blobs of deleted versions give their space back: written, deleted (by
+// DeleteCell, DeleteOlder and an overwrite of the same version) and
+// compacted, they leave the value log to what is live.
+func TestBlobSpaceReclaimed(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, t.TempDir(), badger.Options{})
+	const rows, size = 64, 256 << 10 // 16 MiB a round
+	val := func(i, round int) []byte {
+		return bytes.Repeat([]byte{byte(i), byte(round)}, size/2)
+	}
+	var peak int64
+	for round := range 12 {
+		ts := uint64(10 * (round + 1))
+		for i := range rows {
+			row := fmt.Sprintf("r%03d", i)
+			var muts []percolator.Mutation
+			switch i % 3 {
+			case 0: // a new version; the older ones go
+				muts = []percolator.Mutation{
+					{Op: percolator.SetCell, Family: "d", Column: "body", Ts: ts, Value: val(i, round)},
+					delOlder("d", "body", ts),
+				}
+			case 1: // the same version again
+				muts = []percolator.Mutation{{Op: percolator.SetCell, Family: "d", Column: "body", Ts: 5, Value: val(i, round)}}
+			case 2: // a new version, then the old one deleted alone
+				muts = []percolator.Mutation{{Op: percolator.SetCell, Family: "d", Column: "body", Ts: ts, Value: val(i, round)}}
+				if round > 0 {
+					muts = append(muts, del("d", "body", ts-10))
+				}
+			}
+			mutate(t, s, row, muts...)
+		}
+		if err := s.Compact(ctx, ts); err != nil {
+			t.Fatal(err)
+		}
+		lsm, vlog := s.Size()
+		peak = max(peak, lsm+vlog)
+		t.Logf("round %d: lsm %d KiB, vlog %d MiB, %d blobs", round, lsm>>10, vlog>>20, s.Blobs())
+		if err := s.CheckBlobs(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.Blobs(); n != rows {
+		t.Errorf("%d blobs, want one a row (%d)", n, rows)
+	}
+	for i := range rows {
+		cells, err := s.ReadRow(ctx, fmt.Sprintf("r%03d", i), percolator.Filter{Family: "d", Column: "body", Latest: true})
+		if err != nil || len(cells) != 1 || !bytes.Equal(cells[0].Value, val(i, 11)) {
+			t.Fatalf("row %d: %d cells, %v", i, len(cells), err)
+		}
+	}
+	// 12 rounds wrote 192 MiB; 16 MiB are live.
+	if written := int64(12 * rows * size); peak > written/3 {
+		t.Fatalf("peak %d MiB on disk for %d MiB written, 16 live: space not reclaimed", peak>>20, written>>20)
+	}
+}
