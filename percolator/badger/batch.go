@@ -105,9 +105,14 @@ func (s *Store) flush(entries []entry) error {
 			sets = append(sets, e)
 		}
 	}
-	for _, step := range [][]entry{sets, cells, tombs} {
+	for i, step := range [][]entry{sets, cells, tombs} {
 		if len(step) == 0 {
 			continue
+		}
+		if testHookFlushStep != nil {
+			if err := testHookFlushStep(i); err != nil {
+				return err
+			}
 		}
 		if err := s.flushAll(step); err != nil {
 			return err
@@ -115,6 +120,11 @@ func (s *Store) flush(entries []entry) error {
 	}
 	return nil
 }
+
+// testHookFlushStep, if set, runs before each step of a write in steps
+// (0: blobs set, 1: cells, 2: blobs deleted); an error ends the write
+// there, as a crash would.
+var testHookFlushStep func(step int) error
 
 // flushAll writes entries to Badger, in one managed transaction if they
 // all have one version, else in a managed write batch.

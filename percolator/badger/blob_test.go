@@ -3,7 +3,9 @@ package badger_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/caffeine-go/caffeine/percolator"
@@ -91,4 +93,72 @@ func TestBlobSpaceReclaimed(t *testing.T) {
 	if written := int64(12 * rows * size); peak > written/3 {
 		t.Fatalf("peak %d MiB on disk for %d MiB written, 16 live: space not reclaimed", peak>>20, written>>20)
 	}
+}
+
+// A write of several versions that stops after any of its steps, as a
+// crash would stop it, leaves no cell whose blob is missing: blobs are
+// written before the cells that refer to them and deleted after the
+// cells that referred to them. The store is reopened after each stop.
+func TestBlobWriteStopsNoneMissing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := badger.Open(dir, badger.Options{BlobBytes: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close() }()
+	if err := s.EnsureFamilies(ctx, storetest.Families); err != nil {
+		t.Fatal(err)
+	}
+	errCrash := errors.New("crash")
+	r := rand.New(rand.NewPCG(1, 2))
+	stop := -1 // the step a write stops before; -1: none
+	badger.SetFlushStepHook(t, func(step int) error {
+		if step == stop {
+			return errCrash
+		}
+		return nil
+	})
+	const writes = 120
+	stops := 0
+	for i := range writes {
+		row := fmt.Sprintf("r%d", r.IntN(8))
+		ts := uint64(10 + i)
+		// Several versions in one write: a new blob, a deletion of an
+		// older one, and a write record at another version.
+		muts := []percolator.Mutation{
+			set("d", "body", ts, fmt.Sprintf("a value of some length %d", i)),
+			delOlder("d", "body", ts),
+			set("w", "body", ts+1, "w"),
+		}
+		if r.IntN(4) == 0 {
+			muts = append(muts, del("d", "body", ts))
+		}
+		stop = r.IntN(4) // 3: no stop
+		err := s.MutateRows(ctx, []percolator.RowMutation{{Row: row, Mutations: muts}})
+		if err != nil && !errors.Is(err, errCrash) {
+			t.Fatal(err)
+		}
+		if err != nil {
+			stops++
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if s, err = badger.Open(dir, badger.Options{BlobBytes: 8}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stopped := stop
+		stop = -1
+		if err := s.CheckBlobsFound(); err != nil {
+			t.Fatalf("after write %d (stopped before step %d): %v", i, stopped, err)
+		}
+		if _, err := s.ReadRow(ctx, row, percolator.Filter{Family: "d"}); err != nil {
+			t.Fatalf("after write %d (stopped before step %d): %v", i, stopped, err)
+		}
+	}
+	if stops == 0 {
+		t.Fatal("no write was stopped")
+	}
+	t.Logf("%d of %d writes stopped", stops, writes)
 }
