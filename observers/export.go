@@ -30,9 +30,13 @@ func ExportObserver() percolator.Observer {
 // page linked by many pages is exported once after the backlog, not once
 // a linker or a wave, and the anchors and PageRank the index shows are at
 // most BackgroundMaxDelay (plus the backlog) behind the table. Content
-// changes (export) are not delayed.
+// changes (export) are not delayed. Two background observers in a row
+// (elect-rank, then export-links for the targets it re-credits) wait
+// twice: at 5 s that was most of the handbook's time from the last
+// content to idle; at 1 s PageRank's waves after a bulk crawl each
+// became an export (BENCHMARKS.md § Bulk crawl).
 const (
-	BackgroundDelay    = 5 * time.Second
+	BackgroundDelay    = 3 * time.Second
 	BackgroundMaxDelay = time.Minute
 )
 
