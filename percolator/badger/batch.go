@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	bdb "github.com/dgraph-io/badger/v4"
 )
@@ -81,23 +82,13 @@ func (b *batch) add(e entry) {
 func (s *Store) flush(entries []entry) error {
 	s.gate.RLock()
 	defer s.gate.RUnlock()
-	if sameVersion(entries) {
+	if sameVersion(entries) || !slices.ContainsFunc(entries, isBlobEntry) {
 		return s.flushAll(entries)
 	}
-	n := len(entries)
-	var sets, tombs []entry
-	for _, e := range entries {
-		if e.key[0] == tagBlob {
-			n--
-		}
-	}
-	if n == len(entries) {
-		return s.flushAll(entries)
-	}
-	cells := make([]entry, 0, n)
+	var sets, cells, tombs []entry
 	for _, e := range entries {
 		switch {
-		case e.key[0] != tagBlob:
+		case !isBlobEntry(e):
 			cells = append(cells, e)
 		case e.op == opTomb:
 			tombs = append(tombs, e)
@@ -120,6 +111,9 @@ func (s *Store) flush(entries []entry) error {
 	}
 	return nil
 }
+
+// isBlobEntry reports whether e sets or deletes a blob.
+func isBlobEntry(e entry) bool { return e.key[0] == tagBlob }
 
 // testHookFlushStep, if set, runs before each step of a write in steps
 // (0: blobs set, 1: cells, 2: blobs deleted); an error ends the write

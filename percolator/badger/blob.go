@@ -70,14 +70,16 @@ func (s *Store) blobbed(f *family, val []byte) bool {
 	return int64(len(val)) >= s.blobMin && s.mayBlob(f)
 }
 
-// newBlob returns an id no blob of the store has had.
+// newBlob returns an id that no blob in Badger has (see loadBlobSeq).
 func (s *Store) newBlob() uint64 { return s.blobSeq.Add(1) }
 
 // loadBlobSeq sets the blob id sequence above every blob in Badger.
 func (s *Store) loadBlobSeq() error {
 	txn := s.db.NewTransactionAt(math.MaxUint64, false)
 	defer txn.Discard()
-	// Deleted blobs too: an id is never reused, even after a crash.
+	// Deleted blobs too, while their tombstones last: an id is taken again
+	// only once compaction has dropped everything of its blob, and the
+	// cells that referred to it are hidden by then.
 	it := txn.NewIterator(bdb.IteratorOptions{Prefix: []byte{tagBlob}, Reverse: true, AllVersions: true})
 	defer it.Close()
 	it.Seek(blobKey(math.MaxUint64))
@@ -99,11 +101,11 @@ func (s *Store) itemValue(item *bdb.Item) ([]byte, error) {
 	case metaEmpty:
 		return nil, nil
 	case metaBlob:
-		ref, err := item.ValueCopy(nil)
+		id, err := blobRef(item)
 		if err != nil {
 			return nil, err
 		}
-		return s.blobValue(ref)
+		return s.blobValue(id)
 	}
 	v, err := item.ValueCopy(nil)
 	if len(v) == 0 {
@@ -117,12 +119,8 @@ func (s *Store) itemValue(item *bdb.Item) ([]byte, error) {
 // is retried); otherwise the store is corrupt.
 var errBlobMissing = fmt.Errorf("%w: blob missing", ErrCorrupt)
 
-// blobValue returns a copy of the blob a metaBlob entry's value refers to.
-func (s *Store) blobValue(ref []byte) ([]byte, error) {
-	id, err := blobID(ref)
-	if err != nil {
-		return nil, err
-	}
+// blobValue returns a copy of blob id's value.
+func (s *Store) blobValue(id uint64) ([]byte, error) {
 	item, err := s.latest.Get(blobKey(id))
 	if errors.Is(err, bdb.ErrKeyNotFound) {
 		return nil, fmt.Errorf("%w: id %d", errBlobMissing, id)
