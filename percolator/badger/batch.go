@@ -39,15 +39,29 @@ type batch struct {
 	probes []entry
 }
 
+// find returns the entry of b for key at version ver, or nil.
+func (b *batch) find(key []byte, ver uint64) *entry {
+	if b.at != nil {
+		if i, ok := b.at[entryID{string(key), ver}]; ok {
+			return &b.entries[i]
+		}
+		return nil
+	}
+	for i := range b.entries {
+		if b.entries[i].ver == ver && bytes.Equal(b.entries[i].key, key) {
+			return &b.entries[i]
+		}
+	}
+	return nil
+}
+
 func (b *batch) add(e entry) {
 	// Most writes have a handful of entries: a linear search beats hashing.
 	const small = 16
 	if b.at == nil {
-		for i := range b.entries {
-			if b.entries[i].ver == e.ver && bytes.Equal(b.entries[i].key, e.key) {
-				b.entries[i] = e
-				return
-			}
+		if p := b.find(e.key, e.ver); p != nil {
+			*p = e
+			return
 		}
 		if len(b.entries) < small {
 			b.entries = append(b.entries, e)

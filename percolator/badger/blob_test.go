@@ -162,3 +162,28 @@ func TestBlobWriteStopsNoneMissing(t *testing.T) {
 	}
 	t.Logf("%d of %d writes stopped", stops, writes)
 }
+
+// A write that sets one cell twice, at one version, keeps the blob of the
+// second value only, whether the second value is a blob or not.
+func TestBlobSetTwiceInOneWrite(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, t.TempDir(), badger.Options{BlobBytes: 8})
+	for i, second := range []string{"a second long value", "short"} {
+		row := fmt.Sprintf("r%d", i)
+		mutate(t, s, row,
+			set("d", "body", 5, "a first long value"),
+			set("d", "body", 5, second))
+		if cells := read(t, s, row, percolator.Filter{Family: "d"}); len(cells) != 1 || string(cells[0].Value) != second {
+			t.Fatalf("row %s reads %v, want %q", row, cells, second)
+		}
+		if err := s.CheckBlobs(); err != nil {
+			t.Fatalf("second value %q: %v", second, err)
+		}
+	}
+	if err := s.Compact(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckBlobs(); err != nil {
+		t.Fatal(err)
+	}
+}

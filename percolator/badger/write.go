@@ -159,6 +159,10 @@ func (s *Store) toEntries(ops []rowOp, keys [][]byte, famOf []*family, cols *col
 				}
 				if cs != nil {
 					cs.set(b, key, m.Ts, m.Value, id)
+				} else if p := b.find(key, ver); p != nil && p.op == opBlob {
+					// The write set this cell already, as a blob that
+					// this value replaces (cs.set sees to that itself).
+					deleteBlob(b, version{ts: m.Ts, blob: binary.BigEndian.Uint64(p.val)})
 				}
 				if ver <= top && s.mayBlob(f) && (cs == nil || !cs.needRaw) {
 					// The write may replace a cell whose value is a blob.
