@@ -59,6 +59,7 @@ func total(ws []*percolator.Worker, name string) (s percolator.ObserverStats) {
 			if x.Name == name {
 				s.Runs += x.Runs
 				s.Commits += x.Commits
+				s.Empty += x.Empty
 				s.Conflicts += x.Conflicts
 				s.Failures += x.Failures
 				s.Parked += x.Parked

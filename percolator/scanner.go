@@ -25,12 +25,18 @@ func (w *Worker) scan(bg bool) {
 		due = time.Time{}
 		if bg {
 			w.held.Store(false)
+			w.chainWait.Store(false)
 		}
 		found, soonest, read, err := w.pass(w.ctx, randomRow(), bg)
 		if err != nil {
 			if w.ctx.Err() == nil {
 				w.opt.Logger.Warn("notification scan failed", "err", err)
 			}
+		}
+		if bg && err == nil && w.settle(time.Now()) && found == 0 {
+			// The worker settled since the pass began: pass again for
+			// the chained work it may run now (chained.go).
+			continue
 		}
 		if found > 0 {
 			idle = w.opt.IdleMin
@@ -59,6 +65,10 @@ func (w *Worker) scan(bg bool) {
 		if bg && w.held.Load() {
 			due = time.Now().Add(wait)
 			wait = holdPoll
+		}
+		if bg && w.chainWait.Load() {
+			// Chained work waits for the runs in flight: look again soon.
+			wait = min(wait, holdPoll)
 		}
 		if w.sleep(wait) == nil {
 			idle = min(2*idle, w.opt.IdleMax)
@@ -137,14 +147,18 @@ func (w *Worker) follow() {
 // dispatch hands t, whose row the caller locked, to the pool reading ch.
 func (w *Worker) dispatch(ctx context.Context, ch chan task, t task) error {
 	w.inflight.Add(1)
-	if !t.bg {
+	if t.bg {
+		w.bgRunning.Add(1)
+	} else {
 		w.queued.Add(1)
 	}
 	select {
 	case ch <- t:
 		return nil
 	case <-ctx.Done():
-		if !t.bg {
+		if t.bg {
+			w.bgRunning.Add(-1)
+		} else {
 			w.queued.Add(-1)
 		}
 		w.inflight.Add(-1)
@@ -275,13 +289,14 @@ func (w *Worker) collect(row string, cells []Cell, soonest *time.Time) (task, bo
 	for _, n := range t.notes {
 		o := w.obs[n.col]
 		held := o.Background && o.Delay > 0 && w.foregroundBusy(now)
-		if at := o.readyAt(n.versions, held); now.Before(at) {
+		if at := o.readyAt(n.versions, held); now.Before(at) && (held || !o.Background || !w.chainedReady(o, n)) {
 			if held {
 				w.held.Store(true)
 			}
 			if soonest != nil && (soonest.IsZero() || at.Before(*soonest)) {
 				*soonest = at
 			}
+			t.waits = append(t.waits, n)
 			continue
 		}
 		ready = append(ready, n)

@@ -12,6 +12,7 @@ type ObserverStats struct {
 	Column    string
 	Runs      int64         // transactions that ran the observer
 	Commits   int64         // runs that committed
+	Empty     int64         // runs of a weak observer that wrote nothing, so had nothing to commit
 	Nothing   int64         // notifications found already acknowledged
 	Conflicts int64         // runs that lost to another transaction
 	Failures  int64         // runs whose observer returned an error or panicked
@@ -21,7 +22,7 @@ type ObserverStats struct {
 }
 
 type statCounters struct {
-	runs, commits, nothing, conflicts, failures, parked, pending, runNanos atomic.Int64
+	runs, commits, empty, nothing, conflicts, failures, parked, pending, runNanos atomic.Int64
 }
 
 func (c *statCounters) record(res outcome, err error, d time.Duration) {
@@ -35,6 +36,9 @@ func (c *statCounters) record(res outcome, err error, d time.Duration) {
 	case res == conflict:
 		c.runs.Add(1)
 		c.conflicts.Add(1)
+	case res == empty:
+		c.runs.Add(1)
+		c.empty.Add(1)
 	default:
 		c.nothing.Add(1)
 	}
@@ -45,7 +49,7 @@ func (o *observerState) stats() ObserverStats {
 	c := &o.s
 	return ObserverStats{
 		Name: o.Name, Column: o.Column,
-		Runs: c.runs.Load(), Commits: c.commits.Load(), Nothing: c.nothing.Load(),
+		Runs: c.runs.Load(), Commits: c.commits.Load(), Empty: c.empty.Load(), Nothing: c.nothing.Load(),
 		Conflicts: c.conflicts.Load(), Failures: c.failures.Load(), Parked: c.parked.Load(),
 		Pending: c.pending.Load(), RunTime: time.Duration(c.runNanos.Load()),
 	}

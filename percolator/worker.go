@@ -56,6 +56,14 @@ type Observer struct {
 	// MaxDelay bounds Delay's wait for a row notified again and again, and
 	// a background observer's wait for the foreground; default 10 × Delay.
 	MaxDelay time.Duration
+	// Covers lists weak columns whose observers do nothing a run of this
+	// one on the same row does not (the same recomputation from the
+	// table, say): once a run of this observer has committed, or wrote
+	// nothing, the notifications of those columns that its task saw on
+	// the row, older than its start timestamp, are deleted: the run saw
+	// what their writers wrote. A document's export answers the
+	// notifications waiting for its anchors that way.
+	Covers []string
 }
 
 // readyAt returns when a notification with these notify versions may run:
@@ -170,6 +178,16 @@ type Worker struct {
 	following atomic.Int64 // hinted rows follow has taken and not yet dispatched
 	held      atomic.Bool  // a pass stepped over background work held for the foreground
 
+	// Background notifications written by background runs (chained.go):
+	// the runs' commits, the order of the observer whose such
+	// notifications run without their Delay (-1: none), whether a pass
+	// stepped over one while runs were in flight, and the background
+	// tasks in flight.
+	chained   chainedCommits
+	early     atomic.Int64
+	chainWait atomic.Bool
+	bgRunning atomic.Int64
+
 	rowsMu sync.Mutex          // guards rows and later
 	rows   map[string]struct{} // rows with a task in flight: the lock service
 	later  map[string]bool     // hinted rows met with a task in flight: hinted again when it ends
@@ -195,14 +213,18 @@ type Worker struct {
 
 type observerState struct {
 	Observer
-	ack  string
-	weak bool
-	s    statCounters
+	order int // the observer's place in NewWorker's arguments
+	ack   string
+	weak  bool
+	s     statCounters
 }
 
 type task struct {
 	row   string
 	notes []note
+	// waits are the row's notifications that wait for their observer's
+	// Delay (or for the foreground): a run may cover them (Observer.Covers).
+	waits []note
 	bg    bool // background work (Observer.Background) only
 }
 
@@ -236,8 +258,9 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		bgTasks:  make(chan task, opt.Background),
 		idleWait: sleep,
 	}
+	w.early.Store(-1)
 	names := make(map[string]bool)
-	for _, o := range observers {
+	for i, o := range observers {
 		switch {
 		case o.Name == "" || o.Column == "" || o.Run == nil:
 			return nil, fmt.Errorf("%w: observer %q needs a name, a column and a Run func", ErrInvalid, o.Name)
@@ -249,6 +272,9 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 			return nil, fmt.Errorf("%w: observer %q observes %q, which is in neither Options.Observed nor Options.Weak", ErrInvalid, o.Name, o.Column)
 		}
 		names[o.Name] = true
+		if err := checkCovers(db, o); err != nil {
+			return nil, err
+		}
 		if o.Delay < 0 || o.MaxDelay < 0 {
 			return nil, fmt.Errorf("%w: observer %q has a negative delay", ErrInvalid, o.Name)
 		}
@@ -258,7 +284,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		if o.Background {
 			db.quiet.Store(o.Column, true)
 		}
-		w.obs[o.Column] = &observerState{Observer: o, ack: ackColumn(o.Name), weak: db.weak[o.Column]}
+		w.obs[o.Column] = &observerState{Observer: o, order: i, ack: ackColumn(o.Name), weak: db.weak[o.Column]}
 	}
 	if db.ex == nil && len(w.obs) > 0 {
 		w.part = newPartition(db, w.obs)
@@ -357,9 +383,12 @@ func (w *Worker) runTasks(ch chan task) {
 				w.queued.Add(-1)
 			}
 			for _, n := range t.notes {
-				w.handle(w.ctx, t.row, n)
+				w.handle(w.ctx, t, n)
 			}
 			w.unlockRow(t.row)
+			if t.bg {
+				w.bgRunning.Add(-1)
+			}
 			w.inflight.Add(-1)
 		}
 	}
@@ -394,13 +423,15 @@ const (
 	ran      outcome = iota // the observer ran and its transaction committed
 	nothing                 // the change was already acknowledged
 	conflict                // another transaction won; try again later
+	empty                   // a weak observer ran and wrote nothing: nothing to commit
 )
 
 // handle runs the observer of one notification and deals with the outcome.
-func (w *Worker) handle(ctx context.Context, row string, n note) {
+func (w *Worker) handle(ctx context.Context, t task, n note) {
+	row := t.row
 	o := w.obs[n.col]
 	began := time.Now()
-	res, err := w.attempt(ctx, o, row, n)
+	res, err := w.attempt(ctx, o, t, n)
 	if ctx.Err() != nil {
 		return // cancelled: the notification stays for the next worker
 	}
@@ -434,7 +465,8 @@ func (w *Worker) handle(ctx context.Context, row string, n note) {
 }
 
 // attempt is one observer transaction for notification n.
-func (w *Worker) attempt(ctx context.Context, o *observerState, row string, n note) (res outcome, err error) {
+func (w *Worker) attempt(ctx context.Context, o *observerState, t task, n note) (res outcome, err error) {
+	row := t.row
 	if o.weak {
 		// A weak notification has no write to compare an ack with, and a
 		// scanner may have read it just before a run on the row deleted
@@ -470,17 +502,24 @@ func (w *Worker) attempt(ctx context.Context, o *observerState, row string, n no
 		}
 		run = ok && written > decodeUint(ack)
 	}
+	res = nothing
 	if run {
 		if err := safeRun(ctx, o, tx, row, n.col); err != nil {
 			return 0, err
 		}
-		tx.bufferInternal(row, o.ack, pending{kind: kindPut, value: binary.BigEndian.AppendUint64(nil, tx.startTs)})
-		if err := tx.Commit(ctx); err != nil {
-			return 0, err
+		// A weak observer's ack is never read (see above): a run that
+		// wrote nothing has nothing to commit.
+		res = empty
+		if !o.weak || len(tx.writes) > 0 {
+			tx.bufferInternal(row, o.ack, pending{kind: kindPut, value: binary.BigEndian.AppendUint64(nil, tx.startTs)})
+			if err := tx.Commit(ctx); err != nil {
+				return 0, err
+			}
+			if o.Background {
+				w.chained.add(tx.CommitTs())
+			}
+			res = ran
 		}
-		res = ran
-	} else {
-		res = nothing
 	}
 
 	// The run (or the ack it found) covers every notification whose write it
@@ -490,6 +529,9 @@ func (w *Worker) attempt(ctx context.Context, o *observerState, row string, n no
 		if o.weak || v <= seen {
 			done = append(done, Mutation{Op: DeleteCell, Family: famNotify, Column: n.col, Ts: v})
 		}
+	}
+	if res != nothing {
+		done = covered(done, o, t, tx.startTs)
 	}
 	if len(done) > 0 {
 		if err := w.db.st.MutateRows(ctx, []RowMutation{{Row: row, Mutations: done}}); err != nil {

@@ -39,3 +39,23 @@ func TestWorkerRun(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 }
+
+// A weak observer's run that writes nothing commits nothing (its ack is
+// never read): it counts as a run and as empty, not as a commit, and its
+// notification is gone.
+func TestWeakRunWritingNothingIsEmpty(t *testing.T) {
+	db := openDB(t, percolator.Options{Weak: []string{"c"}})
+	o := percolator.Observer{Name: "reader", Column: "c", Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+		_, err := tx.Get(ctx, row, "d:x")
+		return err
+	}}
+	w := startWorker(t, db, percolator.WorkerOptions{}, o)
+	if err := db.Notify(bg, "r", "c"); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, w)
+	s := total([]*percolator.Worker{w}, "reader")
+	if s.Runs != 1 || s.Empty != 1 || s.Commits != 0 {
+		t.Fatalf("runs %d, empty %d, commits %d; want 1, 1, 0", s.Runs, s.Empty, s.Commits)
+	}
+}
