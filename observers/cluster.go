@@ -72,7 +72,8 @@ func cluster(ctx context.Context, tx *percolator.Tx, row, col string) error {
 // the lexicographically smaller (see Canonical). It records the canonical
 // and the size in every member and notifies the documents that change.
 func Elect() percolator.Observer {
-	return percolator.Observer{Name: "elect", Column: webtable.DupDirty, Run: elect}
+	// An election answers the background one's notifications too.
+	return percolator.Observer{Name: "elect", Column: webtable.DupDirty, Covers: []string{webtable.DupRanked}, Run: elect}
 }
 
 // TieBand is how close (relative) two PageRanks must be to count as a tie

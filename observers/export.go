@@ -16,7 +16,10 @@ import (
 // redirect, lost the election), a delete does.
 func ExportObserver() percolator.Observer {
 	var r registry
-	return percolator.Observer{Name: "export", Column: webtable.DocDirty, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+	// An export answers the background exports' notifications too: a
+	// page's anchors that arrived before its content was exported need
+	// no second export.
+	return percolator.Observer{Name: "export", Column: webtable.DocDirty, Covers: []string{webtable.DocLinked, webtable.DocRanked}, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 		return r.export(ctx, tx, row)
 	}}
 }
@@ -46,7 +49,7 @@ const (
 // rank observer now tells ExportLinksObserver's column.
 func ExportRankObserver() percolator.Observer {
 	var r registry
-	return percolator.Observer{Name: "export-rank", Column: webtable.DocRanked, Background: true,
+	return percolator.Observer{Name: "export-rank", Column: webtable.DocRanked, Background: true, Covers: []string{webtable.DocLinked},
 		Delay: BackgroundDelay, MaxDelay: BackgroundMaxDelay, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 			return r.export(ctx, tx, row)
 		}}
@@ -61,7 +64,7 @@ func ExportRankObserver() percolator.Observer {
 // once.
 func ExportLinksObserver() percolator.Observer {
 	var r registry
-	return percolator.Observer{Name: "export-links", Column: webtable.DocLinked, Background: true,
+	return percolator.Observer{Name: "export-links", Column: webtable.DocLinked, Background: true, Covers: []string{webtable.DocRanked},
 		Delay: BackgroundDelay, MaxDelay: BackgroundMaxDelay, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 			return r.export(ctx, tx, row)
 		}}
