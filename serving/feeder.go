@@ -42,9 +42,10 @@ type FeederOptions struct {
 	// one the index has) may wait in the queue, so that the exports of one
 	// row that follow within Hold (a bulk crawl's linkers arrive one by
 	// one) reach the index in one write. New pages, new content and
-	// deletes never wait. A held entry is applied by the first look after
-	// Hold: at most Hold+LagScan after its export (Hold must be below Lag).
-	// Default 1s; negative: none.
+	// deletes never wait. Once the oldest held entry's Hold is over, the
+	// feeder looks back for it (a look from Lag before the newest applied
+	// entry, at most four a Hold), so it is applied within 1.25 Hold of
+	// its export (Hold must be below Lag). Default 1s; negative: none.
 	Hold time.Duration
 	// Name names the index the feeder feeds (webtable.CheckIndexName).
 	// On a store other processes reach too (one that is not a
@@ -99,6 +100,9 @@ type Feeder struct {
 	held    atomic.Int64 // entries left waiting by the last look (Hold)
 	queued  atomic.Int64 // entries seen by the last look
 	cursor  uint64       // the newest version applied, for quick looks
+	// heldDue is when the Hold of the oldest entry the last looks held is
+	// over (zero if none): feed looks back for it then.
+	heldDue time.Time
 	// floor is where full looks start: the GC safe point when the last
 	// complete full look began. An entry below it had committed by then
 	// (a transaction that began below the safe point is over), so that
@@ -209,15 +213,27 @@ func (f *Feeder) feed(ctx context.Context) error {
 	exported, stop := f.db.Watch(f.q.Prefix)
 	defer stop()
 	var lastFull, lastLag time.Time
+	again := false // the last look stopped at a full batch: go on from where it began
+	from := sinceNewest
 	for {
-		from := sinceNewest
 		switch now := time.Now(); {
+		case again:
 		case now.Sub(lastFull) >= f.opt.FullScan:
 			from = fromStart
-		case now.Sub(lastLag) >= f.opt.LagScan:
+		case now.Sub(lastLag) >= f.opt.LagScan,
+			!f.heldDue.IsZero() && !now.Before(f.heldDue) && now.Sub(lastLag) >= f.opt.Hold/heldLooks:
 			from = sinceLag
+		default:
+			from = sinceNewest
+		}
+		if from != sinceNewest {
+			f.heldDue = time.Time{} // the look finds what it holds again
 		}
 		n, err := f.step(ctx, from)
+		// A look back that filled its batch may have left more behind it
+		// (held entries coming due, a burst of re-exports): the next look
+		// starts there again rather than past them.
+		again = err == nil && from != sinceNewest && n >= f.opt.Batch
 		if err == nil && f.since > 0 && f.db.SafePoint() > f.since {
 			// Every export that began before the index was registered is
 			// over: what it missed is in the table now.
@@ -255,6 +271,10 @@ func (f *Feeder) feed(ctx context.Context) error {
 		}
 	}
 }
+
+// heldLooks bounds the looks back for held entries coming due to this many
+// a Hold: in a burst of re-exports one comes due after another.
+const heldLooks = 4
 
 // Held returns the entries the last look left waiting (FeederOptions.Hold).
 func (f *Feeder) Held() int64 { return f.held.Load() }
@@ -376,6 +396,11 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	}
 	f.queued.Store(int64(read))
 	f.held.Store(int64(held))
+	if held > 0 {
+		if due := percolator.TimeFromTs(minHeld).Add(hold); f.heldDue.IsZero() || due.Before(f.heldDue) {
+			f.heldDue = due
+		}
+	}
 	// A full look raises the floor once what it read is applied: to the
 	// safe point if it read the whole queue, else to its first entry if
 	// that is older. No entry below that one is left, nor can one commit

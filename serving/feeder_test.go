@@ -421,3 +421,52 @@ func nowVersion(t *testing.T, db *percolator.DB) uint64 {
 	defer tx.Rollback()
 	return tx.StartTs()
 }
+
+// TestFeederHeldComeDue: Run looks back for held entries once their Hold
+// is over, not at the next LagScan, and a look back that fills its batch
+// goes on at once: a burst of anchor updates for more rows than a batch
+// holds is applied within Hold and a little, though LagScan is a minute.
+func TestFeederHeldComeDue(t *testing.T) {
+	const hold = 300 * time.Millisecond
+	db, ix := openDB(t), openIndex(t)
+	fetched := time.Now().UTC().Truncate(time.Millisecond)
+	page := func(i int, anchors ...string) webtable.Export {
+		row := fmt.Sprintf("com.example/p%02d", i)
+		e := upsert(nowVersion(t, db), row, "http://example.com/"+row, "Page", "pangolin", 1, anchors...)
+		e.Doc.FetchedAt = fetched
+		return e
+	}
+	const rows, batch = 25, 10
+	f := NewFeeder(db, ix, FeederOptions{Poll: 5 * time.Millisecond, Batch: batch, Hold: hold,
+		Lag: 2 * time.Minute, LagScan: time.Minute, FullScan: time.Hour})
+	for i := range rows {
+		enqueue(t, db, page(i))
+	}
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	found := func(q string) int {
+		res, err := ix.Search(bg, Query{Q: q, N: 1})
+		if err != nil {
+			t.Fatalf("search %q: %v", q, err)
+		}
+		return int(res.Total)
+	}
+	waitFor(t, func() bool { return found("pangolin") == rows })
+
+	var last uint64
+	for i := range rows {
+		e := page(i, "quokka")
+		enqueue(t, db, e)
+		last = e.Version
+	}
+	waitFor(t, func() bool { return found("quokka") == rows })
+	waited := time.Since(percolator.TimeFromTs(last))
+	if waited < hold {
+		t.Fatalf("the anchor updates were applied %v after the last, within Hold %v", waited, hold)
+	}
+	if waited > hold+2*time.Second {
+		t.Fatalf("the anchor updates were applied %v after the last, want about Hold %v (LagScan is a minute)", waited, hold)
+	}
+}
