@@ -255,7 +255,9 @@ type Result struct {
 	P90          float64          `json:"p90_s"`
 	P99          float64          `json:"p99_s"`
 	ObserverRuns map[string]int64 `json:"observer_runs,omitempty"`
-	Verify       string           `json:"verify,omitempty"`
+	// ObserverEmpty counts the runs (of ObserverRuns) that wrote nothing.
+	ObserverEmpty map[string]int64 `json:"observer_empty,omitempty"`
+	Verify        string           `json:"verify,omitempty"`
 	// The search phase once idle (-searches): one-word queries through
 	// the JSON API, -clients at once; latencies in seconds.
 	Searches int     `json:"searches,omitempty"`
@@ -305,7 +307,11 @@ func printTable(w io.Writer, rs []Result) {
 		}
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(r.ObserverRuns)) {
-			parts = append(parts, fmt.Sprintf("%s %d", k, r.ObserverRuns[k]))
+			part := fmt.Sprintf("%s %d", k, r.ObserverRuns[k])
+			if e := r.ObserverEmpty[k]; e > 0 {
+				part += fmt.Sprintf(" (%d empty)", e)
+			}
+			parts = append(parts, part)
 		}
 		line := fmt.Sprintf("%s: %d documents, %d Bleve batches, resident once idle %.0f MB anonymous + %.0f MB file-backed; observer runs: %s",
 			r.Mode, r.Documents, r.BleveBatches, r.RSSAnonMB, r.RSSFileMB, strings.Join(parts, ", "))

@@ -143,9 +143,10 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool
 	waited := e.WaitIdle(ctx)
 	took := time.Since(began)
 	r := Result{Mode: modeEngine, Seconds: took.Seconds(), Pages: e.Crawler.Stats().Fetched,
-		BleveWrites: writes.Load(), BleveBatches: batches.Load(), ContentSeconds: time.Duration(lastContent.Load()).Seconds(), ObserverRuns: make(map[string]int64)}
+		BleveWrites: writes.Load(), BleveBatches: batches.Load(), ContentSeconds: time.Duration(lastContent.Load()).Seconds(), ObserverRuns: make(map[string]int64), ObserverEmpty: make(map[string]int64)}
 	for _, o := range e.Worker.Stats() {
 		r.ObserverRuns[o.Name] = o.Runs
+		r.ObserverEmpty[o.Name] = o.Empty
 		if strings.HasPrefix(o.Name, "export") { // export, export-rank, export-links
 			r.ExportRuns += o.Runs
 		}
