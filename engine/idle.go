@@ -12,7 +12,8 @@ import (
 // without the rest of Stats) or ctx is done. A look reads every pending
 // notification, so the wait between looks is statsIdle times what the
 // last one took (at least 50 ms, at most 1 s): waiting takes a tenth of a
-// core at most, however big the backlog.
+// core at most, however big the backlog. After the first quiet look, the
+// next comes once idleHold is over.
 func (e *Engine) WaitIdle(ctx context.Context) error {
 	for {
 		began := time.Now()
@@ -24,6 +25,9 @@ func (e *Engine) WaitIdle(ctx context.Context) error {
 			return nil
 		}
 		wait := min(max(50*time.Millisecond, statsIdle*time.Since(began)), time.Second)
+		if e.holding() {
+			wait = min(wait, idleHold)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -54,6 +58,13 @@ func (e *Engine) holdIdle(quiet bool, loaded, applied int64) bool {
 	return is.ok && time.Since(is.at) >= idleHold
 }
 
+// holding reports whether the last look was quiet and idleHold is not over.
+func (e *Engine) holding() bool {
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	return e.idleSince.ok && time.Since(e.idleSince.at) < idleHold
+}
+
 // idle is Stats().Idle computed afresh, without the counts Stats gathers
 // for the status page (a scan of every page): WaitIdle's look.
 func (e *Engine) idle(ctx context.Context) (bool, error) {
@@ -77,7 +88,7 @@ func (e *Engine) idle(ctx context.Context) (bool, error) {
 // crawler and no fetch under way, no notification pending but parked
 // failures, an empty export queue.
 func (e *Engine) quiet(ctx context.Context) (bool, error) {
-	if !e.crawlerQuiet() || !e.workerStill() {
+	if !e.crawlerQuiet() || !e.workerStill() || !e.feederStill() {
 		return false, nil
 	}
 	_, total, failed, err := e.notifications(ctx)
@@ -106,6 +117,14 @@ func (e *Engine) quiet(ctx context.Context) (bool, error) {
 		})
 	})
 	return !found, err
+}
+
+// feederStill reports whether the feeder's last look at the export queue
+// found nothing: while it applies a backlog (after a bulk crawl, the
+// re-exports with anchors), quiet need not read the queue's dead entries
+// to learn that it is not empty.
+func (e *Engine) feederStill() bool {
+	return e.Feeder == nil || (e.Feeder.Queued() == 0 && e.Feeder.Held() == 0)
 }
 
 // crawlerQuiet reports whether no fetch is under way.
