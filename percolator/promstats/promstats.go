@@ -25,7 +25,7 @@ type Metrics struct {
 	mu      sync.Mutex // guards workers
 	workers []*percolator.Worker
 
-	runs, commits, nothing, conflicts, failures, parked, runSeconds, pending, inflight, members *prometheus.Desc
+	runs, commits, empty, nothing, conflicts, failures, parked, runSeconds, pending, inflight, members *prometheus.Desc
 }
 
 // NewMetrics returns an empty collector.
@@ -36,6 +36,7 @@ func NewMetrics() *Metrics {
 	return &Metrics{
 		runs:       d("runs_total", "Observer transactions that ran the observer.", "observer"),
 		commits:    d("commits_total", "Observer runs that committed.", "observer"),
+		empty:      d("empty_total", "Runs of a weak observer that wrote nothing, so had nothing to commit.", "observer"),
 		nothing:    d("acknowledged_total", "Notifications found already acknowledged.", "observer"),
 		conflicts:  d("conflicts_total", "Observer runs that lost to another transaction.", "observer"),
 		failures:   d("failures_total", "Observer runs that returned an error or panicked.", "observer"),
@@ -61,7 +62,7 @@ func (m *Metrics) Watch(w *percolator.Worker) {
 
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.runs, m.commits, m.nothing, m.conflicts, m.failures, m.parked, m.runSeconds, m.pending, m.inflight, m.members} {
+	for _, d := range []*prometheus.Desc{m.runs, m.commits, m.empty, m.nothing, m.conflicts, m.failures, m.parked, m.runSeconds, m.pending, m.inflight, m.members} {
 		ch <- d
 	}
 }
@@ -81,6 +82,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 			t := sums[s.Name]
 			t.Runs += s.Runs
 			t.Commits += s.Commits
+			t.Empty += s.Empty
 			t.Nothing += s.Nothing
 			t.Conflicts += s.Conflicts
 			t.Failures += s.Failures
@@ -96,6 +98,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		}
 		c(m.runs, float64(s.Runs))
 		c(m.commits, float64(s.Commits))
+		c(m.empty, float64(s.Empty))
 		c(m.nothing, float64(s.Nothing))
 		c(m.conflicts, float64(s.Conflicts))
 		c(m.failures, float64(s.Failures))

@@ -20,7 +20,14 @@ func TestMetrics(t *testing.T) {
 	m := promstats.NewMetrics()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m)
-	obs := percolator.Observer{Name: "o", Column: "c", Run: func(context.Context, *percolator.Tx, string, string) error { return nil }}
+	// The observer writes on rows a and c only: a weak observer's run that
+	// writes nothing commits nothing.
+	obs := percolator.Observer{Name: "o", Column: "c", Run: func(_ context.Context, tx *percolator.Tx, row, _ string) error {
+		if row == "b" {
+			return nil
+		}
+		return tx.Set(row, "d:out", []byte("x"))
+	}}
 	// A second worker that never starts: its counters stay zero, and the
 	// collector sums over both. (Two running workers of one process could
 	// both run a notification, which would make the counts vary.)
@@ -56,7 +63,8 @@ func TestMetrics(t *testing.T) {
 	// Each notification ran once.
 	for name, want := range map[string]float64{
 		"percolator_observer_runs_total":     3,
-		"percolator_observer_commits_total":  3,
+		"percolator_observer_commits_total":  2,
+		"percolator_observer_empty_total":    1,
 		"percolator_observer_failures_total": 0,
 		"percolator_observer_inflight":       0,
 		"percolator_scan_members":            1, // an exclusive store: this process alone
