@@ -296,7 +296,9 @@ func (w *Worker) collect(row string, cells []Cell, soonest *time.Time) (task, bo
 			if soonest != nil && (soonest.IsZero() || at.Before(*soonest)) {
 				*soonest = at
 			}
-			t.waits = append(t.waits, n)
+			if w.covers {
+				t.waits = append(t.waits, n)
+			}
 			continue
 		}
 		ready = append(ready, n)

@@ -184,6 +184,7 @@ type Worker struct {
 	// stepped over one while runs were in flight, and the background
 	// tasks in flight.
 	chained   chainedCommits
+	covers    bool // some observer covers others (Observer.Covers): tasks keep their waiting notes
 	early     atomic.Int64
 	chainWait atomic.Bool
 	bgRunning atomic.Int64
@@ -275,6 +276,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		if err := checkCovers(db, o); err != nil {
 			return nil, err
 		}
+		w.covers = w.covers || len(o.Covers) > 0
 		if o.Delay < 0 || o.MaxDelay < 0 {
 			return nil, fmt.Errorf("%w: observer %q has a negative delay", ErrInvalid, o.Name)
 		}
