@@ -2,6 +2,7 @@ package observers_test
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -281,5 +282,76 @@ func TestNewPageExportedOnce(t *testing.T) {
 		if s.Name == "export" && s.Runs != int64(len(urls)) {
 			t.Errorf("export ran %d times for %d new pages, want once each", s.Runs, len(urls))
 		}
+	}
+}
+
+// TestElectionConflictsWithRankOfLonePage: rank tells no election when a
+// page was alone in its cluster. A rank transaction that read the page
+// alone, then writes a new value after a duplicate joined and the
+// election read the old value, must conflict with that election (which
+// rewrites the page's value), else the election's choice would rest on a
+// value no one tells it has changed.
+func TestElectionConflictsWithRankOfLonePage(t *testing.T) {
+	e := newEnv(t)
+	a, b := "http://example.com/a", "http://example.com/b"
+	body := page("Same", "the same words on two pages")
+	e.fetch(a, 200, body)
+	e.idle()
+	if got := e.get(a, webtable.ClusterSize); got != "1" {
+		t.Fatalf("cluster size of a %q, want 1", got)
+	}
+	row := mustRow(a)
+	tx, err := e.db.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, err := tx.Get(bg, row, webtable.ClusterSize)
+	if err != nil || string(size) != "1" {
+		t.Fatalf("rank's read of a's cluster size: %q, %v", size, err)
+	}
+	if err := tx.Set(row, webtable.Rank, []byte("0.5")); err != nil {
+		t.Fatal(err)
+	}
+	e.fetch(b, 200, body) // joins a's cluster; the election reads a's value
+	e.idle()
+	if got := e.get(a, webtable.ClusterSize); got != "2" {
+		t.Fatalf("cluster size of a %q after b, want 2", got)
+	}
+	if err := tx.Commit(bg); !errors.Is(err, percolator.ErrConflict) {
+		t.Fatalf("rank's commit after the election: %v, want a conflict", err)
+	}
+}
+
+// TestLonePagesElectOnce: on a site without duplicates, a new PageRank of
+// a page already elected tells no election (elect-rank does not run).
+func TestLonePagesElectOnce(t *testing.T) {
+	e := newEnv(t)
+	const n = 12
+	url := func(i int) string { return fmt.Sprintf("http://example.com/p%d", i) }
+	for i := range n {
+		e.fetch(url(i), 200, page(fmt.Sprintf("Page %d", i), fmt.Sprintf("words of page number %d", i), url((i+1)%n), "next"))
+	}
+	e.idle()
+	runs := func(name string) int64 {
+		for _, s := range e.w.Stats() {
+			if s.Name == name {
+				return s.Runs
+			}
+		}
+		return 0
+	}
+	before, rank := runs("elect-rank"), e.get(url(1), webtable.Rank)
+	// A hub linking to every page moves all their values.
+	var links []string
+	for i := range n {
+		links = append(links, url(i), fmt.Sprint("page ", i))
+	}
+	e.fetch(url(n), 200, page("Hub", "links to every page", links...))
+	e.idle()
+	if e.get(url(1), webtable.Rank) == rank {
+		t.Fatal("the hub moved no value: the test proves nothing")
+	}
+	if d := runs("elect-rank") - before; d != 0 {
+		t.Errorf("elect-rank ran %d times after values of lone pages moved, want 0", d)
 	}
 }

@@ -166,6 +166,7 @@ func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
 		return nil
 	}
 	ranks := make(map[string]float64, len(members))
+	values := make(map[string][]byte, len(members))
 	for _, m := range members {
 		v, err := tx.Get(ctx, m, webtable.Rank)
 		if err != nil {
@@ -178,6 +179,7 @@ func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
 			return nil
 		}
 		ranks[m], _ = strconv.ParseFloat(string(v), 64)
+		values[m] = v
 	}
 	canon := Canonical(members, func(r string) float64 { return ranks[r] })
 	size := strconv.Itoa(len(members))
@@ -203,10 +205,23 @@ func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
 		if err != nil {
 			return err
 		}
-		w := writer{ctx: ctx, tx: tx, row: m}
-		w.put(webtable.ClusterSize, size)
-		if w.err != nil {
-			return w.err
+		was, err := tx.Get(ctx, m, webtable.ClusterSize)
+		if err != nil {
+			return err
+		}
+		if string(was) != size {
+			if err := tx.Set(m, webtable.ClusterSize, []byte(size)); err != nil {
+				return err
+			}
+		}
+		if string(was) == "1" && size != "1" {
+			// The rank observer tells no election of a member alone in its
+			// cluster (rank's alone): rewriting m's PageRank as read here
+			// makes a rank transaction that read m alone and writes a
+			// newer value after this snapshot conflict with this one.
+			if err := tx.Set(m, webtable.Rank, values[m]); err != nil {
+				return err
+			}
 		}
 		if string(before) == canon {
 			continue

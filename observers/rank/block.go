@@ -236,8 +236,12 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 			col := webtable.DupRanked
 			if !v.published || h != v.hash {
 				col = webtable.DupDirty
+			} else if alone, err := alone(ctx, tx, u); err != nil {
+				return err
+			} else if alone {
+				col = "" // no election to tell
 			}
-			if !elections[col+h] {
+			if col != "" && !elections[col+h] {
 				elections[col+h] = true
 				if err := tx.Notify(webtable.ClusterPrefix+h, col); err != nil {
 					return err
@@ -432,4 +436,18 @@ func firstValue(ctx context.Context, tx *percolator.Tx, u string) error {
 		return tx.Notify(u, webtable.DocDirty)
 	}
 	return tx.Delete(u, webtable.ClusterOf)
+}
+
+// alone reports whether page u was alone in its cluster at its last
+// election (webtable.ClusterSize is 1): a new PageRank of u then changes
+// no election, and rank does not tell one (on most sites nearly every
+// cluster has one member, and telling them was most of a bulk crawl's
+// rank transactions' rows). A member that joins u's cluster meanwhile
+// is safe: the election that first counts it writes u's cluster size and
+// rewrites u's PageRank as it read it (see observers.elect), so it
+// conflicts with a rank transaction that read the size before and writes
+// u's value after; one of them retries and sees the other.
+func alone(ctx context.Context, tx *percolator.Tx, u string) (bool, error) {
+	v, err := tx.Get(ctx, u, webtable.ClusterSize)
+	return string(v) == "1", err
 }

@@ -61,6 +61,11 @@
 // that read an older value is always followed by another; and that
 // transaction rewrites the page's hash cell, so it conflicts with a
 // concurrent change of the page's cluster instead of telling the old one.
+// A later value of a page alone in its cluster at its last election
+// (webtable.ClusterSize 1, most pages) tells no election: there is no one
+// to elect against. The election that first counts a second member
+// rewrites the page's value as it read it, so it conflicts with a rank
+// transaction that read the page alone and writes a newer value.
 //
 // [Batch] recomputes the same model by power iteration over one snapshot,
 // [Values] reads the incremental values, and [Compare] lists where they
