@@ -355,3 +355,32 @@ func TestLonePagesElectOnce(t *testing.T) {
 		t.Errorf("elect-rank ran %d times after values of lone pages moved, want 0", d)
 	}
 }
+
+// TestClusterChangeConflictsWithRankRun: a rank run that read a page's
+// old hash tells the old cluster's election when it writes the page's
+// value; a concurrent change of the page's content (and so its cluster)
+// must conflict with it (parse rewrites the page's value), else the new
+// cluster's election would wait for a value no one tells it of.
+func TestClusterChangeConflictsWithRankRun(t *testing.T) {
+	e := newEnv(t)
+	a := "http://example.com/a"
+	e.fetch(a, 200, page("A", "the first words"))
+	e.idle()
+	hash := e.get(a, webtable.Hash)
+	row := mustRow(a)
+	tx, err := e.db.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Set(row, webtable.Rank, []byte("0.5")); err != nil {
+		t.Fatal(err)
+	}
+	e.fetch(a, 200, page("A", "other words now"))
+	e.idle()
+	if e.get(a, webtable.Hash) == hash {
+		t.Fatal("the hash did not change: the test proves nothing")
+	}
+	if err := tx.Commit(bg); !errors.Is(err, percolator.ErrConflict) {
+		t.Fatalf("the rank run's commit after the cluster change: %v, want a conflict", err)
+	}
+}

@@ -213,13 +213,6 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 			if err := setFloat(tx, u, webtable.Rank, v.x); err != nil {
 				return err
 			}
-			if h := pages[u].hash; h != "" {
-				// Conflict with a concurrent change of the page's cluster
-				// (see colHash).
-				if err := tx.Set(b, colHash+u, []byte(h)); err != nil {
-					return err
-				}
-			}
 			// A page's first value completes its document (export and the
 			// election wait for it); later ones are background work.
 			switch {

@@ -16,10 +16,12 @@ const (
 	// colHash + page row: an ok page's content hash (webtable.Hash, which
 	// names its duplicate cluster), written by [Refresh] when it changes.
 	// Apart from colGraph so that a page whose text changed but not its
-	// links does not make its block solve again; a run that writes the
-	// page's value writes it back unchanged, so that run and a concurrent
-	// change of the hash conflict (the run that wins then tells the right
-	// cluster's election).
+	// links does not make its block solve again. A change of the hash
+	// writes the page's value (webtable.Rank) back unchanged, so it and a
+	// concurrent run that writes the value conflict (the run that wins
+	// then tells the right cluster's election). Runs do not write this
+	// cell: rewriting it on every new value left thousands of dead
+	// versions in the block row for each run's scan to skip.
 	colHash = "rh:"
 	// colInflow + source block: what the ok pages of the source block give
 	// the pages of this block along their links (target row → d·x/outdeg

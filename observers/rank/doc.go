@@ -58,9 +58,9 @@
 // later values only move it in the ranking, so they tell the background
 // observers (webtable.DocLinked, webtable.DupRanked), which a wave of new
 // values over a whole site must not put ahead of content changes. They are told in the transaction that writes the value, so a run of theirs
-// that read an older value is always followed by another; and that
-// transaction rewrites the page's hash cell, so it conflicts with a
-// concurrent change of the page's cluster instead of telling the old one.
+// that read an older value is always followed by another; and a change
+// of the page's cluster rewrites the page's value, so it conflicts with a
+// concurrent run that would tell the old cluster.
 // A later value of a page alone in its cluster at its last election
 // (webtable.ClusterSize 1, most pages) tells no election: there is no one
 // to elect against. The election that first counts a second member

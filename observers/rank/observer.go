@@ -152,6 +152,11 @@ func Refresh(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
 // refreshHash keeps the page's colHash cell equal to hash. The block is
 // not told: its values do not depend on the hash, and the page's new
 // cluster learns its value from the cluster observer's notification.
+// When the hash changes, the page's value (webtable.Rank) is written back
+// as tx reads it (deleted again if absent), so that tx conflicts with a
+// concurrent run of the block that read the old hash and writes the
+// value: that run would tell the old cluster's election, not the new one
+// (see colHash).
 func refreshHash(ctx context.Context, tx *percolator.Tx, b, row, hash string) (bool, error) {
 	old, err := tx.Get(ctx, b, colHash+row)
 	if err != nil {
@@ -159,6 +164,18 @@ func refreshHash(ctx context.Context, tx *percolator.Tx, b, row, hash string) (b
 	}
 	if string(old) == hash {
 		return false, nil
+	}
+	v, err := tx.Get(ctx, row, webtable.Rank)
+	if err != nil {
+		return false, err
+	}
+	if v == nil {
+		err = tx.Delete(row, webtable.Rank)
+	} else {
+		err = tx.Set(row, webtable.Rank, v)
+	}
+	if err != nil {
+		return false, err
 	}
 	if hash == "" {
 		return true, tx.Delete(b, colHash+row)
