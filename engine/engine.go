@@ -43,6 +43,15 @@ var (
 	ErrOtherTable = errors.New("engine: another table's directory")
 )
 
+// DefaultCrawlAhead is cmd/search's -crawl-ahead. On the Debian
+// handbook, pages are then searchable a second after their fetch (p50),
+// and the crawl reaches idle in 16.3 s against 15.0 s unpaced, whose
+// pages wait 4–5 s behind the backlog. At 10,000 pages the paced crawl
+// takes 1.7 times as long (BENCHMARKS.md § Bulk crawl). The backlog stays
+// bounded, where an unpaced crawl of a big site lets it grow without
+// bound.
+const DefaultCrawlAhead = 512
+
 // Config configures an Engine.
 type Config struct {
 	// Dir is the local directory: the embedded Badger table (without
@@ -70,7 +79,7 @@ type Config struct {
 	// seconds after its fetch instead of after the whole backlog; the
 	// crawl takes as long as the chain, and pages exported before their
 	// inbound links arrive are re-exported once those do. Zero crawls as
-	// fast as the hosts allow.
+	// fast as the hosts allow. cmd/search's default is DefaultCrawlAhead.
 	CrawlAhead int
 	// NoFeeder leaves the export queue alone (nothing becomes searchable).
 	NoFeeder bool

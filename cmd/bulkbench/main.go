@@ -53,8 +53,6 @@
 package main
 
 import (
-	"github.com/caffeine-go/caffeine/internal/budget"
-
 	"context"
 	"errors"
 	"flag"
@@ -63,6 +61,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/caffeine-go/caffeine/engine"
+	"github.com/caffeine-go/caffeine/internal/budget"
 )
 
 // childEnv, set in a child's environment, makes the binary run one mode
@@ -95,7 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		mem      = budget.Flag(fs)
 		searches = fs.Int("searches", 0, "engine: once idle, ask this many one-word queries (title words) through the JSON API")
 		clients  = fs.Int("clients", 8, "engine: concurrent search clients of -searches")
-		ahead    = fs.Int("crawl-ahead", 0, "engine: pace the crawl to the chain as search -crawl-ahead `N` does (0: no pacing)")
+		ahead    = fs.Int("crawl-ahead", engine.DefaultCrawlAhead, "engine: pace the crawl to the chain as search -crawl-ahead `N` does (0: no pacing)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-crawl-ahead N] [-verify]")

@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		mem      = budget.Flag(fs)
 		scanners = fs.Int("scanners", 2, "notification scanner goroutines of the chain")
 		workers  = fs.Int("index-workers", 16, "observer transactions at once")
-		ahead    = fs.Int("crawl-ahead", 0, "pace the crawl to the indexing chain: fetch no page while more than `N` indexing tasks wait (pages searchable seconds after their fetch during a bulk crawl, which then takes as long as indexing); 0 crawls as fast as the hosts allow")
+		ahead    = fs.Int("crawl-ahead", engine.DefaultCrawlAhead, "pace the crawl to the indexing chain: fetch no page while more than `N` indexing tasks wait (pages searchable seconds after their fetch during a bulk crawl, which then takes as long as indexing); 0 crawls as fast as the hosts allow")
 		timeout  = fs.Duration("query-timeout", 5*time.Second, "bound on one query")
 		verbose  = fs.Bool("v", false, "log every page and observer failure")
 		quiet    = fs.Bool("q", false, "no progress line on a terminal")
