@@ -1,8 +1,6 @@
 package observers
 
 import (
-	"time"
-
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 )
@@ -22,15 +20,5 @@ func Chain() []percolator.Observer {
 		ExportRankObserver(), // doc:ranked (written by earlier releases) → !export/ queue
 		// And for new inbound anchors or PageRank only, in the background.
 		ExportLinksObserver(), // doc:linked → !export/ queue
-		// And for what other PageRank blocks give a block, in the background.
-		rank.FlowObserver(rank.Options{}, FlowDelay, FlowMaxDelay), // rank:flow → !rank/KEY block solve
 	}
 }
-
-// FlowDelay and FlowMaxDelay are rank-flow's Observer.Delay and MaxDelay:
-// a block that other blocks' runs keep sending to solves about once for
-// each FlowDelay of quiet, at least every FlowMaxDelay.
-const (
-	FlowDelay    = 500 * time.Millisecond
-	FlowMaxDelay = 5 * time.Second
-)

@@ -124,10 +124,6 @@ const (
 	DupDirty  = "dup:dirty"  // on a cluster row: membership or a member's rank changed; elect runs
 	DocDirty  = "doc:dirty"  // on a page row: its document may have changed; export runs
 	RankDirty = "rank:dirty" // on a page row: its rank inputs changed; the rank observer runs
-	// RankFlow is on a block row (rank.BlockPrefix): what another block
-	// gives its pages moved; rank-flow runs it in the background (a run of
-	// rank on the row covers it).
-	RankFlow = "rank:flow"
 
 	// The same work when only a PageRank changed, done in the background
 	// (percolator.Observer.Background) so that it never holds up content.
@@ -163,7 +159,7 @@ const (
 var Observed = []string{Body, Hash, Links}
 
 // Weak lists the columns that are only notified, never written.
-var Weak = []string{DupDirty, DocDirty, RankDirty, RankFlow, DupRanked, DocRanked, DocLinked}
+var Weak = []string{DupDirty, DocDirty, RankDirty, DupRanked, DocRanked, DocLinked}
 
 // RoundRank is PageRank as the index sees it: a document is re-exported
 // when this changes, not on every small move. Ranked search multiplies

@@ -304,10 +304,7 @@ func (o *observer) send(ctx context.Context, tx *percolator.Tx, key, ob string, 
 	if err != nil {
 		return err
 	}
-	// In the background (FlowObserver): during a bulk crawl every run of
-	// a block sends to the blocks it links to, whose runs send on, and
-	// each small arrival of pages would start its own waves.
-	return tx.Notify(ob, webtable.RankFlow)
+	return tx.Notify(ob, webtable.RankDirty)
 }
 
 // minDelta is a change of a flow too small to send whatever its size.

@@ -27,12 +27,11 @@ func openDB(t testing.TB) *percolator.DB {
 	return db
 }
 
-// startWorker runs the rank observers alone over db until cleanup (the
-// background one without a delay), after checking that nothing was
-// parked.
+// startWorker runs the rank observer alone over db until cleanup, after
+// checking that nothing was parked.
 func startWorker(t testing.TB, db *percolator.DB) *percolator.Worker {
 	t.Helper()
-	w, err := percolator.NewWorker(db, percolator.WorkerOptions{}, rank.Observer(rank.Options{}), rank.FlowObserver(rank.Options{}, 0, 0))
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{}, rank.Observer(rank.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,19 +62,13 @@ func waitIdle(t testing.TB, w *percolator.Worker) {
 	}
 }
 
-// stats sums the rank observers' statistics.
 func stats(w *percolator.Worker) percolator.ObserverStats {
-	var sum percolator.ObserverStats
 	for _, s := range w.Stats() {
-		if s.Name == "rank" || s.Name == "rank-flow" {
-			sum.Name = "rank"
-			sum.Runs += s.Runs
-			sum.Commits += s.Commits
-			sum.Failures += s.Failures
-			sum.Parked += s.Parked
+		if s.Name == "rank" {
+			return s
 		}
 	}
-	return sum
+	return percolator.ObserverStats{}
 }
 
 // page is what the parse observer records about a URL, as far as rank

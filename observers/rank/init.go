@@ -106,7 +106,7 @@ func dropMisplaced(ctx context.Context, db *percolator.DB) (int, error) {
 func deleteOld(ctx context.Context, tx *percolator.Tx, row string) error {
 	var del []string
 	err := tx.Scan(ctx, row, row+"\x00", "r", func(_, col string, _ []byte) bool {
-		if strings.HasPrefix(col, oldPushPrefix) || strings.HasPrefix(col, "rank:") && col != webtable.Rank && col != webtable.RankDirty && col != webtable.RankFlow {
+		if strings.HasPrefix(col, oldPushPrefix) || strings.HasPrefix(col, "rank:") && col != webtable.Rank && col != webtable.RankDirty {
 			del = append(del, col)
 		}
 		return true

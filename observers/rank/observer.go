@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -39,27 +38,11 @@ func (o *Options) ensureDefaults() {
 }
 
 // Observer returns the rank observer: named "rank", observing the weak
-// column webtable.RankDirty of page rows (Touch) and of block rows. A run
-// on a block row reads every inflow of the block, so it covers the
-// block's webtable.RankFlow notifications (FlowObserver).
+// column webtable.RankDirty of page rows (Touch) and of block rows.
 func Observer(opt Options) percolator.Observer {
 	opt.ensureDefaults()
 	o := &observer{opt: opt}
-	return percolator.Observer{Name: "rank", Column: webtable.RankDirty, Covers: []string{webtable.RankFlow}, Run: o.run}
-}
-
-// FlowObserver returns the observer of block rows whose inflows moved
-// (webtable.RankFlow): named "rank-flow", the same run as Observer's, in
-// the background with the given Delay and MaxDelay (percolator.Observer).
-// A block's new pages, links and standing are the foreground's (their
-// first values complete documents); what other blocks' moves give its
-// pages waits, and a block sent to by many runs solves once for all of
-// them. A page's value is thus at most about maxDelay (plus the
-// foreground's backlog) behind the flows, and exact once idle.
-func FlowObserver(opt Options, delay, maxDelay time.Duration) percolator.Observer {
-	opt.ensureDefaults()
-	o := &observer{opt: opt}
-	return percolator.Observer{Name: "rank-flow", Column: webtable.RankFlow, Background: true, Delay: delay, MaxDelay: maxDelay, Run: o.run}
+	return percolator.Observer{Name: "rank", Column: webtable.RankDirty, Run: o.run}
 }
 
 type observer struct {

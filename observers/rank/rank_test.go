@@ -149,31 +149,3 @@ func TestHandGraphs(t *testing.T) {
 		t.Fatalf("%d nodes in the model, %d in the batch, %d incremental", len(all), len(b), len(inc))
 	}
 }
-
-// TestFlowsRunInTheBackground: what a block sends another goes through
-// rank-flow (webtable.RankFlow), not the foreground rank observer, and the
-// values still agree with the batch once idle.
-func TestFlowsRunInTheBackground(t *testing.T) {
-	db := openDB(t)
-	w := startWorker(t, db)
-	m := web{}
-	// Two hosts, two blocks: a's pages link to b's, which link nowhere
-	// else. b's block learns a's share only from a's flow.
-	changes := web{u("a"): ok(u("b"), u("b")+"x"), u("b"): ok(), u("b") + "x": ok(u("b"))}
-	m.write(t, db, changes)
-	waitIdle(t, w)
-	m.write(t, db, web{u("a"): ok(u("b"))}) // a's share moves: only a's block is told
-	waitIdle(t, w)
-	var flow int64
-	for _, s := range w.Stats() {
-		if s.Name == "rank-flow" {
-			flow = s.Runs
-		}
-	}
-	if flow == 0 {
-		t.Error("rank-flow never ran: flows went to the foreground")
-	}
-	if d := rank.Compare(values(t, db), batch(t, db), 0.01); len(d) > 0 {
-		t.Fatalf("incremental vs batch: %v", d)
-	}
-}
