@@ -45,9 +45,9 @@ var (
 
 // DefaultCrawlAhead is cmd/search's -crawl-ahead. On the Debian
 // handbook, pages are then searchable a second after their fetch (p50),
-// and the crawl reaches idle in 16.3 s against 15.0 s unpaced, whose
-// pages wait 4–5 s behind the backlog. At 10,000 pages the paced crawl
-// takes 1.7 times as long (BENCHMARKS.md § Bulk crawl). The backlog stays
+// and the crawl reaches idle in 15.9 s against 13.0 s unpaced, whose
+// pages wait about 5 s behind the backlog. At 10,000 pages the paced
+// crawl takes 1.6 times as long (BENCHMARKS.md § Bulk crawl). The backlog stays
 // bounded, where an unpaced crawl of a big site lets it grow without
 // bound.
 const DefaultCrawlAhead = 512
