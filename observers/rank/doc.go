@@ -46,7 +46,9 @@
 // exactly given what it receives, what it receives is within Epsilon of
 // what is sent, and what is written is within PublishThreshold of the
 // solution: a page's value is within about PublishThreshold +
-// Epsilon/(1 − d) of the fixed point.
+// Epsilon/(1 − d) of the fixed point. (A flow smaller than a tenth of
+// the least PageRank, 1 − d, is sent when it moved by Epsilon of that
+// tenth: each block linking into a page may add that much more.)
 //
 // Writing a page's value tells export when the value as the index shows
 // it (webtable.RoundRank) changes, and the election of the page's
