@@ -39,3 +39,39 @@ func TestHotTarget(t *testing.T) {
 		t.Errorf("%d conflicts for %d pushers", s.Conflicts, n)
 	}
 }
+
+// TestHubSendsNoTinyMoves: a hub linking 600 pages in 12 blocks gives
+// each a flow of about 2e-4, which a new page among its targets moves by
+// 1/600 of itself. Those moves are below what is sent (Epsilon of a
+// tenth of the least PageRank): the new page's block runs, the other
+// eleven do not. Values still agree with the batch.
+func TestHubSendsNoTinyMoves(t *testing.T) {
+	const blocks, per = 12, 50
+	db := openDB(t)
+	w := startWorker(t, db)
+	hub := "http://hub.test/"
+	target := func(b, i int) string { return fmt.Sprintf("http://t.test/d%d/p%d", b, i) }
+	var links []string
+	m := web{}
+	g := web{}
+	for b := range blocks {
+		for i := range per {
+			links = append(links, target(b, i))
+			g[target(b, i)] = ok()
+		}
+	}
+	m.write(t, db, g)
+	waitIdle(t, w)
+	extra := target(0, per) // linked, not crawled yet
+	m.write(t, db, web{hub: ok(append(links, extra)...)})
+	waitIdle(t, w)
+	before := stats(w).Commits
+	m.write(t, db, web{extra: ok()}) // the hub's out-degree moves by one
+	waitIdle(t, w)
+	if runs := stats(w).Commits - before; runs >= blocks {
+		t.Errorf("%d block runs for one new page, want a few: the hub's tiny moves reached every block", runs)
+	}
+	if d := rank.Compare(values(t, db), batch(t, db), 0.01); len(d) > 0 {
+		t.Fatalf("incremental and batch disagree: %v", d)
+	}
+}
