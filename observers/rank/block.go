@@ -311,11 +311,9 @@ func (o *observer) send(ctx context.Context, tx *percolator.Tx, key, ob string, 
 // which a change is measured against it rather than the flow: Epsilon of
 // it is too small to send. A hub linking every page of a big site gives
 // each a tiny flow that moves by 1/outdegree with every new page; sent,
-// each move made every block it links into solve again, and those
-// blocks the blocks they link into (on the million-page fixture, whose
-// root links every page, 13,000 block runs in 30 s). A page's value is
-// off by at most Epsilon × (1 − d)/10 for each block that links into it
-// beyond the relative bound.
+// each move made every block it links into solve again
+// (TestHubSendsNoTinyMoves). A page's value is off by at most Epsilon ×
+// (1 − d)/10 for each block that links into it beyond the relative bound.
 const flowFloor = 0.1
 
 // value is a node's entry in colValues.
@@ -442,8 +440,8 @@ func firstValue(ctx context.Context, tx *percolator.Tx, u string) error {
 // alone reports whether page u was alone in its cluster at its last
 // election (webtable.ClusterSize is 1): a new PageRank of u then changes
 // no election, and rank does not tell one (on most sites nearly every
-// cluster has one member, and telling them was most of a bulk crawl's
-// rank transactions' rows). A member that joins u's cluster meanwhile
+// cluster has one member: telling them made a bulk crawl's elect-rank
+// run thousands of times for nothing). A member that joins u's cluster meanwhile
 // is safe: the election that first counts it writes u's cluster size and
 // rewrites u's PageRank as it read it (see observers.elect), so it
 // conflicts with a rank transaction that read the size before and writes
