@@ -648,15 +648,30 @@ func TestIdleScannersSettle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Time passes for the scanners while the work is done.
-	for busy := true; busy; {
-		select {
-		case <-done:
-			busy = false
-		case wt := <-waits:
-			close(wt.over)
+	// Time passes for the scanners while the work is done, and until the
+	// worker is idle: a notification is deleted after its run, and a pass
+	// that still finds one (the runs are fast, the scanners' clock faster)
+	// starts its scanner over from IdleMin.
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			case wt := <-waits:
+				close(wt.over)
+			}
 		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the notifications did not run")
 	}
+	waitIdle(t, w)
+	close(stop)
+	<-stopped
 
 	// Then every pass is followed by a wait, and the waits grow to IdleMax
 	// (five doublings) and stay there. The scanners take turns: a scanner
