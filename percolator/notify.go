@@ -71,10 +71,11 @@ type watch struct {
 }
 
 // Watch returns a channel that receives a value soon after a transaction
-// of this DB commits a write to a row beginning with prefix (several
-// commits may give one value), for readers that would otherwise poll, such
-// as a queue's consumer. Commits of other processes are not seen. Call
-// stop when done.
+// of this DB commits a write to a row beginning with prefix, or a worker
+// of this DB deletes the notifications of such a row that it answered
+// (several may give one value), for readers that would otherwise poll,
+// such as a queue's consumer or a count of pending notifications. Commits
+// of other processes are not seen. Call stop when done.
 func (db *DB) Watch(prefix string) (ch <-chan struct{}, stop func()) {
 	w := &watch{prefix: prefix, ch: make(chan struct{}, 1)}
 	db.hintMu.Lock()

@@ -539,6 +539,10 @@ func (w *Worker) attempt(ctx context.Context, o *observerState, t task, n note) 
 		if err := w.db.st.MutateRows(ctx, []RowMutation{{Row: row, Mutations: done}}); err != nil {
 			return res, fmt.Errorf("percolator: delete notification: %w", err)
 		}
+		// The pending notifications changed, even where nothing was
+		// committed (a run that wrote nothing, an ack found): tell the
+		// watchers, whose counts of them would otherwise stand.
+		w.db.watched([]rowWrites{{row: row}})
 	}
 	return res, nil
 }

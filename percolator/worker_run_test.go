@@ -59,3 +59,37 @@ func TestWeakRunWritingNothingIsEmpty(t *testing.T) {
 		t.Fatalf("runs %d, empty %d, commits %d; want 1, 1, 0", s.Runs, s.Empty, s.Commits)
 	}
 }
+
+// TestEmptyRunTellsWatchers: a run that commits nothing still deletes its
+// notification, and a watcher counting pending notifications (the
+// engine's status, its idle check) must hear of it; else its count stands
+// until it looks again on its own (a minute, in cmd/search).
+func TestEmptyRunTellsWatchers(t *testing.T) {
+	db := openDB(t, percolator.Options{Weak: []string{"c"}})
+	release := make(chan struct{})
+	o := percolator.Observer{Name: "reader", Column: "c", Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+		<-release
+		_, err := tx.Get(ctx, row, "d:x")
+		return err
+	}}
+	w := startWorker(t, db, percolator.WorkerOptions{}, o)
+	changed, stop := db.Watch("")
+	defer stop()
+	if err := db.Notify(bg, "r", "c"); err != nil {
+		t.Fatal(err)
+	}
+	select { // the notification's own token, if any
+	case <-changed:
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	waitIdle(t, w)
+	if s := total([]*percolator.Worker{w}, "reader"); s.Empty != 1 {
+		t.Fatalf("%d empty runs, want 1", s.Empty)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Fatal("the notification was deleted and the watcher was not told")
+	}
+}

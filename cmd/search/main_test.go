@@ -130,7 +130,12 @@ func (d *deployment) waitIdle(timeout time.Duration) stats {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	d.t.Fatalf("not idle after %v: %+v", timeout, s)
+	// Which observer's notifications are left says what did not settle.
+	var raw struct {
+		Observers json.RawMessage `json:"observers"`
+	}
+	d.get("/api/stats", &raw)
+	d.t.Fatalf("not idle after %v: %+v\nobservers: %s", timeout, s, raw.Observers)
 	return s
 }
 
