@@ -207,3 +207,29 @@ func judgedQueries(t *testing.T) []string {
 	}
 	return qs
 }
+
+// TestRoundRankWithinScorePrecision: webtable.RoundRank promises that two
+// PageRanks it rounds alike give scores within 2.25% of each other (its
+// step times rankWeight), which decides when a document is re-exported
+// for its PageRank alone. A change of rankWeight or of the step must keep
+// that promise or change it.
+func TestRoundRankWithinScorePrecision(t *testing.T) {
+	const bound = 0.0225
+	if got := rankWeight * webtable.RankStep; got > bound+1e-12 {
+		t.Fatalf("rankWeight × RankStep = %g, RoundRank's documentation says %g", got, bound)
+	}
+	for x := 0.01; x < 500; x *= 1.01 {
+		// The farthest values of x's bucket.
+		r := webtable.RoundRank(x)
+		lo, hi := x, x
+		for webtable.RoundRank(lo*0.999) == r && lo > 1e-6 {
+			lo *= 0.999
+		}
+		for webtable.RoundRank(hi*1.001) == r {
+			hi *= 1.001
+		}
+		if f := rankFactor(hi)/rankFactor(lo) - 1; f > bound {
+			t.Fatalf("RoundRank(%g) = %q spans %g..%g: scores %.2f%% apart, want at most %.2f%%", x, r, lo, hi, 100*f, 100*bound)
+		}
+	}
+}

@@ -167,10 +167,10 @@ var Weak = []string{DupDirty, DocDirty, RankDirty, DupRanked, DocRanked, DocLink
 // quantizes ln(1 + PageRank) in steps of RankStep: a step moves that
 // factor by at most 0.45 × RankStep (2.25%), and a document's score
 // differs from the one the table's value would give by less than that.
-// (Two significant digits, before, were that coarse for pages of average
-// rank and five times finer for the many below it, which re-exported
-// most pages of a bulk crawl once more only for the ranking's sake.) The
-// string is the bucket's middle value to four significant digits.
+// (Two significant digits would be as coarse for pages of average rank
+// and five times finer for the many below it, re-exporting most pages of
+// a bulk crawl once more only for the ranking's sake.) The string is the
+// bucket's middle value to four significant digits.
 func RoundRank(x float64) string {
 	if !(x > 0) {
 		return "0"
