@@ -90,7 +90,8 @@ func (db *DB) Retry(ctx context.Context, f Failure) error {
 		// Forget the observer's acknowledgement, and notify at the start of
 		// the newest write, so the run that follows deletes the notification.
 		err := db.Update(ctx, func(tx *Tx) error {
-			wc, ok, err := tx.readWrite(ctx, f.Row, f.Column)
+			var wc Cell
+			ok, err := tx.readWrite(ctx, f.Row, f.Column, &wc)
 			if err != nil {
 				return err
 			}

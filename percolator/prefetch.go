@@ -81,13 +81,13 @@ func (db *DB) learn(reads map[string][]string) {
 
 // readRecord is readWrite on a shared store, through the transaction's
 // row cache and prefetching.
-func (tx *Tx) readRecord(ctx context.Context, row, col string) (Cell, bool, error) {
+func (tx *Tx) readRecord(ctx context.Context, row, col string, wc *Cell) (bool, error) {
 	db := tx.db
 	if db.ex != nil {
-		return tx.readWrite(ctx, row, col)
+		return tx.readWrite(ctx, row, col, wc)
 	}
 	if safe := db.safe.Load(); tx.startTs < safe {
-		return Cell{}, false, fmt.Errorf("%w: reading at %d < safe point %d", ErrTooOld, tx.startTs, safe)
+		return false, fmt.Errorf("%w: reading at %d < safe point %d", ErrTooOld, tx.startTs, safe)
 	}
 	if tx.reads == nil {
 		tx.reads = make(map[string][]string)
@@ -98,14 +98,15 @@ func (tx *Tx) readRecord(ctx context.Context, row, col string) (Cell, bool, erro
 		if next := db.predict(col); len(next) > 0 {
 			var err error
 			if rc, err = tx.prefetch(ctx, row, col, next); err != nil {
-				return Cell{}, false, err
+				return false, err
 			}
 		}
 	}
 	if c, ok := rc[col]; ok && !c.locked {
-		return c.write, c.hasWrite, nil
+		*wc = c.write
+		return c.hasWrite, nil
 	}
-	return tx.readWrite(ctx, row, col)
+	return tx.readWrite(ctx, row, col, wc)
 }
 
 // prefetch reads col and next of row with one store read and caches them.

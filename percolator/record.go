@@ -135,6 +135,26 @@ func decodeWrite(b []byte) (write, error) {
 	return w, nil
 }
 
+// inlinedPut returns the value of b, an encoded write record, when it is a
+// put with its value inlined, the common record: what decodeWrite would
+// put in write.value, without building the record. ok is false for every
+// other b, which decodeWrite then decodes or rejects.
+func inlinedPut(b []byte) (v []byte, ok bool) {
+	if len(b) < 3 || b[0] != kindPut {
+		return nil, false
+	}
+	// The start timestamp's uvarint: bytes with the high bit set, then one
+	// without. Timestamps stay below 2^52, eight bytes of it.
+	i := 1
+	for i < len(b) && i < 9 && b[i]&0x80 != 0 {
+		i++
+	}
+	if i+1 >= len(b) || b[i]&0x80 != 0 || b[i+1] != 1 {
+		return nil, false
+	}
+	return b[i+2:], true
+}
+
 func encodeInt64(v int64) []byte {
 	return binary.BigEndian.AppendUint64(nil, uint64(v))
 }

@@ -486,7 +486,8 @@ func (w *Worker) attempt(ctx context.Context, o *observerState, t task, n note) 
 	run := true
 	var seen uint64 // start ts of the newest write this run sees
 	if !o.weak {
-		wc, ok, err := tx.readWrite(ctx, row, n.col)
+		var wc Cell
+		ok, err := tx.readWrite(ctx, row, n.col, &wc)
 		if err != nil {
 			return 0, err
 		}
