@@ -109,13 +109,16 @@ func (s *Store) ReadPoint(ctx context.Context, dst []percolator.Cell, row string
 	// A point read of a Newest family's column (Percolator's write
 	// record) builds its key now and loads the column's cache bucket
 	// along with the stripe, rather than after it.
-	pre := s.prepare(st, row, filters, buf)
+	// pre is filled in place and passed by address: copying its nine
+	// words costs more than the rest of what ReadPoint does itself.
+	var pre preKey
+	s.prepare(&pre, st, row, filters, buf)
 	if pre.key == nil {
 		out, err := s.appendRow(st, dst, row, filters, pre)
 		return out, buf, err
 	}
 	buf = pre.key[:0]
-	if out, ok := s.readCached(st, dst, filters, pre); ok {
+	if out, ok := s.readCached(st, dst, filters, &pre); ok {
 		return out, buf, nil
 	}
 	out, err := s.appendRow(st, dst, row, filters, pre)
@@ -129,7 +132,7 @@ func (s *Store) ReadPoint(ctx context.Context, dst []percolator.Cell, row string
 // read nothing, when the read is not of that shape or a write held st
 // meanwhile; the read then goes the general way (appendRow), which
 // comes to the same cells.
-func (s *Store) readCached(st *stripe, dst []percolator.Cell, filters []percolator.Filter, pre preKey) ([]percolator.Cell, bool) {
+func (s *Store) readCached(st *stripe, dst []percolator.Cell, filters []percolator.Filter, pre *preKey) ([]percolator.Cell, bool) {
 	seq := st.seq.Load()
 	if seq&(seqWriting|seqSparse) != 0 {
 		return nil, false
@@ -154,12 +157,12 @@ func (s *Store) readCached(st *stripe, dst []percolator.Cell, filters []percolat
 		return nil, false
 	}
 	ver, ok := s.versOf(st).get(pre.b, pre.tag)
-	if !ok || ver-1 > fl.Max() {
+	if !ok || ver-1 > upper(fl) {
 		return nil, false
 	}
 	out := dst
 	if ts := ver - 1; ts >= fl.MinTs {
-		c := percolator.Cell{Family: pre.fam, Column: pre.col, Ts: ts}
+		var v []byte
 		if !fl.KeysOnly {
 			txn := s.db.NewTransactionAt(ver, false)
 			item, err := txn.Get(pre.key)
@@ -168,13 +171,16 @@ func (s *Store) readCached(st *stripe, dst []percolator.Cell, filters []percolat
 				txn.Discard()
 				return nil, false
 			}
-			c.Value, err = s.itemValue(item)
+			v, err = s.itemValue(item)
 			txn.Discard()
 			if err != nil {
 				return nil, false
 			}
 		}
-		out = append(out, c)
+		// Filled in place: a Cell built first and appended is copied.
+		out = append(out, percolator.Cell{})
+		c := &out[len(out)-1]
+		c.Family, c.Column, c.Ts, c.Value = pre.fam, pre.col, ts, v
 	}
 	if st.seq.Load() != seq {
 		return nil, false
@@ -411,16 +417,17 @@ type preKey struct {
 	tag      uint64 // and tag
 }
 
-// prepare builds, for a read of at most two filters (Percolator's point
-// read: a lock and a write record), the key of the first column of a
-// Newest family that they read the newest version of, and loads its
-// bucket of st's newest-version cache, so that the processor fetches the
-// bucket and st's line together rather than one after the other. What it
-// loads is not used: the read looks at the bucket again after st's
-// sequence number. It builds the key in buf if buf is large enough.
-func (s *Store) prepare(st *stripe, row string, filters []percolator.Filter, buf []byte) preKey {
+// prepare sets *pre, which is zero, for a read of at most two filters
+// (Percolator's point read: a lock and a write record): to the key of the
+// first column of a Newest family that they read the newest version of,
+// if there is one, and loads its bucket of st's newest-version cache, so
+// that the processor fetches the bucket and st's line together rather
+// than one after the other. What it loads is not used: the read looks at
+// the bucket again after st's sequence number. It builds the key in buf
+// if buf is large enough.
+func (s *Store) prepare(pre *preKey, st *stripe, row string, filters []percolator.Filter, buf []byte) {
 	if len(filters) > 2 {
-		return preKey{}
+		return
 	}
 	fams := s.families()
 	for k := range filters {
@@ -440,9 +447,9 @@ func (s *Store) prepare(st *stripe, row string, filters []percolator.Filter, buf
 		key := appendCellKey(buf[:0], f.gp, row, f.name, fl.Column)
 		b, tag := s.vh.of(key)
 		s.versOf(st).touch(b)
-		return preKey{fam: f.name, col: fl.Column, key: key, b: b, tag: tag}
+		pre.fam, pre.col, pre.key, pre.b, pre.tag = f.name, fl.Column, key, b, tag
+		return
 	}
-	return preKey{}
 }
 
 // key returns the key of (row, f, col), and whether it is pre's.
