@@ -124,12 +124,14 @@ type bench struct {
 	parallel int
 	verify   bool
 	keep     string
-	profile  string   // directory of CPU profiles, one a run
-	cacheMB  int      // memory budget (-cache-mb)
-	ahead    int      // engine: -crawl-ahead
-	searches int      // one-word queries once idle (engine mode)
-	clients  int      // concurrent search clients
-	words    []string // the one-word queries; none: the indexed titles' words
+	profile  string        // directory of CPU profiles, one a run
+	cacheMB  int           // memory budget (-cache-mb)
+	ahead    int           // engine: -crawl-ahead
+	progress time.Duration // engine: -progress
+	maxPages int           // -max-pages
+	searches int           // one-word queries once idle (engine mode)
+	clients  int           // concurrent search clients
+	words    []string      // the one-word queries; none: the indexed titles' words
 	stderr   io.Writer
 }
 
@@ -210,7 +212,17 @@ func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, kee
 	if b.ahead > 0 && mode == modeEngine {
 		args = append(args, "-crawl-ahead", strconv.Itoa(b.ahead))
 	}
+	if b.maxPages > 0 {
+		args = append(args, "-max-pages", strconv.Itoa(b.maxPages))
+	}
+	if b.progress > 0 && mode == modeEngine {
+		args = append(args, "-progress", b.progress.String())
+	}
 	cmd := exec.CommandContext(ctx, exe, args...)
+	// Interrupted, the child stops as cmd/search does on ^C, so that it
+	// still writes its CPU profile; it is killed if that takes a minute.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = time.Minute
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, b.stderr

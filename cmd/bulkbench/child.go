@@ -40,6 +40,8 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		clients  = fs.Int("clients", 8, "concurrent search clients")
 		words    = fs.String("words", "", "comma-separated query words (default: the indexed titles' words)")
 		ahead    = fs.Int("crawl-ahead", 0, "pace the crawl to the chain (engine.Config.CrawlAhead)")
+		maxPages = fs.Int("max-pages", 0, "stop the crawl after this many pages")
+		progress = fs.Duration("progress", 0, "print a progress line to stderr at this interval (engine)")
 	)
 	if err := fs.Parse(args); err != nil || *data == "" || *seeds == "" {
 		fmt.Fprintln(stderr, "bulkbench: bad child arguments")
@@ -61,7 +63,8 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	mem.Apply(ctx)
 	tableCache = mem.TableBytes()
 	crawlAhead = *ahead
-	copt := crawl.Options{Seeds: strings.Split(*seeds, ","), AllowPrivate: true, Delay: -1, Parallel: *parallel}
+	progressEvery, progressOut = *progress, stderr
+	copt := crawl.Options{Seeds: strings.Split(*seeds, ","), AllowPrivate: true, Delay: -1, Parallel: *parallel, MaxPages: *maxPages}
 	var (
 		r   Result
 		err error
@@ -109,11 +112,14 @@ func crawlOnly(ctx context.Context, dir string, copt crawl.Options) (Result, err
 	return r, nil
 }
 
-// tableCache is the table's share of the -cache-mb budget, and crawlAhead
-// the engine's -crawl-ahead.
+// tableCache is the table's share of the -cache-mb budget, crawlAhead
+// the engine's -crawl-ahead, and progressEvery how often the engine's run
+// prints a progress line to progressOut (0: never).
 var (
-	tableCache int64
-	crawlAhead int
+	tableCache    int64
+	crawlAhead    int
+	progressEvery time.Duration
+	progressOut   io.Writer
 )
 
 // oneProcess runs the engine as cmd/search does with seeds, until idle.
@@ -140,7 +146,9 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, verify bool
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
+	stop := reportProgress(e, began, progressEvery, progressOut)
 	waited := e.WaitIdle(ctx)
+	stop()
 	took := time.Since(began)
 	r := Result{Mode: modeEngine, Seconds: took.Seconds(), Pages: e.Crawler.Stats().Fetched,
 		BleveWrites: writes.Load(), BleveBatches: batches.Load(), ContentSeconds: time.Duration(lastContent.Load()).Seconds(), ObserverRuns: make(map[string]int64), ObserverEmpty: make(map[string]int64)}

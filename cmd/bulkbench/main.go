@@ -3,7 +3,7 @@
 // by side with the bare crawler on the same corpus in the same run.
 //
 //	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-cache-mb 384] [-crawl-ahead N] [-verify]
-//	bulkbench -fixture N [-modes crawl,engine] [-searches N] [-verify]
+//	bulkbench -fixture N [-modes crawl,engine] [-searches N] [-max-pages M] [-progress 30s] [-verify]
 //
 // It serves DIR with http.FileServer on 127.0.0.1, or with -fixture N the
 // changing-web fixture (package freshness/changingweb) of N pages, frozen,
@@ -45,6 +45,14 @@
 // memory budget as cmd/search does (0: Badger's defaults, no memory
 // limit). With -verify the engine's table is checked
 // against a batch recomputation once idle (what `indexer -verify` does).
+// With -max-pages M each run's crawl stops after M pages and the engine
+// runs to idle on them: a slice of a fixture too big to crawl whole, the
+// same pages every run. With -progress D the engine prints a line to
+// stderr every D while it runs: time, pages fetched and their rate,
+// documents applied to the index, the worker's foreground backlog, the
+// resident set (anonymous + file-backed) and each observer's runs so far.
+// Interrupted (^C), a run stops as cmd/search does and still writes its
+// CPU profile.
 //
 // Every run's table is a fresh embedded Badger one in a temporary directory
 // (or -keep DIR), so that runs compare: bulkbench takes no -table.
@@ -97,10 +105,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		searches = fs.Int("searches", 0, "engine: once idle, ask this many one-word queries (title words) through the JSON API")
 		clients  = fs.Int("clients", 8, "engine: concurrent search clients of -searches")
 		ahead    = fs.Int("crawl-ahead", engine.DefaultCrawlAhead, "engine: pace the crawl to the chain as search -crawl-ahead `N` does (0: no pacing)")
+		maxPages = fs.Int("max-pages", 0, "stop each run's crawl after this many `pages` (0: crawl everything); with -fixture, a slice of a big fixture run to idle")
+		progress = fs.Duration("progress", 0, "engine: print a progress line to stderr every `interval` (pages fetched and indexed, backlog, resident set, observer runs); 0: none")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-crawl-ahead N] [-verify]")
-		fmt.Fprintln(stderr, "       bulkbench -fixture N [-modes crawl,engine] [-searches N] [-verify]")
+		fmt.Fprintln(stderr, "       bulkbench -fixture N [-modes crawl,engine] [-searches N] [-max-pages M] [-progress 30s] [-verify]")
 		fmt.Fprintln(stderr, "Every run's table is a fresh embedded Badger one in a temporary directory (or -keep DIR): bulkbench takes no -table.")
 		fs.PrintDefaults()
 	}
@@ -115,7 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if fs.NArg() > 0 || *runs < 1 || *parallel < 1 || *ahead < 0 {
+	if fs.NArg() > 0 || *runs < 1 || *parallel < 1 || *ahead < 0 || *progress < 0 || *maxPages < 0 {
 		fs.Usage()
 		return 2
 	}
@@ -124,7 +134,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}
-	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, ahead: *ahead, stderr: stderr}
+	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, ahead: *ahead, progress: *progress, maxPages: *maxPages, stderr: stderr}
 	if *fixture > 0 {
 		b.seeds = fixtureSeeds(*seeds)
 	} else if b.seeds, err = seedPaths(*dir, *seeds); err != nil {

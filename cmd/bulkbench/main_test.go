@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -15,8 +17,11 @@ import (
 // TestMain runs a mode when the benchmark starts this test binary as its
 // child.
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
-		os.Exit(runChild(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	if os.Getenv(childEnv) != "" { // a child, as main runs it
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := runChild(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
@@ -223,5 +228,37 @@ func TestCPUProfileDir(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(prof, "crawl-1.pprof")); err != nil || fi.Size() == 0 {
 		t.Fatalf("profile: %v", err)
+	}
+}
+
+// -max-pages stops the crawl after that many pages and the engine runs to
+// idle on them; -progress prints lines while it runs.
+func TestMaxPagesProgress(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"-fixture", "500", "-modes", "engine", "-max-pages", "60", "-progress", "20ms"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	if !regexp.MustCompile(`\| engine \| 60 \|`).Match(out.Bytes()) {
+		t.Errorf("the engine did not stop at 60 pages:\n%s", out.String())
+	}
+	if !regexp.MustCompile(`bulkbench: +\d+ s  fetched \d+ \(\d+/s\)  applied \d+  backlog \d+  rss \d+\+\d+ MB  runs`).Match(errb.Bytes()) {
+		t.Errorf("no progress line in\n%s", errb.String())
+	}
+}
+
+// Interrupted, the engine's child stops as cmd/search does on ^C and still
+// writes its CPU profile.
+func TestInterruptWritesProfile(t *testing.T) {
+	prof := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(3*time.Second, cancel)
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"-fixture", "20000", "-modes", "engine", "-cpuprofile", prof}, &out, &errb); code == 0 {
+		t.Fatalf("exit 0 though interrupted\nstdout:\n%s", out.String())
+	}
+	if fi, err := os.Stat(filepath.Join(prof, "engine-1.pprof")); err != nil || fi.Size() == 0 {
+		t.Fatalf("no profile of the interrupted run (%v)\nstderr:\n%s", err, errb.String())
 	}
 }
