@@ -8,13 +8,18 @@ import (
 // Chain returns the observers of the indexing chain, in the order data
 // flows through them. cmd/indexer and cmd/search run exactly these.
 func Chain() []percolator.Observer {
+	// rank:dirty → !rank/KEY block solve → rank:value; and in the
+	// background, rank:outside (what the block gets from other blocks
+	// changed) → the same.
+	ranks := rank.Observers(rank.Options{OutsideDelay: BackgroundDelay, OutsideMaxDelay: BackgroundMaxDelay})
 	return []percolator.Observer{
-		Parse(),                       // fetch:body → page:*
-		Links(),                       // page:links → in:SRC on targets
-		Cluster(),                     // page:hash → !dup/HASH members
-		Elect(),                       // dup:dirty → cluster:canon
-		rank.Observer(rank.Options{}), // rank:dirty → !rank/KEY block solve → rank:value
-		ExportObserver(),              // doc:dirty → !export/ queue
+		Parse(),          // fetch:body → page:*
+		Links(),          // page:links → in:SRC on targets
+		Cluster(),        // page:hash → !dup/HASH members
+		Elect(),          // dup:dirty → cluster:canon
+		ranks[0],         // rank:dirty → !rank/KEY block solve → rank:value
+		ranks[1],         // rank:outside → the same, in the background
+		ExportObserver(), // doc:dirty → !export/ queue
 		// The same for a new PageRank only, in the background.
 		ElectRank(),          // dup:ranked → cluster:canon
 		ExportRankObserver(), // doc:ranked (written by earlier releases) → !export/ queue

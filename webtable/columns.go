@@ -124,6 +124,17 @@ const (
 	DupDirty  = "dup:dirty"  // on a cluster row: membership or a member's rank changed; elect runs
 	DocDirty  = "doc:dirty"  // on a page row: its document may have changed; export runs
 	RankDirty = "rank:dirty" // on a page row: its rank inputs changed; the rank observer runs
+	// RankOutside is on a PageRank block row (observers/rank) when what
+	// its pages get from outside the block changed: a page of another
+	// block that they link to became or stopped being a page (their
+	// out-degrees changed), or what another block's pages give them moved
+	// a little (by less than rank.Options.UrgentEpsilon).
+	// The background rank-outside observer solves the block again. During
+	// a bulk crawl both happen with every page crawled, and a block solved
+	// again for each (a site's index linking thousands of pages of other
+	// blocks reads all its targets every time) would cost each page a few
+	// solves of whole blocks; held, a block solves once for many.
+	RankOutside = "rank:outside"
 
 	// The same work when only a PageRank changed, done in the background
 	// (percolator.Observer.Background) so that it never holds up content.
@@ -159,7 +170,7 @@ const (
 var Observed = []string{Body, Hash, Links}
 
 // Weak lists the columns that are only notified, never written.
-var Weak = []string{DupDirty, DocDirty, RankDirty, DupRanked, DocRanked, DocLinked}
+var Weak = []string{DupDirty, DocDirty, RankDirty, RankOutside, DupRanked, DocRanked, DocLinked}
 
 // RoundRank is PageRank as the index sees it: a document is re-exported
 // when this changes, not on every small move. Ranked search multiplies

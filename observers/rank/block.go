@@ -273,7 +273,11 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 
 // send writes what block key gives block ob's pages into ob's row, when
 // it moved by more than Epsilon (relative) for some page, or the pages
-// changed.
+// changed, and tells ob: in the foreground (webtable.RankDirty) when the
+// pages changed or a flow moved by more than UrgentEpsilon, a move that
+// can show in the pages' values as the index rounds them; else in the
+// background (webtable.RankOutside), where the small moves of a wave
+// gather instead of each making ob solve again and send on.
 func (o *observer) send(ctx context.Context, tx *percolator.Tx, key, ob string, flow map[string]float64) error {
 	col := colInflow + key
 	oh := ob[len(BlockPrefix):]
@@ -285,13 +289,17 @@ func (o *observer) send(ctx context.Context, tx *percolator.Tx, key, ob string, 
 	if err != nil {
 		return fmt.Errorf("rank: %q %q: %w", ob, col, err)
 	}
-	changed := len(before) != len(flow)
+	floor := (1 - o.opt.Damping) * flowFloor
+	changed, urgent := len(before) != len(flow), len(before) != len(flow)
 	for t, a := range flow {
-		if changed {
+		if urgent {
 			break
 		}
 		was, ok := before[t]
-		changed = !ok || math.Abs(a-was) > o.opt.Epsilon*max(math.Abs(was), (1-o.opt.Damping)*flowFloor)
+		moved := math.Abs(a - was)
+		ref := max(math.Abs(was), floor)
+		changed = changed || !ok || moved > o.opt.Epsilon*ref
+		urgent = !ok || moved > o.opt.UrgentEpsilon*ref
 	}
 	if !changed {
 		return nil
@@ -304,7 +312,10 @@ func (o *observer) send(ctx context.Context, tx *percolator.Tx, key, ob string, 
 	if err != nil {
 		return err
 	}
-	return tx.Notify(ob, webtable.RankDirty)
+	if urgent {
+		return tx.Notify(ob, webtable.RankDirty)
+	}
+	return tx.Notify(ob, webtable.RankOutside)
 }
 
 // flowFloor × (1 − d), a tenth of the least PageRank, is the flow below

@@ -1,7 +1,9 @@
-// Package rank keeps PageRank current incrementally: one Percolator
+// Package rank keeps PageRank current incrementally: a Percolator
 // observer ("rank", on the weak column webtable.RankDirty) that solves the
 // link graph block by block (a block is a host, or a section of one),
-// never recomputing the whole graph.
+// never recomputing the whole graph, and its background twin
+// ("rank-outside", on webtable.RankOutside) for what a block gets from
+// outside it (see [Observers]).
 //
 // # Model
 //
@@ -42,7 +44,13 @@
 // notifications of a block collapse into one run, so a bulk load costs a
 // few runs per block instead of tens of runs per page, and a change costs a
 // run of its block (and of the blocks its effect reaches beyond the
-// thresholds). When the chain is idle every block solves its equations
+// thresholds). A block's own pages changing is foreground work (rank), and
+// so is a send that moved by more than Options.UrgentEpsilon (1%) or gives
+// a page a flow it did not have; what else it gets from outside changing
+// (the small moves of a wave, or a linked page of another block coming or
+// going) is background work (rank-outside), held while the foreground has
+// a backlog and gathered for a few seconds otherwise, so that in a bulk
+// crawl a block solves once for many such changes. When the chain is idle every block solves its equations
 // exactly given what it receives, what it receives is within Epsilon of
 // what is sent, and what is written is within PublishThreshold of the
 // solution: a page's value is within about PublishThreshold +
@@ -80,9 +88,10 @@
 //     Writes are bounded (maxWrites page rows a run; the next run goes on).
 //   - The out-set of u depends on the standing of every row its links pass
 //     through. Within u's block that is in the block row; when a page's
-//     standing changes, [Refresh] notifies the blocks of the pages linking
-//     to it from other blocks, found by its webtable.InPrefix cells (written
-//     by the links observer) and, through redirects, webtable.AliasPrefix
+//     standing changes, [Refresh] notifies (webtable.RankOutside) the
+//     blocks of the pages linking to it from other blocks, found by its
+//     webtable.InPrefix cells (written by the links observer) and, through
+//     redirects, webtable.AliasPrefix
 //     cells. Whoever changes State, AliasOf, Links or Hash calls [Refresh]
 //     in the same transaction, or [Touch] to have the observer do it.
 //   - [Init] builds the blocks of a table indexed by an earlier release,

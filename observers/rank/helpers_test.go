@@ -27,11 +27,11 @@ func openDB(t testing.TB) *percolator.DB {
 	return db
 }
 
-// startWorker runs the rank observer alone over db until cleanup, after
+// startWorker runs the rank observers alone over db until cleanup, after
 // checking that nothing was parked.
 func startWorker(t testing.TB, db *percolator.DB) *percolator.Worker {
 	t.Helper()
-	w, err := percolator.NewWorker(db, percolator.WorkerOptions{}, rank.Observer(rank.Options{}))
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{}, rank.Observers(rank.Options{})...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +62,22 @@ func waitIdle(t testing.TB, w *percolator.Worker) {
 	}
 }
 
+// stats returns the counters of the rank observers, rank and rank-outside,
+// summed.
 func stats(w *percolator.Worker) percolator.ObserverStats {
+	sum := percolator.ObserverStats{Name: "rank"}
 	for _, s := range w.Stats() {
-		if s.Name == "rank" {
-			return s
+		if s.Name == "rank" || s.Name == "rank-outside" {
+			sum.Runs += s.Runs
+			sum.Commits += s.Commits
+			sum.Empty += s.Empty
+			sum.Conflicts += s.Conflicts
+			sum.Failures += s.Failures
+			sum.Parked += s.Parked
+			sum.RunTime += s.RunTime
 		}
 	}
-	return percolator.ObserverStats{}
+	return sum
 }
 
 // page is what the parse observer records about a URL, as far as rank

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -19,10 +20,20 @@ type Options struct {
 	// another block that is sent on to that block; smaller changes wait for
 	// the next run. Smaller is more exact and costs more runs. Default 1e-4.
 	Epsilon float64
+	// UrgentEpsilon is the relative change of what a block gives a page
+	// of another block that has that block solve in the foreground
+	// (rank); a smaller one, above Epsilon, waits for the background
+	// (rank-outside). Default 0.01: PageRank as the index shows it moves
+	// in steps of about 5%.
+	UrgentEpsilon float64
 	// PublishThreshold is the relative change of a page's value, since the
 	// value last written to its row (webtable.Rank), that writes it again
 	// and tells export and the cluster election. Default 0.002.
 	PublishThreshold float64
+	// OutsideDelay and OutsideMaxDelay are the percolator.Observer Delay
+	// and MaxDelay of the background observer rank-outside. Zero runs its
+	// notifications as soon as they are found.
+	OutsideDelay, OutsideMaxDelay time.Duration
 }
 
 func (o *Options) ensureDefaults() {
@@ -32,17 +43,47 @@ func (o *Options) ensureDefaults() {
 	if o.Epsilon <= 0 {
 		o.Epsilon = 1e-4
 	}
+	if o.UrgentEpsilon <= 0 {
+		o.UrgentEpsilon = 0.01
+	}
+	o.UrgentEpsilon = max(o.UrgentEpsilon, o.Epsilon)
 	if o.PublishThreshold <= 0 {
 		o.PublishThreshold = 0.002
 	}
 }
 
-// Observer returns the rank observer: named "rank", observing the weak
-// column webtable.RankDirty of page rows (Touch) and of block rows.
-func Observer(opt Options) percolator.Observer {
+// Observers returns the rank observers, which run the same code, a block
+// solve (see the package doc):
+//
+//   - "rank", observing the weak column webtable.RankDirty of page rows
+//     (Touch) and of block rows: a page of the block changed;
+//   - "rank-outside", in the background (percolator.Observer.Background,
+//     with Options.OutsideDelay and OutsideMaxDelay), observing
+//     webtable.RankOutside of block rows: what the block's pages get from
+//     outside it changed, a page of another block that they link to became
+//     or stopped being a page ([Refresh]), or what another block gives them
+//     moved by less than Options.UrgentEpsilon (a run's sends; a bigger
+//     move, or a page that gets a flow or loses one, is foreground work).
+//     During a bulk crawl both happen for nearly
+//     every page crawled: in the foreground each cost a solve of every
+//     block it reached, and the block of a page linking to thousands of
+//     pages (a site's index) looked all of them up for each one crawled.
+//     Held, a block solves once for many, at most OutsideMaxDelay (plus
+//     the foreground's backlog) after the change. A run of "rank" on the
+//     block answers its rank-outside notifications
+//     (percolator.Observer.Covers).
+//
+// A page's first value, which its document waits for, is its block's
+// foreground solve; what comes from outside moves it later, as PageRank
+// moves do. The chain runs both observers.
+func Observers(opt Options) []percolator.Observer {
 	opt.ensureDefaults()
 	o := &observer{opt: opt}
-	return percolator.Observer{Name: "rank", Column: webtable.RankDirty, Run: o.run}
+	return []percolator.Observer{
+		{Name: "rank", Column: webtable.RankDirty, Covers: []string{webtable.RankOutside}, Run: o.run},
+		{Name: "rank-outside", Column: webtable.RankOutside, Background: true,
+			Delay: opt.OutsideDelay, MaxDelay: opt.OutsideMaxDelay, Run: o.run},
+	}
 }
 
 type observer struct {
@@ -185,7 +226,8 @@ func refreshHash(ctx context.Context, tx *percolator.Tx, b, row, hash string) (b
 
 // touchLinkers notifies the blocks of the pages linking to row, directly
 // or through rows redirecting to it (up to maxHops), skipping those in
-// done.
+// done: webtable.RankOutside, which the background rank-outside observer
+// answers.
 func touchLinkers(ctx context.Context, tx *percolator.Tx, row string, done map[string]bool, depth int) error {
 	if depth > maxHops {
 		return nil
@@ -196,7 +238,7 @@ func touchLinkers(ctx context.Context, tx *percolator.Tx, row string, done map[s
 		b := blockOf(col[len(webtable.InPrefix):])
 		if !done[b] {
 			done[b] = true
-			if bad = tx.Notify(b, webtable.RankDirty); bad != nil {
+			if bad = tx.Notify(b, webtable.RankOutside); bad != nil {
 				return false
 			}
 		}
