@@ -57,13 +57,7 @@ func total(ws []*percolator.Worker, name string) (s percolator.ObserverStats) {
 	for _, w := range ws {
 		for _, x := range w.Stats() {
 			if x.Name == name {
-				s.Runs += x.Runs
-				s.Commits += x.Commits
-				s.Empty += x.Empty
-				s.Conflicts += x.Conflicts
-				s.Failures += x.Failures
-				s.Parked += x.Parked
-				s.Nothing += x.Nothing
+				s.Add(x)
 				s.Pending += x.Pending
 			}
 		}

@@ -21,6 +21,20 @@ type ObserverStats struct {
 	RunTime   time.Duration // total time of runs
 }
 
+// Add adds o's counts of what was done (runs and their outcomes, run
+// time) to s: the totals of several workers, or of several observers.
+// Pending is left to the caller: workers sharing a table see one queue.
+func (s *ObserverStats) Add(o ObserverStats) {
+	s.Runs += o.Runs
+	s.Commits += o.Commits
+	s.Empty += o.Empty
+	s.Nothing += o.Nothing
+	s.Conflicts += o.Conflicts
+	s.Failures += o.Failures
+	s.Parked += o.Parked
+	s.RunTime += o.RunTime
+}
+
 type statCounters struct {
 	runs, commits, empty, nothing, conflicts, failures, parked, pending, runNanos atomic.Int64
 }

@@ -68,13 +68,7 @@ func stats(w *percolator.Worker) percolator.ObserverStats {
 	sum := percolator.ObserverStats{Name: "rank"}
 	for _, s := range w.Stats() {
 		if s.Name == "rank" || s.Name == "rank-outside" {
-			sum.Runs += s.Runs
-			sum.Commits += s.Commits
-			sum.Empty += s.Empty
-			sum.Conflicts += s.Conflicts
-			sum.Failures += s.Failures
-			sum.Parked += s.Parked
-			sum.RunTime += s.RunTime
+			sum.Add(s)
 		}
 	}
 	return sum

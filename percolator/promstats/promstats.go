@@ -80,15 +80,8 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		members = max(members, w.Members())
 		for _, s := range w.Stats() {
 			t := sums[s.Name]
-			t.Runs += s.Runs
-			t.Commits += s.Commits
-			t.Empty += s.Empty
-			t.Nothing += s.Nothing
-			t.Conflicts += s.Conflicts
-			t.Failures += s.Failures
-			t.Parked += s.Parked
+			t.Add(s)
 			t.Pending = max(t.Pending, s.Pending)
-			t.RunTime += s.RunTime
 			sums[s.Name] = t
 		}
 	}
