@@ -56,7 +56,8 @@ func (o *Options) ensureDefaults() {
 // solve (see the package doc):
 //
 //   - "rank", observing the weak column webtable.RankDirty of page rows
-//     (Touch) and of block rows: a page of the block changed;
+//     (Touch) and of block rows: a page of the block changed, or another
+//     block's send moved a flow by Options.UrgentEpsilon or more;
 //   - "rank-outside", in the background (percolator.Observer.Background,
 //     with Options.OutsideDelay and OutsideMaxDelay), observing
 //     webtable.RankOutside of block rows: what the block's pages get from
