@@ -43,13 +43,12 @@ var (
 	ErrOtherTable = errors.New("engine: another table's directory")
 )
 
-// DefaultCrawlAhead is cmd/search's -crawl-ahead. On the Debian
-// handbook, pages are then searchable a second after their fetch (p50),
-// and the crawl reaches idle in 15.9 s against 13.0 s unpaced, whose
-// pages wait about 5 s behind the backlog. At 10,000 pages the paced
-// crawl takes 1.6 times as long (BENCHMARKS.md § Bulk crawl). The backlog stays
-// bounded, where an unpaced crawl of a big site lets it grow without
-// bound.
+// DefaultCrawlAhead is cmd/search's -crawl-ahead. Paced, a bulk crawl's
+// pages are searchable about a second after their fetch, where unpaced
+// they wait behind the chain's backlog, and the crawl takes somewhat
+// longer to reach idle (BENCHMARKS.md § Bulk crawl has the figures). The
+// backlog stays bounded, where an unpaced crawl of a big site lets it
+// grow without bound.
 const DefaultCrawlAhead = 512
 
 // Config configures an Engine.

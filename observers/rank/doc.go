@@ -46,11 +46,13 @@
 // run of its block (and of the blocks its effect reaches beyond the
 // thresholds). A block's own pages changing is foreground work (rank), and
 // so is a send that moved by more than Options.UrgentEpsilon (1%) or gives
-// a page a flow it did not have; what else it gets from outside changing
-// (the small moves of a wave, or a linked page of another block coming or
-// going) is background work (rank-outside), held while the foreground has
-// a backlog and gathered for a few seconds otherwise, so that in a bulk
-// crawl a block solves once for many such changes. When the chain is idle every block solves its equations
+// a page a flow or takes one away; what else it gets from outside
+// changing (the small moves of a wave, or a linked page of another block
+// coming or going) is background work (rank-outside), held while the
+// foreground has a backlog and gathered for a few seconds otherwise, so
+// that in a bulk crawl a block solves once for many such changes.
+//
+// When the chain is idle every block solves its equations
 // exactly given what it receives, what it receives is within Epsilon of
 // what is sent, and what is written is within PublishThreshold of the
 // solution: a page's value is within about PublishThreshold +
@@ -91,9 +93,9 @@
 //     standing changes, [Refresh] notifies (webtable.RankOutside) the
 //     blocks of the pages linking to it from other blocks, found by its
 //     webtable.InPrefix cells (written by the links observer) and, through
-//     redirects, webtable.AliasPrefix
-//     cells. Whoever changes State, AliasOf, Links or Hash calls [Refresh]
-//     in the same transaction, or [Touch] to have the observer do it.
+//     redirects, webtable.AliasPrefix cells. Whoever changes State,
+//     AliasOf, Links or Hash calls [Refresh] in the same transaction, or
+//     [Touch] to have the observer do it.
 //   - [Init] builds the blocks of a table indexed by an earlier release,
 //     whose rank observer kept per-page residuals (and drops their
 //     columns), or whose blocks were whole hosts (and moves their pages).

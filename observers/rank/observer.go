@@ -65,12 +65,12 @@ func (o *Options) ensureDefaults() {
 //     or stopped being a page ([Refresh]), or what another block gives them
 //     moved by less than Options.UrgentEpsilon (a run's sends; a bigger
 //     move, or a page that gets a flow or loses one, is foreground work).
-//     During a bulk crawl both happen for nearly
-//     every page crawled: in the foreground each cost a solve of every
-//     block it reached, and the block of a page linking to thousands of
-//     pages (a site's index) looked all of them up for each one crawled.
-//     Held, a block solves once for many, at most OutsideMaxDelay (plus
-//     the foreground's backlog) after the change. A run of "rank" on the
+//     During a bulk crawl both happen for nearly every page crawled: in
+//     the foreground each cost a solve of every block it reached, and the
+//     block of a page linking to thousands of pages (a site's index)
+//     looked all of them up for each one crawled. Held, a block solves
+//     once for many, at most OutsideMaxDelay (plus the foreground's and
+//     the background's backlogs) after the change. A run of "rank" on the
 //     block answers its rank-outside notifications
 //     (percolator.Observer.Covers).
 //
