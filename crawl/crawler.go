@@ -39,6 +39,10 @@ type Crawler struct {
 
 	running atomic.Bool
 	stats   counters
+	// heldMax bounds the rows the dispatcher holds (maxHeld; tests lower
+	// it); indexRead counts the due index rows the dispatcher read.
+	heldMax   int
+	indexRead atomic.Int64
 }
 
 // New returns a crawler over db, which should be opened with
@@ -50,11 +54,12 @@ func New(db *percolator.DB, opt Options) (*Crawler, error) {
 	var id [4]byte
 	rand.Read(id[:])
 	c := &Crawler{
-		db:    db,
-		opt:   opt,
-		id:    db.ID() + "/" + hex.EncodeToString(id[:]),
-		log:   opt.Logger,
-		known: newLRU(opt.KnownRows),
+		db:      db,
+		opt:     opt,
+		id:      db.ID() + "/" + hex.EncodeToString(id[:]),
+		log:     opt.Logger,
+		known:   newLRU(opt.KnownRows),
+		heldMax: maxHeld,
 	}
 	if token, _, _ := strings.Cut(opt.UserAgent, "/"); !strings.EqualFold(strings.TrimSpace(token), extract.Agent) {
 		// The parse observer cannot know the User-Agent a page was
@@ -263,7 +268,8 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 		timer    = time.NewTimer(time.Hour)
 		limit    = max(64, 2*c.opt.Workers)
 		resumer  = frontierPass{once: c.opt.Once}
-		held     = newHeldRows(maxHeld)
+		held     = newHeldRows(c.heldMax)
+		inPass   bool // the current pass has read the index
 	)
 	defer timer.Stop()
 	full := func() bool { return c.opt.MaxPages > 0 && dispatched >= c.opt.MaxPages }
@@ -320,7 +326,18 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 				}
 				return try(r.cd, r.url, c.hosts.get(key, originOf(r.url))), true
 			})
-			if len(pending) == 0 && free > 0 {
+			waiting := false
+			if len(pending) == 0 && free > 0 && !inPass {
+				if d := resumer.wait(now, held.len(), c.heldMax); d > 0 {
+					waiting = true
+					if now.Add(d).Before(wake) {
+						wake = now.Add(d)
+					}
+				}
+			}
+			if len(pending) == 0 && free > 0 && !waiting {
+				inPass = true
+				began := time.Now()
 				batch, after, err := c.scanDue(ctx, cursor, now.UnixMilli(), limit)
 				if err != nil {
 					if ctx.Err() != nil {
@@ -328,6 +345,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 					}
 					return fmt.Errorf("scan frontier: %w", err)
 				}
+				resumer.readFor(time.Since(began))
 				resumer.scanned(now)
 				pending, last, next = batch, len(batch) < limit, after
 				if len(batch) > 0 {
@@ -347,6 +365,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 				}
 				key := webtable.HostOfRow(cd.row)
 				if !held.busy(key) && try(cd, u, c.hosts.get(key, originOf(u))) {
+					resumer.sentRow()
 					continue
 				}
 				if !held.add(key, heldRow{cd: cd, url: u}) {
@@ -366,14 +385,14 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 				}
 				confirm := c.opt.Once && idle && (!passIdle || !whole)
 				cursor = resumer.next(now, idle)
-				last, passDue, passIdle = false, 0, len(inflight) == 0
+				last, passDue, passIdle, inPass = false, 0, len(inflight) == 0, false
 				if next > 0 && time.UnixMilli(next).Before(wake) {
 					wake = time.UnixMilli(next)
 				}
 				if confirm || progress {
 					continue // all quiet now: one more pass decides; or more may be due
 				}
-			} else if progress || (free > 0 && !full()) {
+			} else if progress || (free > 0 && !full() && !waiting) {
 				continue
 			}
 		}

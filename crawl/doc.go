@@ -44,8 +44,12 @@
 //   - Due rows whose host has no request slot free are held in memory
 //     (per host, up to 100,000 rows) and each pass reads the index from
 //     where the last one ended, so a wake-up does not read a host's
-//     backlog again. Past that many held rows, each pass reads the index
-//     again from the first row it could not hold; and at least every 10 s
+//     backlog again. Past that many held rows, a pass reads the index
+//     again from the first row it could not hold; when it found nothing
+//     it could dispatch, the next waits until half the held rows are gone
+//     or nine times that pass's reading time (1 s to 1 min, so rows of
+//     other hosts behind a big host's backlog wait a minute at most). At
+//     least every 10 s
 //     a pass reads it from its start (rows others wrote with an earlier
 //     due time), which reads the index rows deleted since GC last ran.
 //   - Links go to the frontier in their own transactions before the loader

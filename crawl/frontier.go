@@ -207,6 +207,7 @@ func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int
 	var next int64
 	err := c.db.View(ctx, func(tx *percolator.Tx) error {
 		err := tx.Scan(ctx, from, dueEnd(now), webtable.DuePage, func(key, _ string, _ []byte) bool {
+			c.indexRead.Add(1)
 			ms, row, ok := webtable.ParseDueRow(key)
 			if !ok {
 				return true
@@ -327,6 +328,41 @@ type frontierPass struct {
 	// quiet: a whole pass found nothing due and nothing in flight, and
 	// no pass has found anything since.
 	quiet bool
+	// The current pass's reading time and the rows it dispatched as it
+	// read them (not held ones), and when the next pass may begin.
+	read      time.Duration
+	sent      int
+	notBefore time.Time
+}
+
+// A pass that left rows for later (maxHeld rows were held) and dispatched
+// none of the rows it read only learnt that every host it met is busy: the
+// next pass begins skipIdle times that pass's reading time later (at least
+// skipMinWait, at most skipMaxWait), or once fewer than half of maxHeld
+// rows are held. One big host's backlog of a million due rows made the
+// dispatcher read the whole index again and again, a tenth of the CPU of
+// a bulk crawl; now that reading takes a tenth of a core at most, and
+// other hosts' rows behind the backlog wait skipMaxWait at most.
+const (
+	skipIdle    = 9
+	skipMinWait = time.Second
+	skipMaxWait = time.Minute
+)
+
+// readFor records that the current pass spent d reading the index.
+func (p *frontierPass) readFor(d time.Duration) { p.read += d }
+
+// sentRow records that the current pass dispatched a row it read.
+func (p *frontierPass) sentRow() { p.sent++ }
+
+// wait returns how long the next pass must wait before its first read,
+// given the number of rows held and the most that may be; zero if it may
+// read now. The caller asks only between passes.
+func (p *frontierPass) wait(now time.Time, held, max int) time.Duration {
+	if held < max/2 || !now.Before(p.notBefore) {
+		return 0
+	}
+	return p.notBefore.Sub(now)
 }
 
 // scanned records a scan of the current pass at now.
@@ -346,6 +382,11 @@ func (p *frontierPass) whole() bool { return !p.partial }
 // idle means the pass found nothing due and nothing is in flight.
 func (p *frontierPass) next(now time.Time, idle bool) string {
 	p.quiet = idle && (p.quiet || !p.partial)
+	p.notBefore = time.Time{}
+	if p.resume != "" && p.sent == 0 {
+		p.notBefore = now.Add(min(max(skipIdle*p.read, skipMinWait), skipMaxWait))
+	}
+	p.read, p.sent = 0, 0
 	start := webtable.DuePrefix
 	switch {
 	case now.Sub(p.lastWhole) >= wholeEvery:

@@ -187,3 +187,37 @@ func TestHeldRows(t *testing.T) {
 		t.Errorf("took one and stopped: %d held, b2 held %v", h.len(), h.has("b2"))
 	}
 }
+
+// A pass that could neither dispatch nor hold a row it read delays the
+// next one; a pass that dispatched one, or few held rows, does not.
+func TestFrontierPassWaitsAfterSkips(t *testing.T) {
+	var p frontierPass
+	t0 := time.Now()
+	p.scanned(t0)
+	p.readFor(300 * time.Millisecond)
+	p.skipped("!due/0000000000005/b")
+	p.next(t0, false)
+	if got, want := p.wait(t0, 100, 100), skipIdle*300*time.Millisecond; got != want {
+		t.Errorf("after a pass that only skipped: wait %v, want %v", got, want)
+	}
+	if got := p.wait(t0, 49, 100); got != 0 {
+		t.Errorf("with fewer than half the rows held: wait %v, want none", got)
+	}
+	if got := p.wait(t0.Add(time.Hour), 100, 100); got != 0 {
+		t.Errorf("an hour later: wait %v, want none", got)
+	}
+	// A short pass waits skipMinWait.
+	p.skipped("!due/0000000000005/b")
+	p.next(t0, false)
+	if got := p.wait(t0, 100, 100); got != skipMinWait {
+		t.Errorf("after a short pass that only skipped: wait %v, want %v", got, skipMinWait)
+	}
+	// One that dispatched a row it read does not wait.
+	p.readFor(time.Second)
+	p.skipped("!due/0000000000005/b")
+	p.sentRow()
+	p.next(t0, false)
+	if got := p.wait(t0, 100, 100); got != 0 {
+		t.Errorf("after a pass that dispatched a row: wait %v, want none", got)
+	}
+}
