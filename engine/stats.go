@@ -50,7 +50,8 @@ func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
 		applied = e.Feeder.Applied()
 	}
 	crawling := e.Crawler != nil && !e.crawlerDone()
-	quiet := (s.Due == 0 || !crawling) && s.PendingNotifications <= s.FailedNotifications && s.ExportQueue == 0 && e.crawlerQuiet()
+	stale := e.lastCounts != nil && e.lastCounts.stale
+	quiet := !stale && (s.Due == 0 || !crawling) && s.PendingNotifications <= s.FailedNotifications && s.ExportQueue == 0 && e.crawlerQuiet()
 	s.Idle = e.holdIdle(quiet, loaded, applied)
 	e.stats, e.statsAt = s, time.Now()
 	c := *s
@@ -70,12 +71,23 @@ func (e *Engine) cachedStats() *serving.Stats {
 
 // tableCounts are the parts of Stats read from the table and the index.
 type tableCounts struct {
-	pages, frontier, due, exportQueue, indexed int
-	nextDue                                    int64 // the earliest due time after the scan, Unix ms; 0 if none
-	pending                                    map[string]int
-	total                                      int
-	failed                                     []percolator.Failure
-	at                                         time.Time
+	pageCounts
+	exportQueue, indexed int
+	pending              map[string]int
+	total                int
+	failed               []percolator.Failure
+	at                   time.Time
+}
+
+// pageCounts are the counts that read every page and frontier row.
+type pageCounts struct {
+	pages, frontier, due int
+	nextDue              int64 // the earliest due time after the scan, Unix ms; 0 if none
+	at                   time.Time
+	took                 time.Duration
+	// stale: this process committed since the scan, so due may be out of
+	// date (Stats is not Idle on it).
+	stale bool
 }
 
 // statsMaxReuse bounds how long table counts are reused while nothing
@@ -83,46 +95,50 @@ type tableCounts struct {
 // within it.
 const statsMaxReuse = time.Minute
 
-// counts returns the table counts, scanning the table only when this
-// process committed something since the last scan, a frontier page has
+// pagesMaxReuse bounds how long the page and frontier counts are reused
+// while the table changes: the scan that counts them takes seconds on a
+// big table, and is made again only statsIdle times as long after it
+// began, so that it takes a tenth of a core at most however big the table
+// (a million-page frontier made it a tenth of a bulk crawl's CPU at 30,000
+// pages, and every 30 s it would have taken most of a core). The other
+// counts are read at every Stats.
+const pagesMaxReuse = 10 * time.Minute
+
+// counts returns the table counts, reading the table only when this
+// process committed something since the last look, a frontier page has
 // become due, or statsMaxReuse passed: an idle engine does not scan its
 // table every few seconds. The caller holds computeMu.
 func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	select {
 	case <-e.changed:
+		e.pagesDirty = true
 	default:
-		if c := e.lastCounts; c != nil && time.Since(c.at) < statsMaxReuse &&
-			(c.nextDue == 0 || time.Now().UnixMilli() < c.nextDue) {
-			return c, nil
-		}
 	}
-	c := &tableCounts{at: time.Now()}
-	nowMs := c.at.UnixMilli()
+	now := time.Now()
+	last := e.lastCounts
+	exact := func(at time.Time, nextDue int64) bool {
+		return !e.pagesDirty && now.Sub(at) < statsMaxReuse && (nextDue == 0 || now.UnixMilli() < nextDue)
+	}
+	if last != nil && exact(last.at, last.nextDue) {
+		return last, nil
+	}
+	c := &tableCounts{at: now}
+	switch {
+	case last != nil && exact(last.pageCounts.at, last.nextDue):
+		c.pageCounts = last.pageCounts
+		c.stale = false
+	case last != nil && now.Sub(last.pageCounts.at) < min(statsIdle*last.took, pagesMaxReuse):
+		c.pageCounts = last.pageCounts
+		c.stale = true
+	default:
+		e.pagesDirty = false
+		p, err := e.countPages(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.pageCounts = p
+	}
 	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
-		err := tx.Scan(ctx, "", "", webtable.FetchedAt, func(row, _ string, _ []byte) bool {
-			if !strings.HasPrefix(row, "!") {
-				c.pages++
-			}
-			return true
-		})
-		if err != nil {
-			return err
-		}
-		err = tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", webtable.DuePage, func(row, _ string, _ []byte) bool {
-			c.frontier++
-			t, _, ok := webtable.ParseDueRow(row)
-			switch {
-			case !ok:
-			case t <= nowMs:
-				c.due++
-			case c.nextDue == 0 || t < c.nextDue:
-				c.nextDue = t
-			}
-			return true
-		})
-		if err != nil {
-			return err
-		}
 		return tx.Scan(ctx, e.queue().Prefix, e.queue().End(), webtable.ExportDoc, func(string, string, []byte) bool {
 			c.exportQueue++
 			return true
@@ -139,6 +155,37 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	}
 	e.lastCounts = c
 	return c, nil
+}
+
+// countPages counts the pages and the frontier rows, due and not.
+func (e *Engine) countPages(ctx context.Context) (pageCounts, error) {
+	c := pageCounts{at: time.Now()}
+	nowMs := c.at.UnixMilli()
+	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
+		err := tx.Scan(ctx, "", "", webtable.FetchedAt, func(row, _ string, _ []byte) bool {
+			if !strings.HasPrefix(row, "!") {
+				c.pages++
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", webtable.DuePage, func(row, _ string, _ []byte) bool {
+			c.frontier++
+			t, _, ok := webtable.ParseDueRow(row)
+			switch {
+			case !ok:
+			case t <= nowMs:
+				c.due++
+			case c.nextDue == 0 || t < c.nextDue:
+				c.nextDue = t
+			}
+			return true
+		})
+	})
+	c.took = time.Since(c.at)
+	return c, err
 }
 
 func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
