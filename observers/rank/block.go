@@ -109,11 +109,14 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 				return "", "", err
 			}
 			if v != nil {
-				g = decodeGraph(k, v)
+				g = decodeStanding(k, v)
 			}
 			foreign[r] = g
 		}
 		return g.state, g.alias, nil
+	}
+	if err := prefetch(ctx, tx, key, nodes, pages, foreign); err != nil {
+		return err
 	}
 	n := len(nodes)
 	in := make([][]int32, n)     // intra-block in-links
@@ -269,6 +272,54 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 		return tx.Set(b, colValues, nv)
 	}
 	return nil
+}
+
+// scanFrom is how many targets a block's pages must have in another block
+// for a run to read that block's graph cells in one scan rather than look
+// each up (a site's index page links every page of a thousand sections).
+const scanFrom = 32
+
+// prefetch fills foreign with the graph cells of the targets that the
+// pages of block key (nodes) have in other blocks, for the blocks that
+// hold scanFrom of them or more; a target without a cell gets the zero
+// cell. The other targets are looked up one by one as the run needs them.
+func prefetch(ctx context.Context, tx *percolator.Tx, key string, nodes []string, pages map[string]graphCell, foreign map[string]graphCell) error {
+	byBlock := make(map[string]int)
+	for _, u := range nodes {
+		for _, t := range pages[u].targets {
+			if k := blockKey(t); k != key {
+				byBlock[k]++
+			}
+		}
+	}
+	for _, u := range nodes {
+		for _, t := range pages[u].targets {
+			if k := blockKey(t); k != key && byBlock[k] >= scanFrom {
+				foreign[t] = graphCell{}
+			}
+		}
+	}
+	for k, n := range byBlock {
+		if n < scanFrom {
+			continue
+		}
+		b := BlockPrefix + k
+		err := tx.Scan(ctx, b, b+"\x00", colGraph, func(_, col string, v []byte) bool {
+			if r := col[len(colGraph):]; hasKey(foreign, r) {
+				foreign[r] = decodeStanding(k, v)
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // send writes what block key gives block ob's pages into ob's row, when

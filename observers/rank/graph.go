@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -122,6 +123,28 @@ func decodeGraph(key string, b []byte) graphCell {
 	g.targets = make([]string, 0, len(lines)-1)
 	for _, l := range lines[1:] {
 		g.targets = append(g.targets, long(key, l))
+	}
+	return g
+}
+
+// decodeStanding decodes a cell's state and alias only: what a page of
+// another block is to a link (a lookup), without its targets, which for a
+// site's index page are thousands.
+func decodeStanding(key string, b []byte) graphCell {
+	first, rest, _ := bytes.Cut(b, []byte("\n"))
+	state, _, _ := bytes.Cut(first, []byte("\t"))
+	var g graphCell
+	switch string(state) { // without allocating, for the usual states
+	case webtable.StateOK:
+		g.state = webtable.StateOK
+	case webtable.StateRedirect:
+		g.state = webtable.StateRedirect
+	default:
+		g.state = string(state)
+	}
+	if g.state == webtable.StateRedirect && len(rest) > 0 {
+		alias, _, _ := bytes.Cut(rest, []byte("\n"))
+		g.alias = long(key, string(alias))
 	}
 	return g
 }
