@@ -117,13 +117,6 @@ func (vc *verCache) get(b int, tag uint64) (uint64, bool) {
 	return 0, false
 }
 
-// touch loads both lines of bucket b, to have them in the processor's
-// cache when get needs them. Its caller uses nothing it reads.
-func (vc *verCache) touch(b int) {
-	vc[b][0].tag.Load()
-	vc[b][verWays/2].tag.Load()
-}
-
 // set caches ver as the newest version of the column key, or forgets the
 // column when ver is 0. The caller holds the cache's stripe for writing.
 func (vc *verCache) set(h verHashes, key []byte, ver uint64) {
