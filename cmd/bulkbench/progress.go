@@ -13,7 +13,8 @@ import (
 
 // reportProgress prints a line to w every interval until the returned
 // function is called: the time since began, the pages fetched and the
-// Bleve documents written, the worker's backlog, the resident set
+// Bleve documents written, the worker's backlog, the notifications
+// pending (as the worker's last pass over them saw), the resident set
 // (anonymous and file-backed), and each observer's runs so far, busiest
 // first. A long run (the million-page fixture) shows what limits it as it
 // goes, not only once idle. An interval of 0 prints nothing.
@@ -42,9 +43,13 @@ func progressLine(e *engine.Engine, elapsed time.Duration) string {
 	anon, file := residentSet()
 	fetched := e.Crawler.Stats().Fetched
 	var b strings.Builder
-	fmt.Fprintf(&b, "bulkbench: %4.0f s  fetched %d (%.0f/s)  applied %d  backlog %d  rss %.0f+%.0f MB  runs",
-		elapsed.Seconds(), fetched, float64(fetched)/elapsed.Seconds(), e.Feeder.Applied(), e.Worker.Backlog(), anon, file)
 	stats := e.Worker.Stats()
+	var pending int64
+	for _, o := range stats {
+		pending += o.Pending
+	}
+	fmt.Fprintf(&b, "bulkbench: %4.0f s  fetched %d (%.0f/s)  applied %d  backlog %d  pending %d  rss %.0f+%.0f MB  runs",
+		elapsed.Seconds(), fetched, float64(fetched)/elapsed.Seconds(), e.Feeder.Applied(), e.Worker.Backlog(), pending, anon, file)
 	slices.SortFunc(stats, func(a, b percolator.ObserverStats) int { return int(b.Runs - a.Runs) })
 	for _, o := range stats {
 		if o.Runs > 0 {
