@@ -277,7 +277,8 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 // scanFrom is how many targets a block's pages must have in another block
 // for a run to read that block's graph cells in one scan rather than look
 // each up (a site's index page links every page of a thousand sections).
-const scanFrom = 32
+// (A variable so that tests can have every block read so.)
+var scanFrom = 32
 
 // prefetch fills foreign with the graph cells of the targets that the
 // pages of block key (nodes) have in other blocks, for the blocks that

@@ -17,3 +17,12 @@ func SetHostBlocks() func() {
 	blockKey = webtable.HostOfRow
 	return func() { blockKey = dirBlockKey }
 }
+
+// SetScanFrom sets how many targets in another block make a run read that
+// block in one scan, for tests; it returns a function restoring the
+// default. No worker may run meanwhile.
+func SetScanFrom(n int) func() {
+	old := scanFrom
+	scanFrom = n
+	return func() { scanFrom = old }
+}

@@ -76,7 +76,16 @@ func edit(rng *rand.Rand, m web, n, k int) web {
 
 // A random graph built from scratch, then edited in rounds: after each
 // round the incremental values agree with the batch within 1%.
-func TestRandomGraphEdits(t *testing.T) {
+func TestRandomGraphEdits(t *testing.T) { testRandomGraphEdits(t) }
+
+// The same with every other block's pages read in one scan (prefetch),
+// which the random web's small blocks never reach otherwise.
+func TestRandomGraphEditsScanned(t *testing.T) {
+	t.Cleanup(rank.SetScanFrom(1)) // after the worker stops
+	testRandomGraphEdits(t)
+}
+
+func testRandomGraphEdits(t *testing.T) {
 	n, deg, rounds := 300, 8, 6
 	if raceEnabled || testing.Short() {
 		n, rounds = 40, 3
