@@ -49,9 +49,9 @@
 //     it could dispatch, the next waits until half the held rows are gone
 //     or nine times that pass's reading time (1 s to 1 min, so rows of
 //     other hosts behind a big host's backlog wait a minute at most).
-//     At least every 10 s a pass reads it from its start (rows others
-//     wrote with an earlier due time), which reads the index rows
-//     deleted since GC last ran.
+//     At least every 10 s (or when such a wait ends) a pass reads it
+//     from its start (rows others wrote with an earlier due time), which
+//     reads the index rows deleted since GC last ran.
 //   - Links go to the frontier in their own transactions before the loader
 //     transaction; a crash in between refetches the page, loses nothing.
 package crawl
