@@ -100,8 +100,9 @@ const statsMaxReuse = time.Minute
 // big table, and is made again only statsIdle times as long after it
 // began, so that it takes a tenth of a core at most however big the table
 // (a million-page frontier made it a tenth of a bulk crawl's CPU at 30,000
-// pages, and every 30 s it would have taken most of a core). The other
-// counts are read at every Stats.
+// pages, and every 30 s it would have taken most of a core); but afresh
+// once nothing else is left to do. The other counts are read at every
+// Stats.
 const pagesMaxReuse = 10 * time.Minute
 
 // counts returns the table counts, reading the table only when this
@@ -123,21 +124,6 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 		return last, nil
 	}
 	c := &tableCounts{at: now}
-	switch {
-	case last != nil && exact(last.pageCounts.at, last.nextDue):
-		c.pageCounts = last.pageCounts
-		c.stale = false
-	case last != nil && now.Sub(last.pageCounts.at) < min(statsIdle*last.took, pagesMaxReuse):
-		c.pageCounts = last.pageCounts
-		c.stale = true
-	default:
-		e.pagesDirty = false
-		p, err := e.countPages(ctx)
-		if err != nil {
-			return nil, err
-		}
-		c.pageCounts = p
-	}
 	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
 		return tx.Scan(ctx, e.queue().Prefix, e.queue().End(), webtable.ExportDoc, func(string, string, []byte) bool {
 			c.exportQueue++
@@ -152,6 +138,25 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	}
 	if c.pending, c.total, c.failed, err = e.notifications(ctx); err != nil {
 		return nil, err
+	}
+	// Once the rest looks quiet, the page counts are made afresh, so that
+	// Idle need not wait out their reuse.
+	quiet := c.total <= len(c.failed) && c.exportQueue == 0 && e.crawlerQuiet() &&
+		(e.Worker == nil || e.Worker.Inflight() == 0)
+	switch {
+	case last != nil && exact(last.pageCounts.at, last.nextDue):
+		c.pageCounts = last.pageCounts
+		c.stale = false
+	case last != nil && !quiet && now.Sub(last.pageCounts.at) < min(statsIdle*last.took, pagesMaxReuse):
+		c.pageCounts = last.pageCounts
+		c.stale = true
+	default:
+		e.pagesDirty = false
+		p, err := e.countPages(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.pageCounts = p
 	}
 	e.lastCounts = c
 	return c, nil

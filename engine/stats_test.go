@@ -10,24 +10,24 @@ import (
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
-// The counts that read every page are made again only statsIdle times as
-// long after a scan as it took, however much the table changes meanwhile;
-// Stats is not Idle on reused ones, which may miss pages become due.
-func TestPageCountsReuse(t *testing.T) {
+// statsEngine opens an engine with no crawler, worker or feeder, and
+// returns it with functions that commit a page, an export queue entry
+// (work left: the engine is not quiet) or its deletion, and return the
+// page counts as Stats would read them.
+func statsEngine(t *testing.T) (e *Engine, fetch func(int), queue func(bool), pages func() (int, bool)) {
 	ctx := context.Background()
 	e, err := Open(ctx, Config{Dir: t.TempDir(), NoFeeder: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
-	fetch := func(n int) {
+	t.Cleanup(func() { e.Close() })
+	commit := func(fn func(tx *percolator.Tx) error) {
 		t.Helper()
-		err := e.DB.Update(ctx, func(tx *percolator.Tx) error {
-			return tx.Set("http/example.com/p"+strconv.Itoa(n), webtable.FetchedAt, []byte("1"))
-		})
-		if err != nil {
+		if err := e.DB.Update(ctx, fn); err != nil {
 			t.Fatal(err)
 		}
+		e.computeMu.Lock()
+		defer e.computeMu.Unlock()
 		for !e.pagesDirty {
 			select {
 			case <-e.changed: // what counts would see
@@ -37,7 +37,21 @@ func TestPageCountsReuse(t *testing.T) {
 			}
 		}
 	}
-	pages := func() (int, bool) {
+	fetch = func(n int) {
+		commit(func(tx *percolator.Tx) error {
+			return tx.Set("http/example.com/p"+strconv.Itoa(n), webtable.FetchedAt, []byte("1"))
+		})
+	}
+	entry := e.queue().Row(1, "http/example.com/p0")
+	queue = func(put bool) {
+		commit(func(tx *percolator.Tx) error {
+			if put {
+				return tx.Set(entry, webtable.ExportDoc, []byte("{}"))
+			}
+			return tx.Delete(entry, webtable.ExportDoc)
+		})
+	}
+	pages = func() (int, bool) {
 		t.Helper()
 		e.computeMu.Lock()
 		defer e.computeMu.Unlock()
@@ -47,19 +61,25 @@ func TestPageCountsReuse(t *testing.T) {
 		}
 		return c.pages, c.stale
 	}
+	return e, fetch, queue, pages
+}
+
+// While work is left, the counts that read every page are made again only
+// statsIdle times as long after a scan as it took, however much the table
+// changes meanwhile; once nothing is left, afresh.
+func TestPageCountsReuse(t *testing.T) {
+	e, fetch, queue, pages := statsEngine(t)
 	if n, stale := pages(); n != 0 || stale {
 		t.Fatalf("empty table: %d pages (stale %v)", n, stale)
 	}
 	// A scan that took long: its counts stand for statsIdle times that.
+	queue(true)
 	e.lastCounts.pageCounts.took = time.Hour
 	fetch(1)
 	if n, stale := pages(); n != 0 || !stale {
 		t.Errorf("after a commit, within the reuse: %d pages (stale %v), want 0 reused, stale", n, stale)
 	}
-	if s, err := e.computeStats(ctx); err != nil || s.Pages != 0 {
-		t.Fatalf("Stats: %v pages, %v", s, err)
-	}
-	// Past pagesMaxReuse it is made again.
+	// Past pagesMaxReuse they are made again.
 	e.lastCounts.pageCounts.at = time.Now().Add(-pagesMaxReuse)
 	if n, stale := pages(); n != 1 || stale {
 		t.Errorf("past pagesMaxReuse: %d pages (stale %v), want 1, fresh", n, stale)
@@ -74,39 +94,47 @@ func TestPageCountsReuse(t *testing.T) {
 	if n, stale := pages(); n != 2 || stale {
 		t.Errorf("nothing committed: %d pages (stale %v)", n, stale)
 	}
+	// Nothing left to do: afresh, however long the last scan took.
+	e.lastCounts.pageCounts.took = time.Hour
+	fetch(3)
+	if n, stale := pages(); n != 2 || !stale {
+		t.Errorf("work left: %d pages (stale %v), want 2 reused, stale", n, stale)
+	}
+	queue(false)
+	if n, stale := pages(); n != 3 || stale {
+		t.Errorf("nothing left: %d pages (stale %v), want 3, fresh", n, stale)
+	}
 }
 
-// Stats is not Idle while its page counts are reused after a commit.
-func TestStaleCountsNotIdle(t *testing.T) {
-	ctx := context.Background()
-	e, err := Open(ctx, Config{Dir: t.TempDir(), NoFeeder: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+// Stats turns Idle soon after the last work, even when its last page
+// count took long.
+func TestIdleAfterSlowCounts(t *testing.T) {
+	e, fetch, queue, _ := statsEngine(t)
 	idle := func() bool {
 		t.Helper()
 		e.statsMu.Lock()
 		e.stats = nil
 		e.statsMu.Unlock()
-		s, err := e.Stats(ctx)
+		s, err := e.Stats(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s.Idle
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !idle() {
-		if time.Now().After(deadline) {
-			t.Fatal("an empty engine never idle")
-		}
-		time.Sleep(idleHold / 4)
+	queue(true)
+	if idle() {
+		t.Fatal("idle with an export queued")
 	}
 	e.computeMu.Lock()
 	e.lastCounts.pageCounts.took = time.Hour
-	e.pagesDirty = true
 	e.computeMu.Unlock()
-	if idle() {
-		t.Error("idle on page counts reused after a commit")
+	fetch(1)
+	queue(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for !idle() {
+		if time.Now().After(deadline) {
+			t.Fatal("not idle 10 s after the last work")
+		}
+		time.Sleep(idleHold / 4)
 	}
 }
