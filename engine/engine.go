@@ -286,6 +286,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.cfg.GCInterval > 0 {
 		g.Go(func() error { e.gcLoop(ctx); return nil })
 	}
+	e.sampleBase()
 	g.Go(func() error { e.every(ctx, e.cfg.SampleInterval, e.sample); return nil })
 	return g.Wait()
 }

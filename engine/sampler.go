@@ -16,6 +16,22 @@ func (e *Engine) History() []serving.Sample {
 	return slices.Clone(e.samples)
 }
 
+// sampleBase makes now, with nothing fetched or applied yet, the point
+// the first sample's rates count from: a crawl of a small site is over
+// before the first sample, whose rates would otherwise show nothing.
+func (e *Engine) sampleBase() {
+	var fetched, loaded int64
+	if e.Crawler != nil {
+		fetched = e.Crawler.Stats().Fetched
+	}
+	if e.Feeder != nil {
+		loaded = e.Feeder.Applied()
+	}
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	e.lastSamp.at, e.lastSamp.fetched, e.lastSamp.loaded = time.Now(), fetched, loaded
+}
+
 // sample appends a point to the time series, in memory and in the
 // history file. A failed write is logged; the page keeps the point.
 func (e *Engine) sample(ctx context.Context) {

@@ -96,7 +96,12 @@ func newChart(title string, samples []serving.Sample, now time.Time, format func
 		t := t0.Add(time.Duration(float64(t1.Sub(t0)) * float64(i) / (xTickCount - 1)))
 		label := ago(now, t)
 		if label == "just now" {
+			// A short series (a small site's crawl) puts several ticks
+			// within ten seconds: each says how long ago, as seconds.
 			label = "now"
+			if d := now.Sub(t).Round(time.Second); d >= time.Second {
+				label = span(d) + " ago"
+			}
 		}
 		anchor := "middle"
 		switch i {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,6 +59,17 @@ func TestChartGeometry(t *testing.T) {
 	}
 	if c.XTicks[0].Label != "16 minutes ago" || c.XTicks[len(c.XTicks)-1].Label != "now" {
 		t.Errorf("x ticks %+v", c.XTicks)
+	}
+
+	// A short series: ticks within ten seconds say how long ago.
+	short := []serving.Sample{{Time: testNow.Add(-9 * time.Second), Pages: 1}, {Time: testNow, Pages: 2}}
+	c = newChart("t", short, testNow, number, seriesDef{"p", func(s serving.Sample) float64 { return float64(s.Pages) }})
+	var labels []string
+	for _, tk := range c.XTicks {
+		labels = append(labels, tk.Label)
+	}
+	if labels[0] != "9 seconds ago" || labels[len(labels)-1] != "now" || slices.Contains(labels[:len(labels)-1], "now") {
+		t.Errorf("short series' x ticks %q: want seconds ago, then now once", labels)
 	}
 
 	for _, n := range []int{0, 1} {
