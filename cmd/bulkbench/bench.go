@@ -118,21 +118,22 @@ func newFixture(n int) (*changingweb.Web, error) {
 // bench runs the modes, each in a child process, against the corpus
 // served by this process.
 type bench struct {
-	corpus   string
-	fixture  int      // pages of the changing-web fixture, served instead of corpus
-	seeds    []string // paths under the corpus or on the fixture
-	parallel int
-	verify   bool
-	keep     string
-	profile  string        // directory of CPU profiles, one a run
-	cacheMB  int           // memory budget (-cache-mb)
-	ahead    int           // engine: -crawl-ahead
-	progress time.Duration // engine: -progress
-	maxPages int           // -max-pages
-	searches int           // one-word queries once idle (engine mode)
-	clients  int           // concurrent search clients
-	words    []string      // the one-word queries; none: the indexed titles' words
-	stderr   io.Writer
+	corpus       string
+	fixture      int      // pages of the changing-web fixture, served instead of corpus
+	seeds        []string // paths under the corpus or on the fixture
+	parallel     int
+	verify       bool
+	keep         string
+	profile      string        // directory of CPU profiles, one a run
+	profileEvery time.Duration // one CPU profile a window of this length (-profile-every)
+	cacheMB      int           // memory budget (-cache-mb)
+	ahead        int           // engine: -crawl-ahead
+	progress     time.Duration // engine: -progress
+	maxPages     int           // -max-pages
+	searches     int           // one-word queries once idle (engine mode)
+	clients      int           // concurrent search clients
+	words        []string      // the one-word queries; none: the indexed titles' words
+	stderr       io.Writer
 }
 
 func (b *bench) run(ctx context.Context, modes []string, runs int) ([]Result, error) {
@@ -198,6 +199,9 @@ func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, kee
 	args := []string{"-mode", mode, "-data", data, "-seeds", strings.Join(seeds, ","), "-parallel", strconv.Itoa(b.parallel)}
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
+		if b.profileEvery > 0 {
+			args = append(args, "-profile-every", b.profileEvery.String())
+		}
 	}
 	args = append(args, "-cache-mb", strconv.Itoa(b.cacheMB))
 	if mode == modeEngine && b.searches > 0 {

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -35,6 +34,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		parallel = fs.Int("parallel", 8, "concurrent requests to one host")
 		verify   = fs.Bool("verify", false, "verify the table once idle")
 		profile  = fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+		every    = fs.Duration("profile-every", 0, "write the CPU profile as one file a window of this length")
 		mem      = budget.Flag(fs)
 		searches = fs.Int("searches", 0, "one-word queries once idle (engine)")
 		clients  = fs.Int("clients", 8, "concurrent search clients")
@@ -48,17 +48,16 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	if *profile != "" {
-		f, err := os.Create(*profile)
+		p, err := startProfile(*profile, *every)
 		if err != nil {
 			fmt.Fprintln(stderr, "bulkbench:", err)
 			return 1
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(stderr, "bulkbench:", err)
-			return 1
-		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			if err := p.Stop(); err != nil {
+				fmt.Fprintln(stderr, "bulkbench: cpu profile:", err)
+			}
+		}()
 	}
 	mem.Apply(ctx)
 	tableCache = mem.TableBytes()

@@ -3,7 +3,7 @@
 // by side with the bare crawler on the same corpus in the same run.
 //
 //	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-cache-mb 384] [-crawl-ahead N] [-verify]
-//	bulkbench -fixture N [-modes crawl,engine] [-searches N] [-max-pages M] [-progress 30s] [-verify]
+//	bulkbench -fixture N [-modes crawl,engine] [-searches N] [-max-pages M] [-progress 30s] [-cpuprofile DIR [-profile-every 300s]] [-verify]
 //
 // It serves DIR with http.FileServer on 127.0.0.1, or with -fixture N the
 // changing-web fixture (package freshness/changingweb) of N pages, frozen,
@@ -51,8 +51,11 @@
 // stderr every D while it runs: time, pages fetched and their rate,
 // documents applied to the index, the worker's foreground backlog, the
 // resident set (anonymous + file-backed) and each observer's runs so far.
-// Interrupted (^C), a run stops as cmd/search does and still writes its
-// CPU profile.
+// With -cpuprofile DIR -profile-every D, a run's CPU profile is one file
+// a window of D (MODE-RUN-SSSSSs.pprof, the window's start in seconds):
+// the late windows of a long run show what grows with the table; `go tool
+// pprof` merges files given together. Interrupted (^C), a run stops as
+// cmd/search does and still writes its CPU profile.
 //
 // Every run's table is a fresh embedded Badger one in a temporary directory
 // (or -keep DIR), so that runs compare: bulkbench takes no -table.
@@ -101,6 +104,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		verify   = fs.Bool("verify", false, "check the engine's table against a batch recomputation once idle (not timed)")
 		keep     = fs.String("keep", "", "keep the engine's table in this `directory` (must not exist) instead of a temporary one")
 		profile  = fs.String("cpuprofile", "", "write a CPU profile of every run to this `directory` (MODE-RUN.pprof)")
+		every    = fs.Duration("profile-every", 0, "with -cpuprofile, one profile a window of this `length` (MODE-RUN-SSSSSs.pprof, SSSSS the window's start in seconds), to see what grows on a long run; 0: one a run")
 		mem      = budget.Flag(fs)
 		searches = fs.Int("searches", 0, "engine: once idle, ask this many one-word queries (title words) through the JSON API")
 		clients  = fs.Int("clients", 8, "engine: concurrent search clients of -searches")
@@ -125,7 +129,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if fs.NArg() > 0 || *runs < 1 || *parallel < 1 || *ahead < 0 || *progress < 0 || *maxPages < 0 {
+	if fs.NArg() > 0 || *runs < 1 || *parallel < 1 || *ahead < 0 || *progress < 0 || *maxPages < 0 || *every < 0 || (*every > 0 && *profile == "") {
 		fs.Usage()
 		return 2
 	}
@@ -134,7 +138,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}
-	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, ahead: *ahead, progress: *progress, maxPages: *maxPages, stderr: stderr}
+	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, profileEvery: *every, ahead: *ahead, progress: *progress, maxPages: *maxPages, stderr: stderr}
 	if *fixture > 0 {
 		b.seeds = fixtureSeeds(*seeds)
 	} else if b.seeds, err = seedPaths(*dir, *seeds); err != nil {

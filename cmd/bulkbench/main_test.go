@@ -262,3 +262,36 @@ func TestInterruptWritesProfile(t *testing.T) {
 		t.Fatalf("no profile of the interrupted run (%v)\nstderr:\n%s", err, errb.String())
 	}
 }
+
+// With -profile-every, a run's CPU profile is one file a window, named by
+// the window's start, each a profile pprof reads; no whole-run file.
+func TestProfileWindows(t *testing.T) {
+	prof := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	args := []string{"-fixture", "2000", "-modes", "engine", "-max-pages", "400", "-cpuprofile", prof, "-profile-every", "300ms"}
+	if code := run(ctx, args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, errb.String())
+	}
+	files, err := filepath.Glob(filepath.Join(prof, "engine-1-*s.pprof"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("window profiles %v (%v), want two or more\nstderr:\n%s", files, err, errb.String())
+	}
+	if files[0] != filepath.Join(prof, "engine-1-00000s.pprof") {
+		t.Errorf("first window %s, want engine-1-00000s.pprof", files[0])
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // gzipped protobuf
+			t.Errorf("%s is not a profile (%d bytes, %v)", f, len(b), err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(prof, "engine-1.pprof")); err == nil {
+		t.Error("a whole-run profile besides the windows")
+	}
+	// -profile-every needs -cpuprofile.
+	if code := run(ctx, []string{"-fixture", "10", "-profile-every", "1s"}, &out, &errb); code != 2 {
+		t.Errorf("-profile-every without -cpuprofile: exit %d, want 2", code)
+	}
+}
