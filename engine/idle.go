@@ -68,13 +68,7 @@ func (e *Engine) holding() bool {
 // idle is Stats().Idle computed afresh, without the counts Stats gathers
 // for the status page (a scan of every page): WaitIdle's look.
 func (e *Engine) idle(ctx context.Context) (bool, error) {
-	var loaded, applied int64
-	if e.Crawler != nil {
-		loaded = e.Crawler.Stats().Fetched
-	}
-	if e.Feeder != nil {
-		applied = e.Feeder.Applied()
-	}
+	loaded, applied := e.progress()
 	quiet, err := e.quiet(ctx)
 	if err != nil {
 		return false, err

@@ -16,17 +16,23 @@ func (e *Engine) History() []serving.Sample {
 	return slices.Clone(e.samples)
 }
 
-// sampleBase makes now, with nothing fetched or applied yet, the point
-// the first sample's rates count from: a crawl of a small site is over
-// before the first sample, whose rates would otherwise show nothing.
-func (e *Engine) sampleBase() {
-	var fetched, loaded int64
+// progress returns the pages this process fetched and the export queue
+// entries it applied.
+func (e *Engine) progress() (fetched, applied int64) {
 	if e.Crawler != nil {
 		fetched = e.Crawler.Stats().Fetched
 	}
 	if e.Feeder != nil {
-		loaded = e.Feeder.Applied()
+		applied = e.Feeder.Applied()
 	}
+	return fetched, applied
+}
+
+// sampleBase makes now, with nothing fetched or applied yet, the point
+// the first sample's rates count from: a crawl of a small site is over
+// before the first sample, whose rates would otherwise show nothing.
+func (e *Engine) sampleBase() {
+	fetched, loaded := e.progress()
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
 	e.lastSamp.at, e.lastSamp.fetched, e.lastSamp.loaded = time.Now(), fetched, loaded
@@ -39,13 +45,7 @@ func (e *Engine) sample(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	var fetched, loaded int64
-	if e.Crawler != nil {
-		fetched = e.Crawler.Stats().Fetched
-	}
-	if e.Feeder != nil {
-		loaded = e.Feeder.Applied()
-	}
+	fetched, loaded := e.progress()
 	e.statsMu.Lock()
 	now := time.Now()
 	p := serving.Sample{Time: now.UTC(), Pages: s.Pages, Indexed: s.Indexed, Pending: s.PendingNotifications,

@@ -42,13 +42,7 @@ func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
 	e.statsKeep = min(max(statsTTL, statsIdle*time.Since(began)), statsMaxTTL)
-	var loaded, applied int64
-	if e.Crawler != nil {
-		loaded = e.Crawler.Stats().Fetched
-	}
-	if e.Feeder != nil {
-		applied = e.Feeder.Applied()
-	}
+	loaded, applied := e.progress()
 	crawling := e.Crawler != nil && !e.crawlerDone()
 	stale := e.lastCounts != nil && e.lastCounts.stale
 	quiet := !stale && (s.Due == 0 || !crawling) && s.PendingNotifications <= s.FailedNotifications && s.ExportQueue == 0 && e.crawlerQuiet()
