@@ -285,29 +285,29 @@ var scanFrom = 32
 // hold scanFrom of them or more; a target without a cell gets the zero
 // cell. The other targets are looked up one by one as the run needs them.
 func prefetch(ctx context.Context, tx *percolator.Tx, key string, nodes []string, pages map[string]graphCell, foreign map[string]graphCell) error {
-	byBlock := make(map[string]int)
+	byBlock := make(map[string][]string) // other blocks' targets, by block key
 	for _, u := range nodes {
 		for _, t := range pages[u].targets {
 			if k := blockKey(t); k != key {
-				byBlock[k]++
+				byBlock[k] = append(byBlock[k], t)
 			}
 		}
 	}
-	for _, u := range nodes {
-		for _, t := range pages[u].targets {
-			if k := blockKey(t); k != key && byBlock[k] >= scanFrom {
-				foreign[t] = graphCell{}
-			}
-		}
-	}
-	for k, n := range byBlock {
-		if n < scanFrom {
+	for k, ts := range byBlock {
+		if len(ts) < scanFrom {
 			continue
+		}
+		for _, t := range ts {
+			foreign[t] = graphCell{}
 		}
 		b := BlockPrefix + k
 		err := tx.Scan(ctx, b, b+"\x00", colGraph, func(_, col string, v []byte) bool {
-			if r := col[len(colGraph):]; hasKey(foreign, r) {
-				foreign[r] = decodeStanding(k, v)
+			// Only the cells a lookup would read: a cell left in this row
+			// by an older split of blocks is not r's.
+			if r := col[len(colGraph):]; blockKey(r) == k {
+				if _, ok := foreign[r]; ok {
+					foreign[r] = decodeStanding(k, v)
+				}
 			}
 			return true
 		})
@@ -316,11 +316,6 @@ func prefetch(ctx context.Context, tx *percolator.Tx, key string, nodes []string
 		}
 	}
 	return nil
-}
-
-func hasKey[K comparable, V any](m map[K]V, k K) bool {
-	_, ok := m[k]
-	return ok
 }
 
 // send writes what block key gives block ob's pages into ob's row, when
