@@ -70,7 +70,7 @@ type tableCounts struct {
 	pending              map[string]int
 	total                int
 	failed               []percolator.Failure
-	at                   time.Time
+	at                   time.Time // when these were read (the page counts may be older)
 }
 
 // pageCounts are the counts that read every page and frontier row.
@@ -111,10 +111,7 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	}
 	now := time.Now()
 	last := e.lastCounts
-	exact := func(at time.Time, nextDue int64) bool {
-		return !e.pagesDirty && now.Sub(at) < statsMaxReuse && (nextDue == 0 || now.UnixMilli() < nextDue)
-	}
-	if last != nil && exact(last.at, last.nextDue) {
+	if last != nil && !e.pagesDirty && now.Sub(last.at) < statsMaxReuse && (last.nextDue == 0 || now.UnixMilli() < last.nextDue) {
 		return last, nil
 	}
 	c := &tableCounts{at: now}
@@ -137,20 +134,14 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	// Idle need not wait out their reuse.
 	quiet := c.total <= len(c.failed) && c.exportQueue == 0 && e.crawlerQuiet() &&
 		(e.Worker == nil || e.Worker.Inflight() == 0)
-	switch {
-	case last != nil && exact(last.pageCounts.at, last.nextDue):
-		c.pageCounts = last.pageCounts
-		c.stale = false
-	case last != nil && !quiet && now.Sub(last.pageCounts.at) < min(statsIdle*last.took, pagesMaxReuse):
+	if last != nil && !quiet && now.Sub(last.pageCounts.at) < min(statsIdle*last.took, pagesMaxReuse) {
 		c.pageCounts = last.pageCounts
 		c.stale = true
-	default:
+	} else {
 		e.pagesDirty = false
-		p, err := e.countPages(ctx)
-		if err != nil {
+		if c.pageCounts, err = e.countPages(ctx); err != nil {
 			return nil, err
 		}
-		c.pageCounts = p
 	}
 	e.lastCounts = c
 	return c, nil
