@@ -48,7 +48,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	if *profile != "" {
-		p, err := startProfile(*profile, *every)
+		p, err := startProfile(*profile, *every, stderr)
 		if err != nil {
 			fmt.Fprintln(stderr, "bulkbench:", err)
 			return 1

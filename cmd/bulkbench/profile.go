@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -17,16 +17,16 @@ import (
 type cpuProfile struct {
 	path  string
 	every time.Duration
+	log   io.Writer // where a failed rotation is told
 
-	mu   sync.Mutex
-	f    *os.File
+	f    *os.File // the current window's; only rotate touches it until it is done
 	stop chan struct{}
 	done chan struct{}
 }
 
 // startProfile starts writing the profile; the caller must call Stop.
-func startProfile(path string, every time.Duration) (*cpuProfile, error) {
-	p := &cpuProfile{path: path, every: every, stop: make(chan struct{}), done: make(chan struct{})}
+func startProfile(path string, every time.Duration, log io.Writer) (*cpuProfile, error) {
+	p := &cpuProfile{path: path, every: every, log: log, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := p.open(0); err != nil {
 		return nil, err
 	}
@@ -42,8 +42,7 @@ func (p *cpuProfile) windowPath(start time.Duration) string {
 	return fmt.Sprintf("%s-%05ds.pprof", strings.TrimSuffix(p.path, ".pprof"), int(start.Seconds()))
 }
 
-// open starts the window that begins at start. The caller holds mu, or
-// is startProfile.
+// open starts the window that begins at start.
 func (p *cpuProfile) open(start time.Duration) error {
 	f, err := os.Create(p.windowPath(start))
 	if err != nil {
@@ -57,7 +56,7 @@ func (p *cpuProfile) open(start time.Duration) error {
 	return nil
 }
 
-// close ends the current window. The caller holds mu.
+// close ends the current window.
 func (p *cpuProfile) close() error {
 	if p.f == nil {
 		return nil
@@ -81,14 +80,12 @@ func (p *cpuProfile) rotate() {
 			return
 		case <-t.C:
 		}
-		p.mu.Lock()
 		err := p.close()
 		if err == nil {
 			err = p.open(time.Duration(n) * p.every)
 		}
-		p.mu.Unlock()
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "bulkbench: cpu profile:", err)
+			fmt.Fprintln(p.log, "bulkbench: cpu profile:", err)
 			return
 		}
 	}
@@ -98,7 +95,5 @@ func (p *cpuProfile) rotate() {
 func (p *cpuProfile) Stop() error {
 	close(p.stop)
 	<-p.done
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	return p.close()
 }
