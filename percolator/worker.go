@@ -64,7 +64,20 @@ type Observer struct {
 	// what their writers wrote. A document's export answers the
 	// notifications waiting for its anchors that way.
 	Covers []string
+	// Pace spaces a row's runs of this foreground observer: after a run
+	// that took d, the row's next run of it waits until Pace × d (at
+	// most maxPaceWait) after that run ended, and what was notified
+	// meanwhile gathers into that run. A row that costs much to run and
+	// is notified again and again (a rank block while its section is
+	// crawled: a notification a page) then takes at most a Pace + 1st
+	// of a goroutine, not a run a notification back to back. A row that
+	// has not run lately runs at once. Zero does not space runs.
+	Pace int
 }
+
+// maxPaceWait bounds Observer.Pace's wait, against a run slowed by a
+// loaded machine spacing its row for long.
+const maxPaceWait = time.Second
 
 // readyAt returns when a notification with these notify versions may run:
 // Delay after the newest, or MaxDelay after the oldest if that is sooner
@@ -207,6 +220,10 @@ type Worker struct {
 	failMu   sync.Mutex                // guards failures
 	failures map[cellKey]*failureState // notifications whose observer failed
 
+	paceMu    sync.Mutex           // guards paced and pacePrune
+	paced     map[cellKey]*paceGap // rows whose paced observer ran lately (Observer.Pace)
+	pacePrune int                  // len(paced) at which expired gaps are dropped
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -255,6 +272,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		later:    make(map[string]bool),
 		hints:    newHintQueue(),
 		failures: make(map[cellKey]*failureState),
+		paced:    make(map[cellKey]*paceGap),
 		tasks:    make(chan task, opt.Workers),
 		bgTasks:  make(chan task, opt.Background),
 		idleWait: sleep,
@@ -279,6 +297,9 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		w.covers = w.covers || len(o.Covers) > 0
 		if o.Delay < 0 || o.MaxDelay < 0 {
 			return nil, fmt.Errorf("%w: observer %q has a negative delay", ErrInvalid, o.Name)
+		}
+		if o.Pace < 0 || (o.Pace > 0 && o.Background) {
+			return nil, fmt.Errorf("%w: observer %q: Pace is for foreground observers, and not negative", ErrInvalid, o.Name)
 		}
 		if o.Delay > 0 && o.MaxDelay == 0 {
 			o.MaxDelay = 10 * o.Delay
@@ -440,8 +461,12 @@ func (w *Worker) handle(ctx context.Context, t task, n note) {
 	if retryable(err) {
 		res, err = conflict, nil // contention, not a failure of the observer
 	}
-	o.s.record(res, err, time.Since(began))
+	took := time.Since(began)
+	o.s.record(res, err, took)
 	key := cellKey{row, n.col}
+	if o.Pace > 0 && err == nil && (res == ran || res == empty) {
+		w.space(key, time.Now().Add(min(time.Duration(o.Pace)*took, maxPaceWait)))
+	}
 	switch {
 	case err != nil:
 		w.failed(ctx, o, row, n, err)
