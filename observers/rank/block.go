@@ -320,11 +320,13 @@ func prefetch(ctx context.Context, tx *percolator.Tx, key string, nodes []string
 
 // send writes what block key gives block ob's pages into ob's row, when
 // it moved by more than Epsilon (relative) for some page, or the pages
-// changed, and tells ob: in the foreground (webtable.RankDirty) when the
-// pages changed or a flow moved by more than UrgentEpsilon, a move that
-// can show in the pages' values as the index rounds them; else in the
-// background (webtable.RankOutside), where the small moves of a wave
-// gather instead of each making ob solve again and send on.
+// changed, and tells ob: in the foreground (webtable.RankDirty) when a
+// flow moved by more than Options.UrgentEpsilon, a move that can show in
+// the pages' values as the index rounds them; else in the background
+// (webtable.RankOutside), where the sends of a wave gather instead of
+// each making ob solve again and send on. A page gaining or losing a
+// flow is background work too: on a big site nearly every page crawled
+// gives a crawled page of another section a first flow.
 func (o *observer) send(ctx context.Context, tx *percolator.Tx, key, ob string, flow map[string]float64) error {
 	col := colInflow + key
 	oh := ob[len(BlockPrefix):]
@@ -337,16 +339,17 @@ func (o *observer) send(ctx context.Context, tx *percolator.Tx, key, ob string, 
 		return fmt.Errorf("rank: %q %q: %w", ob, col, err)
 	}
 	floor := (1 - o.opt.Damping) * flowFloor
-	changed, urgent := len(before) != len(flow), len(before) != len(flow)
+	urgency := o.opt.UrgentEpsilon > 0
+	changed, urgent := len(before) != len(flow), false
 	for t, a := range flow {
-		if urgent {
+		if urgent || changed && !urgency {
 			break
 		}
 		was, ok := before[t]
 		moved := math.Abs(a - was)
 		ref := max(math.Abs(was), floor)
 		changed = changed || !ok || moved > o.opt.Epsilon*ref
-		urgent = !ok || moved > o.opt.UrgentEpsilon*ref
+		urgent = urgency && ok && moved > o.opt.UrgentEpsilon*ref
 	}
 	if !changed {
 		return nil

@@ -44,13 +44,17 @@
 // notifications of a block collapse into one run, so a bulk load costs a
 // few runs per block instead of tens of runs per page, and a change costs a
 // run of its block (and of the blocks its effect reaches beyond the
-// thresholds). A block's own pages changing is foreground work (rank), and
-// so is a send that moved by more than Options.UrgentEpsilon (1%) or gives
-// a page a flow or takes one away; what else it gets from outside
-// changing (the small moves of a wave, or a linked page of another block
-// coming or going) is background work (rank-outside), held while the
-// foreground has a backlog and gathered for a few seconds otherwise, so
-// that in a bulk crawl a block solves once for many such changes.
+// thresholds). A block's own pages changing is foreground work (rank),
+// runs of a block spaced nine times a run's time apart, and so is a send
+// that moved a flow by more than Options.UrgentEpsilon (5%); what else it
+// gets from outside changing (smaller moves, a page gaining or losing a
+// flow, a linked page of another block coming or going) is background
+// work (rank-outside), held while the foreground has a backlog and
+// gathered for a few seconds otherwise, so that in a bulk crawl a block
+// solves once for many such changes. So a page's first value comes with
+// its block's foreground run, and what other blocks' pages give it
+// reaches its value at most Options.OutsideMaxDelay (a minute in the
+// chain) plus the background's backlog later.
 //
 // When the chain is idle every block solves its equations
 // exactly given what it receives, what it receives is within Epsilon of

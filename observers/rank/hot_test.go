@@ -155,20 +155,19 @@ func runsOf(w *percolator.Worker, name string) int64 {
 	return 0
 }
 
-// TestSmallSendsWait: a send that moves what a block gives another by less
-// than UrgentEpsilon is written but left to the other block's background
-// observer (rank:outside); a bigger one has it solve in the foreground
-// (rank:dirty).
-func TestSmallSendsWait(t *testing.T) {
+// sendsWeb writes a web where a0 links b (another block) and n pages of
+// its own block, which all link back to a0: its PageRank is high, its
+// share to b is ~0.1. It solves it with both observers, then returns a
+// worker running only the foreground one with opt (rank:outside stays
+// put), which settle waits for, returning the pending notifications.
+func sendsWeb(t *testing.T, opt rank.Options) (db *percolator.DB, m web, links []string, settle func() map[string]int) {
 	const n = 300
-	db := openDB(t)
+	db = openDB(t)
 	w := startWorker(t, db)
-	// a0 links b (another block) and n pages of its own block, which all
-	// link back to a0: its PageRank is high, its share to b is ~0.1.
 	a := func(i int) string { return fmt.Sprintf("http://s.test/a/p%d", i) }
 	b := "http://s.test/b/p"
-	links := []string{b}
-	m := web{b: ok()}
+	links = []string{b}
+	m = web{b: ok(), "http://s.test/b/c": ok()}
 	for i := 1; i <= n; i++ {
 		links = append(links, a(i))
 		m[a(i)] = ok(a(0))
@@ -178,14 +177,13 @@ func TestSmallSendsWait(t *testing.T) {
 	waitIdle(t, w)
 	w.Close()
 
-	// Only the foreground observer from now on: rank:outside stays put.
-	fg, err := percolator.NewWorker(db, percolator.WorkerOptions{}, rank.Observers(rank.Options{})[0])
+	fg, err := percolator.NewWorker(db, percolator.WorkerOptions{}, rank.Observers(opt)[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	fg.Start()
-	defer fg.Close()
-	settle := func() map[string]int {
+	t.Cleanup(fg.Close)
+	settle = func() map[string]int {
 		t.Helper()
 		for last := int64(-1); ; time.Sleep(200 * time.Millisecond) {
 			s := stats(fg)
@@ -200,20 +198,50 @@ func TestSmallSendsWait(t *testing.T) {
 		}
 		return p
 	}
+	return db, m, links, settle
+}
+
+// TestSmallSendsWait: a send that moves what a block gives another by
+// less than Options.UrgentEpsilon is written but left to the other
+// block's background observer (rank:outside); a bigger one has it solve
+// in the foreground (rank:dirty).
+func TestSmallSendsWait(t *testing.T) {
+	db, m, links, settle := sendsWeb(t, rank.Options{UrgentEpsilon: 0.01})
+	a0, a1, a2 := "http://s.test/a/p0", "http://s.test/a/p1", "http://s.test/a/p2"
 	// One page of a0's block links another too: it gives a0 half as much,
 	// and a0's share to b moves by about 0.2%.
-	m.write(t, db, web{a(1): ok(a(0), a(2))})
+	m.write(t, db, web{a1: ok(a0, a2)})
 	if p := settle(); p[webtable.RankOutside] != 1 || p[webtable.RankDirty] != 0 {
 		t.Fatalf("after a small move: pending %v, want one rank:outside (b's block) and no rank:dirty", p)
 	}
 	// Two thirds of a0's links gone: its share to b triples, and b's block
 	// solves in the foreground. (The rank:outside notification stays: only
 	// a worker running rank-outside has rank's runs answer it.)
-	m.write(t, db, web{a(0): ok(links[:n/3]...)})
+	m.write(t, db, web{a0: ok(links[:len(links)/3]...)})
 	if p := settle(); p[webtable.RankDirty] != 0 {
 		t.Fatalf("after a big move: pending %v, want no rank:dirty", p)
 	}
 	if d := rank.Compare(values(t, db), batch(t, db), 0.005); len(d) > 0 {
 		t.Fatalf("incremental and batch disagree after the foreground solves: %v", d)
+	}
+}
+
+// TestNewFlowsWait: a page gaining a flow from another block is
+// background work, however big the flow: the foreground leaves it to
+// rank-outside, which brings the values to the batch's.
+func TestNewFlowsWait(t *testing.T) {
+	db, m, _, settle := sendsWeb(t, rank.Options{})
+	// a1 links c, a page of b's block that a's block gave nothing.
+	m.write(t, db, web{"http://s.test/a/p1": ok("http://s.test/a/p0", "http://s.test/b/c")})
+	if p := settle(); p[webtable.RankOutside] != 1 || p[webtable.RankDirty] != 0 {
+		t.Fatalf("after a new flow: pending %v, want one rank:outside (b's block) and no rank:dirty", p)
+	}
+	if d := rank.Compare(values(t, db), batch(t, db), 0.005); len(d) == 0 {
+		t.Fatal("c's value followed its new flow without its block's background run")
+	}
+	w := startWorker(t, db)
+	waitIdle(t, w)
+	if d := rank.Compare(values(t, db), batch(t, db), 0.005); len(d) > 0 {
+		t.Fatalf("incremental and batch disagree after the background solves: %v", d)
 	}
 }

@@ -22,9 +22,14 @@ type Options struct {
 	Epsilon float64
 	// UrgentEpsilon is the relative change of what a block gives a page
 	// of another block that has that block solve in the foreground
-	// (rank); a smaller one, above Epsilon, waits for the background
-	// (rank-outside). Default 0.01: PageRank as the index shows it moves
-	// in steps of about 5%.
+	// (rank); a smaller one, above Epsilon, and a page gaining or losing
+	// such a flow, wait for the background (rank-outside). Default 0.05:
+	// PageRank as the index shows it moves in steps of about 5%, and a
+	// flow is part of a page's value. (At 1%, on a bulk crawl of a big
+	// site nearly every page's arrival moved some flow into an already
+	// crawled section by that much, and each was a solve of that whole
+	// section in the foreground; see BENCHMARKS.md.) Negative: every
+	// send waits for the background.
 	UrgentEpsilon float64
 	// PublishThreshold is the relative change of a page's value, since the
 	// value last written to its row (webtable.Rank), that writes it again
@@ -43,10 +48,12 @@ func (o *Options) ensureDefaults() {
 	if o.Epsilon <= 0 {
 		o.Epsilon = 1e-4
 	}
-	if o.UrgentEpsilon <= 0 {
-		o.UrgentEpsilon = 0.01
+	if o.UrgentEpsilon == 0 {
+		o.UrgentEpsilon = 0.05
 	}
-	o.UrgentEpsilon = max(o.UrgentEpsilon, o.Epsilon)
+	if o.UrgentEpsilon > 0 {
+		o.UrgentEpsilon = max(o.UrgentEpsilon, o.Epsilon)
+	}
 	if o.PublishThreshold <= 0 {
 		o.PublishThreshold = 0.002
 	}
@@ -57,20 +64,22 @@ func (o *Options) ensureDefaults() {
 //
 //   - "rank", observing the weak column webtable.RankDirty of page rows
 //     (Touch) and of block rows: a page of the block changed, or another
-//     block's send moved a flow by Options.UrgentEpsilon or more;
+//     block's send moved a flow by Options.UrgentEpsilon or more. Runs
+//     of a block are spaced (blockPace);
 //   - "rank-outside", in the background (percolator.Observer.Background,
 //     with Options.OutsideDelay and OutsideMaxDelay), observing
 //     webtable.RankOutside of block rows: what the block's pages get from
 //     outside it changed, a page of another block that they link to became
 //     or stopped being a page ([Refresh]), or what another block gives them
-//     moved by less than Options.UrgentEpsilon (a run's sends; a bigger
-//     move, or a page that gets a flow or loses one, is foreground work).
+//     moved by less than Options.UrgentEpsilon, or began or ceased (a
+//     run's sends).
 //     During a bulk crawl both happen for nearly every page crawled: in
 //     the foreground each cost a solve of every block it reached, and the
 //     block of a page linking to thousands of pages (a site's index)
 //     looked all of them up for each one crawled. Held, a block solves
 //     once for many, at most OutsideMaxDelay (plus the foreground's and
-//     the background's backlogs) after the change. A run of "rank" on the
+//     the background's backlogs) after the change; OutsideDelay after it
+//     when the foreground has no backlog. A run of "rank" on the
 //     block answers its rank-outside notifications
 //     (percolator.Observer.Covers).
 //
@@ -81,11 +90,20 @@ func Observers(opt Options) []percolator.Observer {
 	opt.ensureDefaults()
 	o := &observer{opt: opt}
 	return []percolator.Observer{
-		{Name: "rank", Column: webtable.RankDirty, Covers: []string{webtable.RankOutside}, Run: o.run},
+		{Name: "rank", Column: webtable.RankDirty, Covers: []string{webtable.RankOutside}, Pace: blockPace, Run: o.run},
 		{Name: "rank-outside", Column: webtable.RankOutside, Background: true,
 			Delay: opt.OutsideDelay, MaxDelay: opt.OutsideMaxDelay, Run: o.run},
 	}
 }
+
+// blockPace spaces a block's foreground runs (percolator.Observer.Pace):
+// while its section is crawled a block is notified for every page, and a
+// run reads and solves the whole block, so that runs came back to back
+// for a notification or two each, one a page. Spaced nine runs' time
+// apart, a block takes at most a tenth of a goroutine however fast its
+// pages come, and a page's first value waits at most nine of its block's
+// runs (a few ms for a small block; at most 1 s).
+const blockPace = 9
 
 type observer struct {
 	opt Options
