@@ -69,9 +69,9 @@ type Observer struct {
 	// most maxPaceWait) after that run ended, and what was notified
 	// meanwhile gathers into that run. A row that costs much to run and
 	// is notified again and again (a rank block while its section is
-	// crawled: a notification a page) then takes at most a Pace + 1st
-	// of a goroutine, not a run a notification back to back. A row that
-	// has not run lately runs at once. Zero does not space runs.
+	// crawled: a notification a page) then takes at most 1/(Pace + 1)
+	// of a goroutine, not one run a notification back to back. A row
+	// that has not run lately runs at once. Zero does not space runs.
 	Pace int
 }
 
