@@ -269,21 +269,23 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 
 // collect turns a row's notify cells into a task for the observers this
 // worker runs, skipping notifications that wait for a retry, for their
-// observer's Pace (to be hinted again when it allows) or for its Delay (or, background ones, for the foreground); the
-// earliest time one of the latter becomes ready goes into *soonest (if
-// soonest is not nil and it is earlier).
+// observer's Pace (the row is hinted again when it allows) or for its
+// Delay (or, background ones, for the foreground); the earliest time one
+// waiting for a Delay or the foreground becomes ready goes into *soonest
+// (if soonest is not nil and it is earlier).
 func (w *Worker) collect(row string, cells []Cell, soonest *time.Time) (task, bool) {
 	t := task{row: row}
 	now := time.Now()
 	for _, c := range cells {
-		if w.obs[c.Column] == nil {
+		o := w.obs[c.Column]
+		if o == nil {
 			continue
 		}
 		if n := len(t.notes); n > 0 && t.notes[n-1].col == c.Column {
 			t.notes[n-1].versions = append(t.notes[n-1].versions, c.Ts)
 			continue
 		}
-		if w.waiting(row, c.Column, now) || w.obs[c.Column].Pace > 0 && w.pacing(cellKey{row, c.Column}, now) {
+		if w.waiting(row, c.Column, now) || o.Pace > 0 && w.pacing(cellKey{row, c.Column}, now) {
 			continue
 		}
 		t.notes = append(t.notes, note{col: c.Column, versions: []uint64{c.Ts}})
