@@ -279,7 +279,7 @@ func TestPartitionByObserver(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitIdle(t, ws[0])
+	waitIdle(t, ws...)
 	share := checkRuns(t, dbs[0], l, "o", n, true)
 	if share[1] == 0 || share[2] == 0 {
 		t.Errorf("rows per worker %v: both workers of mark should run some", share)
