@@ -17,6 +17,7 @@ require (
 	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/net v0.59.0
 	golang.org/x/sync v0.24.0
+	golang.org/x/sys v0.48.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/api v0.287.1
 	google.golang.org/grpc v1.83.2
@@ -113,7 +114,6 @@ require (
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/appengine v1.6.8 // indirect

@@ -59,7 +59,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			}
 		}()
 	}
-	mem.Apply(ctx)
+	mem.Apply(ctx, *data)
 	tableCache = mem.TableBytes()
 	crawlAhead = *ahead
 	progressEvery, progressOut = *progress, stderr

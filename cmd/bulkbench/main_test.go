@@ -243,7 +243,7 @@ func TestMaxPagesProgress(t *testing.T) {
 	if !regexp.MustCompile(`\| engine \| 60 \|`).Match(out.Bytes()) {
 		t.Errorf("the engine did not stop at 60 pages:\n%s", out.String())
 	}
-	if !regexp.MustCompile(`bulkbench: +\d+ s  fetched \d+ \(\d+/s\)  applied \d+  backlog \d+  pending \d+  rss \d+\+\d+ MB  runs`).Match(errb.Bytes()) {
+	if !regexp.MustCompile(`bulkbench: +\d+ s  fetched \d+ \(\d+/s\)  applied \d+  backlog \d+  pending \d+  rss \d+\+\d+ MB \(peak \d+\)  runs`).Match(errb.Bytes()) {
 		t.Errorf("no progress line in\n%s", errb.String())
 	}
 }

@@ -15,7 +15,7 @@ import (
 // function is called: the time since began, the pages fetched and the
 // Bleve documents written, the worker's backlog, the notifications
 // pending (as the worker's last pass over them saw), the resident set
-// (anonymous and file-backed), and each observer's runs so far, busiest
+// (anonymous and file-backed) and its peak so far, and each observer's runs so far, busiest
 // first. A long run (the million-page fixture) shows what limits it as it
 // goes, not only once idle. An interval of 0 prints nothing.
 func reportProgress(e *engine.Engine, began time.Time, interval time.Duration, w io.Writer) (stop func()) {
@@ -48,8 +48,8 @@ func progressLine(e *engine.Engine, elapsed time.Duration) string {
 	for _, o := range stats {
 		pending += o.Pending
 	}
-	fmt.Fprintf(&b, "bulkbench: %4.0f s  fetched %d (%.0f/s)  applied %d  backlog %d  pending %d  rss %.0f+%.0f MB  runs",
-		elapsed.Seconds(), fetched, float64(fetched)/elapsed.Seconds(), e.Feeder.Applied(), e.Worker.Backlog(), pending, anon, file)
+	fmt.Fprintf(&b, "bulkbench: %4.0f s  fetched %d (%.0f/s)  applied %d  backlog %d  pending %d  rss %.0f+%.0f MB (peak %.0f)  runs",
+		elapsed.Seconds(), fetched, float64(fetched)/elapsed.Seconds(), e.Feeder.Applied(), e.Worker.Backlog(), pending, anon, file, peakResident())
 	slices.SortFunc(stats, func(a, b percolator.ObserverStats) int { return int(b.Runs - a.Runs) })
 	for _, o := range stats {
 		if o.Runs > 0 {

@@ -105,7 +105,7 @@ func runCrawl(args []string, stderr io.Writer) int {
 		os.Exit(130)
 	}()
 
-	mem.Apply(ctx)
+	mem.Apply(ctx, *data)
 	tb, err := openTable(ctx, tf, *data, mem, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "crawler:", err)

@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string) error {
 	}
 
 	obs := chain()
-	mem.Apply(ctx)
+	mem.Apply(ctx, *data)
 	st, err := tf.OpenStore(ctx, *data, badger.Options{CacheBytes: mem.TableBytes()})
 	if err != nil {
 		return err

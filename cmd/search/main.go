@@ -185,7 +185,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		fmt.Fprintf(logw, "search: demo: serving the PostgreSQL 15 manual (%d pages, bundled in the repository) at %s\n", site.pages, site.seed)
 	}
 
-	mem.Apply(ctx)
+	mem.Apply(ctx, *data)
 	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, CrawlAhead: *ahead, CacheBytes: mem.TableBytes(), IndexName: *name, Logger: log}
 	if !*noChain {
 		cfg.Observers = observers.Chain()

@@ -2,7 +2,9 @@
 // flag of every command that opens the table: a share of it for the
 // table's caches and memtables, the whole of it as the Go runtime's soft
 // memory limit, so that garbage is collected before the heap outgrows it
-// (raised above it while the live heap needs more, see Apply).
+// (raised above it while the live heap needs more, see Apply), and the
+// whole of it again as the most pages of the mapped table and index
+// files that stay resident (see trimmer).
 package budget
 
 import (
@@ -26,7 +28,7 @@ type Budget struct {
 // Flag registers -cache-mb on fs and returns the budget it sets.
 func Flag(fs *flag.FlagSet) *Budget {
 	b := new(Budget)
-	fs.IntVar(&b.MB, "cache-mb", DefaultMB, "memory budget in `MiB`: a quarter for the Badger table's block and index caches and memtables (unused with -table), the whole as the Go runtime's soft memory limit (GOMEMLIMIT, if set, wins); 0 for Badger's defaults and no limit")
+	fs.IntVar(&b.MB, "cache-mb", DefaultMB, "memory budget in `MiB`: a quarter for the Badger table's index cache and memtables (unused with -table), the whole as the Go runtime's soft memory limit (GOMEMLIMIT, if set, wins) and as the most resident pages of the mapped table and index files; 0 for Badger's defaults and no limit")
 	return b
 }
 
@@ -38,16 +40,33 @@ func (b *Budget) TableBytes() int64 {
 	return int64(b.MB) << 20 / 4
 }
 
-// Apply keeps the Go runtime's soft memory limit at the budget, unless the
-// GOMEMLIMIT environment variable sets one or the budget is 0, until ctx
-// is done. Near the limit the collector runs more often. When the live
+// MappedBytes is the share of the resident pages of the files mapped
+// from the data directories (see Apply): the whole budget.
+func (b *Budget) MappedBytes() int64 {
+	if b.MB <= 0 {
+		return 0
+	}
+	return int64(b.MB) << 20
+}
+
+// Apply holds the process to the budget until ctx is done: it keeps the
+// resident pages of the files it maps from under dirs (the table's and
+// the serving index's directories) within MappedBytes (see trimmer), and
+// the Go runtime's soft memory limit at the budget, unless the
+// GOMEMLIMIT environment variable sets one. A budget of 0 does neither. Near the limit the collector runs more often. When the live
 // heap itself outgrows the budget (a bulk crawl's backlog), a limit at the
 // budget would have the collector run without pause (the runtime lets it
 // take half the CPU): so every half second, while live × 1.5 is above the
 // budget, the limit moves up to live × 1.5 + 64 MiB, and back down to the
 // budget as the live heap shrinks. The budget is a target for memory, never a stall.
-func (b *Budget) Apply(ctx context.Context) {
-	if b.MB <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+func (b *Budget) Apply(ctx context.Context, dirs ...string) {
+	if b.MB <= 0 {
+		return
+	}
+	if canTrim && len(dirs) > 0 {
+		go newTrimmer(b.MappedBytes(), dirs).run(ctx)
+	}
+	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	limit := int64(b.MB) << 20

@@ -1,0 +1,220 @@
+package budget
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The table (Badger's tables and value log) and the serving index
+// (Bleve's segments) are read through shared file mappings. Each page
+// of them the process has touched stays in its resident set until the
+// kernel needs the memory: reclaimable page cache, but resident all the
+// same, and it grows with the data (3.4 GB of a crawl's 4 GB at 135,000
+// pages). The trimmer keeps those pages within the budget: when the
+// mapped files' resident pages outgrow it, it asks the kernel to page
+// out the mappings holding the most (madvise MADV_PAGEOUT) until they
+// hold three quarters of it. A page read again afterwards is read from
+// the page cache if the kernel kept it, from disk if not.
+//
+// MADV_PAGEOUT never changes what memory holds: clean file pages are
+// dropped and read back on access, dirty ones are left to writeback,
+// anonymous ones are swapped out or left. So a mapping that Badger or
+// Bleve unmaps between the trimmer's read of /proc/self/smaps and its
+// madvise, and an anonymous mapping that takes its place, come to no
+// harm (MADV_DONTNEED, which would keep the page cache, zeroes anonymous
+// memory and is not used for that reason).
+
+// trimEvery is how often the trimmer reads the file-backed resident size
+// (/proc/self/status, a few microseconds).
+const trimEvery = time.Second
+
+// mapping is one file mapping of /proc/self/smaps under a trimmed
+// directory.
+type mapping struct {
+	start, end uintptr
+	rss        int64 // bytes resident
+}
+
+// trimmer pages out file mappings under dirs while their resident
+// pages exceed limit bytes.
+type trimmer struct {
+	limit int64
+	dirs  []string // absolute
+	// other is what the process's other file mappings (its binary and
+	// libraries) held at the last trim: a trim is due once RssFile
+	// passes limit + other.
+	other int64
+	// trims and paged count the trims made and the bytes they paged out
+	// (their mappings' resident bytes before).
+	trims, paged int64
+}
+
+func newTrimmer(limit int64, dirs []string) *trimmer {
+	t := &trimmer{limit: limit}
+	for _, d := range dirs {
+		if abs, err := filepath.Abs(d); d != "" && err == nil {
+			t.dirs = append(t.dirs, abs)
+		}
+	}
+	return t
+}
+
+// prefixes returns t.dirs as /proc names their files: symlinks resolved
+// (a directory made after the trimmer started is resolved once it
+// exists), with a trailing separator.
+func (t *trimmer) prefixes() []string {
+	var ps []string
+	for _, d := range t.dirs {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		ps = append(ps, strings.TrimSuffix(d, string(filepath.Separator))+string(filepath.Separator))
+	}
+	return ps
+}
+
+// run checks the resident size every trimEvery until ctx is done, and
+// trims when it is over. It stops when the kernel refuses MADV_PAGEOUT
+// (a kernel before 5.4).
+func (t *trimmer) run(ctx context.Context) {
+	tk := time.NewTicker(trimEvery)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+		}
+		if rssFile() <= t.limit+t.other {
+			continue
+		}
+		if err := t.trim(); err != nil {
+			return
+		}
+	}
+}
+
+// trim pages out the mappings under t.dirs with the most resident
+// pages until those left hold at most three quarters of the limit. It
+// returns pageOut's error where the kernel refused one.
+func (t *trimmer) trim() error {
+	ms, other, err := t.mappings()
+	if err != nil {
+		return nil // no smaps to read: try again at the next tick
+	}
+	t.other = other
+	var held int64
+	for _, m := range ms {
+		held += m.rss
+	}
+	target := t.limit / 4 * 3
+	if held <= target {
+		return nil
+	}
+	slices.SortFunc(ms, func(a, b mapping) int { return int(b.rss>>12 - a.rss>>12) })
+	t.trims++
+	for _, m := range ms {
+		if held <= target {
+			break
+		}
+		if err := pageOut(m.start, m.end); err != nil {
+			return err
+		}
+		held -= m.rss
+		t.paged += m.rss
+	}
+	return nil
+}
+
+// mappings reads /proc/self/smaps: the file mappings under t.dirs with
+// pages resident, and the resident bytes of every other file mapping.
+func (t *trimmer) mappings() (ms []mapping, other int64, err error) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	prefixes := t.prefixes()
+	under := func(path string) bool {
+		for _, p := range prefixes {
+			if strings.HasPrefix(path, p) {
+				return true
+			}
+		}
+		return false
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var cur *mapping // the mapping whose fields follow, if under a dir
+	file := false    // the mapping whose fields follow is of a file
+	for sc.Scan() {
+		line := sc.Bytes()
+		if k, v, ok := bytes.Cut(line, []byte(":")); ok && !bytes.ContainsAny(k, " -") {
+			if string(k) != "Rss" {
+				continue
+			}
+			rss := parseKB(v)
+			switch {
+			case cur != nil:
+				cur.rss = rss
+			case file:
+				other += rss
+			}
+			continue
+		}
+		// A mapping's header: start-end perms offset dev inode path.
+		cur, file = nil, false
+		fields := strings.Fields(string(line))
+		if len(fields) < 6 || !strings.HasPrefix(fields[5], "/") {
+			continue
+		}
+		file = true
+		path := strings.Join(fields[5:], " ")
+		if !under(path) || len(fields[1]) < 4 || fields[1][3] != 's' {
+			continue
+		}
+		lo, hi, ok := strings.Cut(fields[0], "-")
+		if !ok {
+			continue
+		}
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		ms = append(ms, mapping{start: uintptr(start), end: uintptr(end)})
+		cur = &ms[len(ms)-1]
+	}
+	if err := sc.Err(); err != nil {
+		return nil, 0, err
+	}
+	return slices.DeleteFunc(ms, func(m mapping) bool { return m.rss == 0 }), other, nil
+}
+
+// rssFile returns the process's file-backed resident bytes
+// (/proc/self/status RssFile), 0 where there is none to read.
+func rssFile() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	_, rest, ok := bytes.Cut(b, []byte("\nRssFile:"))
+	if !ok {
+		return 0
+	}
+	line, _, _ := bytes.Cut(rest, []byte("\n"))
+	return parseKB(line)
+}
+
+// parseKB parses "  1234 kB" as bytes.
+func parseKB(v []byte) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(v)), " kB"), 10, 64)
+	return n << 10
+}

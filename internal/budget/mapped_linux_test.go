@@ -1,0 +1,159 @@
+package budget
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// mapFile writes size bytes of a pattern to dir/name, synced, maps it
+// shared (writable if asked) and reads every page of it in. The
+// mapping is unmapped at cleanup.
+func mapFile(t *testing.T, dir, name string, size int, writable bool) []byte {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	data := pattern(size, 0)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	prot := unix.PROT_READ
+	if writable {
+		prot |= unix.PROT_WRITE
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, size, prot, unix.MAP_SHARED)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Munmap(m) })
+	for i := 0; i < len(m); i += os.Getpagesize() {
+		sink += m[i]
+	}
+	return m
+}
+
+// sink keeps mapFile's reads from being optimized away.
+var sink byte
+
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7) + seed
+	}
+	return b
+}
+
+// resident returns how many bytes of m are mapped in the page tables,
+// read from /proc/self/smaps independently of the trimmer's parser.
+func resident(t *testing.T, m []byte) int64 {
+	t.Helper()
+	tr := newTrimmer(0, []string{"/"})
+	ms, _, err := tr.mappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := unsafePointer(m)
+	for _, x := range ms {
+		if x.start == start {
+			return x.rss
+		}
+	}
+	return 0
+}
+
+func skipWithoutPageOut(t *testing.T) {
+	t.Helper()
+	if err := pageOut(0, uintptr(os.Getpagesize())); errors.Is(err, unix.EINVAL) {
+		t.Skip("this kernel has no MADV_PAGEOUT")
+	}
+}
+
+// A trim pages out the mappings under the trimmed directory until they
+// hold three quarters of the limit at most, leaves the others, and loses
+// nothing: the clean mapping reads back the same, and what was written
+// through a shared mapping and not yet synced is in the file after.
+func TestTrimPagesOutMappedFiles(t *testing.T) {
+	skipWithoutPageOut(t)
+	data, elsewhere := t.TempDir(), t.TempDir()
+	const mb = 1 << 20
+	clean := mapFile(t, data, "table.sst", 48*mb, false)
+	dirty := mapFile(t, data, "values.vlog", 16*mb, true)
+	copy(dirty, pattern(len(dirty), 3))
+	other := mapFile(t, elsewhere, "other.sst", 16*mb, false)
+	if r := resident(t, clean); r < 40*mb {
+		t.Fatalf("%d MiB of the 48 MiB mapping resident before the trim", r/mb)
+	}
+
+	tr := newTrimmer(16*mb, []string{data})
+	if err := tr.trim(); err != nil {
+		t.Fatal(err)
+	}
+	if r := resident(t, clean) + resident(t, dirty); r > 12*mb {
+		t.Errorf("%d MiB of the data directory's mappings resident after the trim, want at most 12", r/mb)
+	}
+	if r := resident(t, other); r < 12*mb {
+		t.Errorf("%d MiB of the 16 MiB mapping outside the data directory resident after the trim: it was paged out", r/mb)
+	}
+	if tr.trims != 1 || tr.paged < 40*mb {
+		t.Errorf("trims %d, paged %d MiB; want 1 and at least 40", tr.trims, tr.paged/mb)
+	}
+	if !bytes.Equal(clean, pattern(len(clean), 0)) {
+		t.Error("the clean mapping reads back other bytes after the trim")
+	}
+	if !bytes.Equal(dirty, pattern(len(dirty), 3)) {
+		t.Error("the written mapping reads back other bytes after the trim")
+	}
+	got, err := os.ReadFile(filepath.Join(data, "values.vlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, pattern(len(dirty), 3)) {
+		t.Error("what was written through the mapping is not in the file after the trim")
+	}
+}
+
+// Apply's trimmer brings the mapped files' resident pages back within
+// the budget on its own, and a trim under the limit pages out nothing.
+func TestApplyTrimsMappedFiles(t *testing.T) {
+	skipWithoutPageOut(t)
+	t.Setenv("GOMEMLIMIT", "1GiB") // the soft limit is not this test's
+	data := t.TempDir()
+	const mb = 1 << 20
+	small := mapFile(t, data, "small.sst", 4*mb, false)
+	tr := newTrimmer(16*mb, []string{data})
+	if err := tr.trim(); err != nil || tr.trims != 0 {
+		t.Fatalf("a trim under the limit: %d trims, err %v", tr.trims, err)
+	}
+	if r := resident(t, small); r < 3*mb {
+		t.Fatalf("a trim under the limit paged out the mapping (%d MiB left)", r/mb)
+	}
+
+	(&Budget{MB: 16}).Apply(t.Context(), data)
+	big := mapFile(t, data, "big.sst", 64*mb, false)
+	deadline := time.Now().Add(10 * trimEvery)
+	for resident(t, big)+resident(t, small) > 16*mb {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d MiB of the mappings still resident after %v, budget 16", (resident(t, big)+resident(t, small))/mb, 10*trimEvery)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !bytes.Equal(big, pattern(len(big), 0)) {
+		t.Error("the mapping reads back other bytes after the trim")
+	}
+}
+
+func unsafePointer(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }

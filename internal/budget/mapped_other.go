@@ -1,0 +1,9 @@
+//go:build !linux
+
+package budget
+
+import "errors"
+
+func pageOut(start, end uintptr) error { return errors.ErrUnsupported }
+
+const canTrim = false
