@@ -3,6 +3,7 @@ package budget
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -40,6 +41,9 @@ const trimEvery = time.Second
 type mapping struct {
 	start, end uintptr
 	rss        int64 // bytes resident
+	// cold is the resident bytes not referenced since the last trim
+	// (Rss less Referenced: the trim clears the referenced bits).
+	cold int64
 }
 
 // trimmer pages out file mappings under dirs while their resident
@@ -101,9 +105,13 @@ func (t *trimmer) run(ctx context.Context) {
 	}
 }
 
-// trim pages out the mappings under t.dirs with the most resident
-// pages until those left hold at most three quarters of the limit. It
-// returns pageOut's error where the kernel refused one.
+// trim pages out the mappings under t.dirs until those left hold at
+// most three quarters of the limit: first those with the most pages not
+// used since the last trim (old tables and segments), then those with
+// the most pages resident. It then clears the process's referenced bits
+// (/proc/self/clear_refs), so that the next trim sees what was used
+// since this one. It returns pageOut's error where the kernel refused
+// one.
 func (t *trimmer) trim() error {
 	ms, other, err := t.mappings()
 	if err != nil {
@@ -118,8 +126,14 @@ func (t *trimmer) trim() error {
 	if held <= target {
 		return nil
 	}
-	slices.SortFunc(ms, func(a, b mapping) int { return int(b.rss>>12 - a.rss>>12) })
+	slices.SortFunc(ms, func(a, b mapping) int {
+		if c := cmp.Compare(b.cold, a.cold); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.rss, a.rss)
+	})
 	t.trims++
+	defer clearReferenced()
 	for _, m := range ms {
 		if held <= target {
 			break
@@ -157,15 +171,19 @@ func (t *trimmer) mappings() (ms []mapping, other int64, err error) {
 	for sc.Scan() {
 		line := sc.Bytes()
 		if k, v, ok := bytes.Cut(line, []byte(":")); ok && !bytes.ContainsAny(k, " -") {
-			if string(k) != "Rss" {
-				continue
-			}
-			rss := parseKB(v)
-			switch {
-			case cur != nil:
-				cur.rss = rss
-			case file:
-				other += rss
+			switch string(k) {
+			case "Rss":
+				rss := parseKB(v)
+				switch {
+				case cur != nil:
+					cur.rss, cur.cold = rss, rss
+				case file:
+					other += rss
+				}
+			case "Referenced":
+				if cur != nil {
+					cur.cold = max(0, cur.rss-parseKB(v))
+				}
 			}
 			continue
 		}
@@ -196,6 +214,14 @@ func (t *trimmer) mappings() (ms []mapping, other int64, err error) {
 		return nil, 0, err
 	}
 	return slices.DeleteFunc(ms, func(m mapping) bool { return m.rss == 0 }), other, nil
+}
+
+// clearReferenced clears the referenced bits of every page of the
+// process (/proc/self/clear_refs), for the next trim to see which pages
+// were used since. Failing, the next trim orders by resident pages
+// alone, as all are referenced.
+func clearReferenced() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("1"), 0)
 }
 
 // rssFile returns the process's file-backed resident bytes

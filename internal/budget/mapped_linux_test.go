@@ -157,3 +157,28 @@ func TestApplyTrimsMappedFiles(t *testing.T) {
 }
 
 func unsafePointer(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
+
+// A trim pages out first the mappings whose pages were not used since
+// the last trim, however many the others hold.
+func TestTrimColdFirst(t *testing.T) {
+	skipWithoutPageOut(t)
+	data := t.TempDir()
+	const mb = 1 << 20
+	cold := mapFile(t, data, "old.sst", 16*mb, false)
+	hot := mapFile(t, data, "new.sst", 48*mb, false)
+	clearReferenced()
+	for i := 0; i < len(hot); i += os.Getpagesize() {
+		sink += hot[i]
+	}
+	tr := newTrimmer(64*mb, []string{data})
+	tr.other = -1 << 40 // trim whatever RssFile says
+	if err := tr.trim(); err != nil {
+		t.Fatal(err)
+	}
+	if r := resident(t, cold); r > mb {
+		t.Errorf("%d MiB of the mapping not used since the last trim still resident", r/mb)
+	}
+	if r := resident(t, hot); r < 40*mb {
+		t.Errorf("the mapping used since the last trim was paged out (%d MiB left of 48) while paging out the other was enough", r/mb)
+	}
+}
