@@ -53,12 +53,15 @@ func (b *Budget) MappedBytes() int64 {
 // resident pages of the files it maps from under dirs (the table's and
 // the serving index's directories) within MappedBytes (see trimmer), and
 // the Go runtime's soft memory limit at the budget, unless the
-// GOMEMLIMIT environment variable sets one. A budget of 0 does neither. Near the limit the collector runs more often. When the live
-// heap itself outgrows the budget (a bulk crawl's backlog), a limit at the
+// GOMEMLIMIT environment variable sets one. A budget of 0 does neither.
+//
+// Near the soft limit the collector runs more often. When the live heap
+// itself outgrows the budget (a bulk crawl's backlog), a limit at the
 // budget would have the collector run without pause (the runtime lets it
 // take half the CPU): so every half second, while live × 1.5 is above the
 // budget, the limit moves up to live × 1.5 + 64 MiB, and back down to the
-// budget as the live heap shrinks. The budget is a target for memory, never a stall.
+// budget as the live heap shrinks. The budget is a target for memory,
+// never a stall.
 func (b *Budget) Apply(ctx context.Context, dirs ...string) {
 	if b.MB <= 0 {
 		return

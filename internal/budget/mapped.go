@@ -20,8 +20,8 @@ import (
 // same, and it grows with the data (3.4 GB of a crawl's 4 GB at 135,000
 // pages). The trimmer keeps those pages within the budget: when the
 // mapped files' resident pages outgrow it, it asks the kernel to page
-// out the mappings holding the most (madvise MADV_PAGEOUT) until they
-// hold three quarters of it. A page read again afterwards is read from
+// out mappings (madvise MADV_PAGEOUT), those least used since the last
+// trim first, until they hold three quarters of it. A page read again afterwards is read from
 // the page cache if the kernel kept it, from disk if not.
 //
 // MADV_PAGEOUT never changes what memory holds: clean file pages are

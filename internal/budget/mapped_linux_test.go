@@ -3,11 +3,13 @@ package budget
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
-
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -57,22 +59,30 @@ func pattern(n int, seed byte) []byte {
 	return b
 }
 
-// resident returns how many bytes of m are mapped in the page tables,
-// read from /proc/self/smaps independently of the trimmer's parser.
+// resident returns how many bytes of m are mapped in the page tables:
+// the Rss of m's mapping in /proc/self/smaps, read here rather than by
+// the trimmer's parser.
 func resident(t *testing.T, m []byte) int64 {
 	t.Helper()
-	tr := newTrimmer(0, []string{"/"})
-	ms, _, err := tr.mappings()
+	b, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := unsafePointer(m)
-	for _, x := range ms {
-		if x.start == start {
-			return x.rss
-		}
+	header := fmt.Sprintf("%x-", unsafe.Pointer(&m[0]))
+	_, rest, ok := strings.Cut("\n"+string(b), "\n"+header)
+	if !ok {
+		t.Fatalf("no mapping at %s in /proc/self/smaps", header)
 	}
-	return 0
+	_, rest, ok = strings.Cut(rest, "\nRss:")
+	if !ok {
+		t.Fatal("no Rss in /proc/self/smaps")
+	}
+	kb, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	n, err := strconv.ParseInt(kb, 10, 64)
+	if err != nil {
+		t.Fatalf("Rss %q: %v", kb, err)
+	}
+	return n << 10
 }
 
 func skipWithoutPageOut(t *testing.T) {
@@ -156,8 +166,6 @@ func TestApplyTrimsMappedFiles(t *testing.T) {
 	}
 }
 
-func unsafePointer(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
-
 // A trim pages out first the mappings whose pages were not used since
 // the last trim, however many the others hold.
 func TestTrimColdFirst(t *testing.T) {
@@ -171,7 +179,6 @@ func TestTrimColdFirst(t *testing.T) {
 		sink += hot[i]
 	}
 	tr := newTrimmer(64*mb, []string{data})
-	tr.other = -1 << 40 // trim whatever RssFile says
 	if err := tr.trim(); err != nil {
 		t.Fatal(err)
 	}
