@@ -15,6 +15,7 @@ func Chain() []percolator.Observer {
 	return []percolator.Observer{
 		Parse(),          // fetch:body → page:*
 		Links(),          // page:links → in:SRC on targets
+		LinksMore(),      // links:more → the same, for the rest of a page's many links
 		Cluster(),        // page:hash → !dup/HASH members
 		Elect(),          // dup:dirty → cluster:canon
 		ranks[0],         // rank:dirty → !rank/KEY block solve → rank:value

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -16,9 +17,29 @@ import (
 // popular the target. The target's document is notified in the background
 // (webtable.DocLinked: only its anchors changed). (PageRank
 // follows page:links through the parse observer, rank.Refresh.)
+//
+// A run writes at most maxLinkChanges of a page's changed links, so that
+// a page linking a hundred thousand pages (a site's index, a sitemap
+// rendered as HTML) is not one transaction holding them all in memory:
+// it publishes the first ones in order (webtable.LinksOut lists exactly
+// the links published) and notifies webtable.LinksMore, which LinksMore
+// answers with the next ones.
 func Links() percolator.Observer {
 	return percolator.Observer{Name: "links", Column: webtable.Links, Run: invertLinks}
 }
+
+// LinksMore returns the observer that goes on publishing the links of a
+// page that had more changed links than one run of Links writes. It runs
+// the same transaction on the page's current links, in the foreground.
+func LinksMore() percolator.Observer {
+	return percolator.Observer{Name: "links-more", Column: webtable.LinksMore, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+		return invertLinks(ctx, tx, row, webtable.Links)
+	}}
+}
+
+// maxLinkChanges is how many in: cells one links run writes or deletes at
+// most (a variable so that tests can make it small).
+var maxLinkChanges = 5000
 
 // outlinks reads a page's links as a map from target row to anchor text:
 // self-links and unparsable URLs dropped, anchors of repeated targets
@@ -46,6 +67,10 @@ func outlinks(b []byte, self string) (map[string]string, error) {
 	return out, nil
 }
 
+// invertLinks brings the in: cells of row's targets, and row's LinksOut,
+// closer to row's links (column col): all the way when at most
+// maxLinkChanges targets differ, else the first maxLinkChanges of them in
+// row order, notifying webtable.LinksMore for the rest.
 func invertLinks(ctx context.Context, tx *percolator.Tx, row, col string) error {
 	cur, err := tx.Get(ctx, row, col)
 	if err != nil {
@@ -65,46 +90,50 @@ func invertLinks(ctx context.Context, tx *percolator.Tx, row, col string) error 
 			return fmt.Errorf("decode %s of %q: %w", webtable.LinksOut, row, err)
 		}
 	}
-	changed := false
+	var changed []string // targets whose in:row cell is set or deleted
 	for t, a := range now {
-		if old, ok := prev[t]; ok && old == a {
-			continue
-		}
-		changed = true
-		if err := tx.Set(t, webtable.InPrefix+row, []byte(a)); err != nil {
-			return err
-		}
-		if err := tx.Notify(t, webtable.DocLinked); err != nil {
-			return err
+		if old, ok := prev[t]; !ok || old != a {
+			changed = append(changed, t)
 		}
 	}
 	for t := range prev {
-		if _, ok := now[t]; ok {
-			continue
+		if _, ok := now[t]; !ok {
+			changed = append(changed, t)
 		}
-		changed = true
-		if err := tx.Delete(t, webtable.InPrefix+row); err != nil {
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	if len(changed) > maxLinkChanges {
+		slices.Sort(changed)
+		changed = changed[:maxLinkChanges]
+		if err := tx.Notify(row, webtable.LinksMore); err != nil {
+			return err
+		}
+	}
+	for _, t := range changed {
+		a, ok := now[t]
+		if ok {
+			err = tx.Set(t, webtable.InPrefix+row, []byte(a))
+			prev[t] = a
+		} else {
+			err = tx.Delete(t, webtable.InPrefix+row)
+			delete(prev, t)
+		}
+		if err != nil {
 			return err
 		}
 		if err := tx.Notify(t, webtable.DocLinked); err != nil {
 			return err
 		}
 	}
-	if !changed {
-		return nil
+	// prev is now what is published.
+	if len(prev) == 0 {
+		return tx.Delete(row, webtable.LinksOut)
 	}
-	if len(now) == 0 {
-		if err := tx.Delete(row, webtable.LinksOut); err != nil {
-			return err
-		}
-	} else {
-		b, err := json.Marshal(now)
-		if err != nil {
-			return err
-		}
-		if err := tx.Set(row, webtable.LinksOut, b); err != nil {
-			return err
-		}
+	b, err := json.Marshal(prev)
+	if err != nil {
+		return err
 	}
-	return nil
+	return tx.Set(row, webtable.LinksOut, b)
 }

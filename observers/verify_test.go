@@ -78,7 +78,15 @@ func verify(t *testing.T, e *env) {
 
 // The incremental chain agrees with the batch recomputation after every
 // round of changes.
-func TestVerifyAgainstBatch(t *testing.T) {
+func TestVerifyAgainstBatch(t *testing.T) { verifyRounds(t) }
+
+// The same with every page's links published two at a time (links-more).
+func TestVerifyLinksInParts(t *testing.T) {
+	observers.SetMaxLinkChanges(t, 2)
+	verifyRounds(t)
+}
+
+func verifyRounds(t *testing.T) {
 	e := newEnv(t)
 	w := newRandomWeb(1, 150)
 	for i := range w.n {
@@ -99,7 +107,16 @@ func TestVerifyAgainstBatch(t *testing.T) {
 // Killing the indexer at random points, many times, while pages keep
 // changing, loses nothing: after a final run to idle the result agrees with
 // the batch recomputation.
-func TestIndexerCrashes(t *testing.T) {
+func TestIndexerCrashes(t *testing.T) { indexerCrashes(t) }
+
+// The same with every page's links published two at a time: a crash
+// between two parts loses none.
+func TestIndexerCrashesLinksInParts(t *testing.T) {
+	observers.SetMaxLinkChanges(t, 2)
+	indexerCrashes(t)
+}
+
+func indexerCrashes(t *testing.T) {
 	e := newEnv(t)
 	e.w.Close() // this test runs its own short-lived workers
 	w := newRandomWeb(2, 120)

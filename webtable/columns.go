@@ -73,8 +73,13 @@ const (
 	ParsedAt    = "page:parsed"      // Unix ms when parsed
 
 	// Written by the links observer in the SOURCE row: the outlinks it last
-	// published, JSON {"targetRow": "anchor"}.
+	// published, JSON {"targetRow": "anchor"}: exactly those with an InPrefix
+	// cell in their target's row (a page with more changed links than one
+	// run writes publishes them over several runs, LinksMore).
 	LinksOut = "links:out"
+	// LinksMore (weak) on a SOURCE row: its links are published only in
+	// part, and the links-more observer goes on with the rest.
+	LinksMore = "links:more"
 	// InPrefix + source row, in the TARGET row: the anchor text of the
 	// source's link to it. Written by the links observer.
 	InPrefix = "in:"
@@ -170,7 +175,7 @@ const (
 var Observed = []string{Body, Hash, Links}
 
 // Weak lists the columns that are only notified, never written.
-var Weak = []string{DupDirty, DocDirty, RankDirty, RankOutside, DupRanked, DocRanked, DocLinked}
+var Weak = []string{DupDirty, DocDirty, RankDirty, RankOutside, DupRanked, DocRanked, DocLinked, LinksMore}
 
 // RoundRank is PageRank as the index sees it: a document is re-exported
 // when this changes, not on every small move. Ranked search multiplies

@@ -1,0 +1,11 @@
+package observers
+
+import "testing"
+
+// SetMaxLinkChanges makes one links run publish at most n changed links
+// for the rest of the test.
+func SetMaxLinkChanges(t testing.TB, n int) {
+	old := maxLinkChanges
+	maxLinkChanges = n
+	t.Cleanup(func() { maxLinkChanges = old })
+}
