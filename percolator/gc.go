@@ -181,6 +181,32 @@ func (db *DB) localBound(ctx context.Context, oldestLock uint64) (uint64, error)
 	return min(now, TsFromTime(time.Now().Add(-db.opt.GCGrace)), oldestLock, db.oldestActive()), nil
 }
 
+// CommitBound returns a timestamp below which no transaction can still
+// write: one that began below it has committed or rolled back, so a scan
+// at a later timestamp sees its rows as they stay, and none begins below
+// it any more. When this DB is the table's only writer (an
+// ExclusiveStore) that is the GC safe point without Options.GCGrace: the
+// oldest lock in the table and the oldest running transaction of this
+// DB, seconds old where the safe point lags by a GC pass's interval. On a
+// shared store the other processes' transactions are known only through
+// the safe point, which it returns.
+func (db *DB) CommitBound(ctx context.Context) (uint64, error) {
+	if db.ex == nil {
+		return db.SafePoint(), nil
+	}
+	// In advanceSafePoint's order: locks first, then a timestamp, then the
+	// registry (a transaction registers before it takes its timestamp).
+	oldestLock, err := db.oldestLock(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now, err := db.orc.Next(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return max(min(now, oldestLock, db.oldestActive()), db.SafePoint()), nil
+}
+
 // advanceSafePoint computes, persists and publishes a new safe point.
 func (db *DB) advanceSafePoint(ctx context.Context) (uint64, error) {
 	// Locks first: a transaction that is forgotten after this scan was still

@@ -148,3 +148,59 @@ func TestGCBoundsDisk(t *testing.T) {
 		t.Fatalf("latest value lost: %d bytes", len(v))
 	}
 }
+
+// CommitBound stays at or below the start of every transaction that may
+// still write, a running one and one whose writer died with its locks
+// left, and otherwise follows the newest timestamp, not the GC safe point
+// held back by the grace period.
+func TestCommitBound(t *testing.T) {
+	db := openDB(t, percolator.Options{GCGrace: time.Hour})
+	bound := func() uint64 {
+		t.Helper()
+		b, err := db.CommitBound(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	committed := set(t, db, "a", "c", "1")
+	if b := bound(); b <= committed {
+		t.Fatalf("nothing running: bound %d, want past the last commit %d", b, committed)
+	}
+
+	running, _ := db.Begin(bg)
+	running.Set("b", "c", []byte("2"))
+	set(t, db, "a", "c", "3")
+	if b := bound(); b > running.StartTs() {
+		t.Fatalf("bound %d past the start %d of a running transaction", b, running.StartTs())
+	}
+	if err := running.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	if b := bound(); b <= running.StartTs() {
+		t.Fatalf("after its commit: bound %d, want past %d", b, running.StartTs())
+	}
+
+	// A writer that died between its prewrites and its commit: its locks
+	// can still be rolled forward or back, so they hold the bound.
+	dead, _ := db.Begin(bg)
+	dead.Set("d", "c", []byte("4"))
+	dead.Set("e", "c", []byte("4"))
+	percolator.SetCrash(dead, func(p percolator.CrashPoint) bool { return p == percolator.CrashAfterPrewrites })
+	if err := dead.Commit(bg); !errors.Is(err, percolator.ErrCrashed) {
+		t.Fatal(err)
+	}
+	set(t, db, "a", "c", "5")
+	if b := bound(); b > dead.StartTs() {
+		t.Fatalf("bound %d past the start %d of a transaction whose locks are left", b, dead.StartTs())
+	}
+	// Reads clean the dead writer's locks up (its DB knows it is not
+	// running), and the bound moves on.
+	if v, ok := get(t, db, "d", "c"); ok {
+		t.Fatalf("d = %q from a transaction that never committed", v)
+	}
+	get(t, db, "e", "c")
+	if b := bound(); b <= dead.StartTs() {
+		t.Fatalf("locks cleaned: bound %d, want past %d", b, dead.StartTs())
+	}
+}

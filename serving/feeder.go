@@ -103,12 +103,20 @@ type Feeder struct {
 	// heldDue is when the Hold of the oldest entry the last looks held is
 	// over (zero if none): feed looks back for it then.
 	heldDue time.Time
-	// floor is where full looks start: the GC safe point when the last
-	// complete full look began. An entry below it had committed by then
-	// (a transaction that began below the safe point is over), so that
-	// look applied it; the dead entries below it need not be read again.
+	// floor is where full looks start: the table's commit bound
+	// (percolator.DB.CommitBound) when the last complete full look began.
+	// An entry below it had committed by then (a transaction that began
+	// below it is over), so that look applied it; the dead entries below it
+	// need not be read again, by full looks nor by the looks back Lag.
 	floor uint64
+	// floorSeen is floor, for Floor.
+	floorSeen atomic.Uint64
 }
+
+// Floor returns a queue version below which every entry has been applied
+// (and deleted): where a count of the queue may start, past the dead
+// entries that GC has not collected yet. 0 until a full look completes.
+func (f *Feeder) Floor() uint64 { return f.floorSeen.Load() }
 
 // NewFeeder returns a feeder of ix from db's export queue.
 func NewFeeder(db *percolator.DB, ix *Index, opt FeederOptions) *Feeder {
@@ -317,7 +325,13 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 // many entries it applied or dropped.
 func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (int, error) {
 	start := f.q.Prefix
-	safe := f.db.SafePoint()
+	var bound uint64 // for a full look: the floor once it is done
+	if from == fromStart {
+		var err error
+		if bound, err = f.db.CommitBound(ctx); err != nil {
+			return 0, err
+		}
+	}
 	if f.floor > 0 {
 		start = f.q.From(f.floor)
 	}
@@ -325,6 +339,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		v := f.cursor // entries of one version may straddle two batches
 		if from == sinceLag {
 			v = percolator.TsFromTime(percolator.TimeFromTs(f.cursor).Add(-f.opt.Lag))
+			v = max(v, f.floor) // below the floor every entry is applied
 		}
 		start = f.q.From(v)
 	}
@@ -402,14 +417,14 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		}
 	}
 	// A full look raises the floor once what it read is applied: to the
-	// safe point if it read the whole queue, else to its first entry if
-	// that is older. No entry below that one is left, nor can one commit
-	// later (its transaction would have begun below the safe point), so
-	// looks need not read the dead entries there again, even while the
-	// queue never runs empty (a PageRank wave).
+	// commit bound taken before it if it read the whole queue, else to its
+	// first entry if that is older. No entry below that one is left, nor
+	// can one commit later (its transaction would have begun below the
+	// bound), so looks need not read the dead entries there again, even
+	// while the queue never runs empty (a PageRank wave).
 	floor := uint64(0)
 	if from == fromStart {
-		floor = safe
+		floor = bound
 		if read >= f.opt.Batch {
 			floor = min(floor, f.q.Version(oldest))
 		}
@@ -422,15 +437,20 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	// is over.
 	f.cursor = max(f.cursor, newest)
 	if len(batch) == 0 && len(bad) == 0 {
-		f.floor = max(f.floor, floor)
+		f.raiseFloor(floor)
 		return 0, nil
 	}
 	if err := f.record(ctx, batch, bad, updates, had, nil); err != nil {
 		return 0, err
 	}
 	f.applied.Add(int64(len(batch)))
-	f.floor = max(f.floor, floor)
+	f.raiseFloor(floor)
 	return len(batch) + len(bad), nil
+}
+
+func (f *Feeder) raiseFloor(v uint64) {
+	f.floor = max(f.floor, v)
+	f.floorSeen.Store(f.floor)
 }
 
 // record applies updates to the index and then, in one transaction that

@@ -176,9 +176,9 @@ func (c *cluster) start(name string, opt FeederOptions) *process {
 // add exports n new pages numbered from first, with the word w.
 func (c *cluster) add(first, n int, w string) {
 	for i := first; i < first+n; i++ {
-		e := upsert(nowVersion(c.t, c.writer), fmt.Sprintf("com.example/p%03d", i), fmt.Sprintf("http://example.com/p%03d", i), "Page", w+" common", 1)
+		e := upsert(0, fmt.Sprintf("com.example/p%03d", i), fmt.Sprintf("http://example.com/p%03d", i), "Page", w+" common", 1)
 		e.Doc.FetchedAt = time.Now().UTC()
-		enqueue(c.t, c.writer, e)
+		enqueueNow(c.t, c.writer, e)
 	}
 }
 

@@ -29,7 +29,10 @@ func openDBGrace(t *testing.T, grace time.Duration) *percolator.DB {
 
 // enqueue writes an export queue entry as the export observer does, with
 // the version the test wants (the observer uses its start timestamp), and
-// the page row's export bookkeeping that Rebuild reads.
+// the page row's export bookkeeping that Rebuild reads. A full look
+// raises the feeder's floor to the table's commit bound, past every
+// transaction's start that has committed: a version made up below it is
+// never read again (enqueueNow and exportTx give real ones).
 func enqueue(t *testing.T, db *percolator.DB, e webtable.Export) {
 	t.Helper()
 	if err := db.Update(bg, func(tx *percolator.Tx) error { return enqueueIn(tx, e) }); err != nil {
@@ -62,6 +65,51 @@ func enqueueIn(tx *percolator.Tx, e webtable.Export) error {
 	return tx.Set(e.Row, webtable.ExportLast, d)
 }
 
+// exportTx is an export's transaction begun and not yet committed: as the
+// export observer's, its entry's version is its start timestamp, and until
+// it commits it holds the table's commit bound (and the feeder's floor) at
+// or below that version.
+type exportTx struct {
+	t  *testing.T
+	tx *percolator.Tx
+	v  uint64
+}
+
+func beginExport(t *testing.T, db *percolator.DB) *exportTx {
+	t.Helper()
+	tx, err := db.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tx.Rollback)
+	return &exportTx{t, tx, tx.StartTs()}
+}
+
+// commit writes e, given the transaction's version, as enqueue does.
+func (x *exportTx) commit(e webtable.Export) {
+	x.t.Helper()
+	e.Version = x.v
+	if err := enqueueIn(x.tx, e); err != nil {
+		x.t.Fatal(err)
+	}
+	if err := x.tx.Commit(bg); err != nil {
+		x.t.Fatal(err)
+	}
+}
+
+// commitEntry writes only e's queue entry: a straggler of a row whose
+// newer export committed meanwhile (an export writing the row's
+// bookkeeping too would conflict with that one and run again).
+func (x *exportTx) commitEntry(e webtable.Export) {
+	x.t.Helper()
+	e.Version = x.v
+	b, _ := json.Marshal(e)
+	x.tx.Set(webtable.QueueOf(webtable.DefaultIndex).Row(e.Version, e.Row), webtable.ExportDoc, b)
+	if err := x.tx.Commit(bg); err != nil {
+		x.t.Fatal(err)
+	}
+}
+
 func drain(t *testing.T, f *Feeder) int {
 	t.Helper()
 	n, err := f.Drain(bg)
@@ -84,9 +132,12 @@ func TestFeederOrder(t *testing.T) {
 	}
 	f := NewFeeder(db, ix, FeederOptions{})
 	a, u := "com.example/a", "http://example.com/a"
+	up := func(title, text string) webtable.Export { return upsert(0, a, u, title, text, 1) }
 
-	enqueue(t, db, upsert(10, a, u, "Old", "zebra", 1))
-	enqueue(t, db, upsert(20, a, u, "New", "giraffe", 1))
+	// The exports' transactions, each begun where its version is to be.
+	beginExport(t, db).commit(up("Old", "zebra"))
+	v15 := beginExport(t, db) // a straggler: it commits after a newer export
+	beginExport(t, db).commit(up("New", "giraffe"))
 	if n := drain(t, f); n != 2 {
 		t.Fatalf("drained %d", n)
 	}
@@ -96,14 +147,15 @@ func TestFeederOrder(t *testing.T) {
 	if got := find(t, ix, "zebra"); len(got) != 0 {
 		t.Fatalf("older applied: %v", got)
 	}
-	enqueue(t, db, upsert(15, a, u, "Late", "zebra", 1))
+	v15.commitEntry(up("Late", "zebra"))
 	drain(t, f)
 	if got := find(t, ix, "zebra"); len(got) != 0 {
 		t.Fatalf("straggler applied: %v", got)
 	}
-	enqueue(t, db, webtable.Export{Op: webtable.OpDelete, Version: 30, Row: a, URL: u})
+	v25, v28 := beginExport(t, db), beginExport(t, db) // older than the delete
+	beginExport(t, db).commit(webtable.Export{Op: webtable.OpDelete, Row: a, URL: u})
 	drain(t, f)
-	enqueue(t, db, upsert(25, a, u, "Zombie", "giraffe", 1))
+	v25.commitEntry(up("Zombie", "giraffe"))
 	drain(t, f)
 	if n, _ := ix.Count(); n != 0 {
 		t.Fatalf("deleted document came back: count %d", n)
@@ -120,18 +172,19 @@ func TestFeederOrder(t *testing.T) {
 	}
 	defer ix.Close()
 	f = NewFeeder(db, ix, FeederOptions{})
-	enqueue(t, db, upsert(28, a, u, "Zombie", "giraffe", 1))
+	v28.commitEntry(up("Zombie", "giraffe"))
 	drain(t, f)
 	if n, _ := ix.Count(); n != 0 {
 		t.Fatalf("straggler after reopen: count %d", n)
 	}
-	enqueue(t, db, upsert(40, a, u, "Back", "okapi", 1))
+	v40 := beginExport(t, db)
+	v40.commit(up("Back", "okapi"))
 	drain(t, f)
 	if got := find(t, ix, "okapi"); len(got) != 1 {
 		t.Fatalf("newer after delete: %v", got)
 	}
-	if v, in, err := ix.Version(a); v != 40 || !in || err != nil {
-		t.Fatalf("Version = %d %v %v", v, in, err)
+	if v, in, err := ix.Version(a); v != v40.v || !in || err != nil {
+		t.Fatalf("Version = %d %v %v, want %d", v, in, err, v40.v)
 	}
 }
 
@@ -265,6 +318,47 @@ func TestFeederFloorRisesUnderLoad(t *testing.T) {
 	}
 }
 
+// TestFeederFloorFollowsCommitBound: on a table this process alone
+// writes, a full look that read the whole queue moves the floor past its
+// entries to the commit bound, with no GC pass (the safe point lags by the
+// grace period, here an hour); a running transaction holds it at its
+// start, where its entry will be.
+func TestFeederFloorFollowsCommitBound(t *testing.T) {
+	db, ix := openDBGrace(t, time.Hour), openIndex(t)
+	f := NewFeeder(db, ix, FeederOptions{})
+	var last uint64
+	for i := range 3 {
+		tx, err := db.Begin(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = tx.StartTs()
+		tx.Rollback()
+		e := upsert(last, fmt.Sprintf("com.example/p%d", i), fmt.Sprintf("http://example.com/p%d", i), "Page", "okapi", 1)
+		e.Doc.FetchedAt = time.Now().UTC()
+		enqueue(t, db, e)
+	}
+	straggler, err := db.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := f.step(bg, fromStart); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fl := f.Floor(); fl <= last || fl > straggler.StartTs() {
+		t.Fatalf("floor %d, want past the last entry %d and at most the running transaction's start %d", fl, last, straggler.StartTs())
+	}
+	if sp := db.SafePoint(); sp > last {
+		t.Fatalf("safe point %d moved past %d: the test proves nothing", sp, last)
+	}
+	straggler.Rollback()
+	if got := len(find(t, ix, "okapi")); got != 3 {
+		t.Fatalf("%d pages searchable, want 3", got)
+	}
+}
+
 // TestFeederHoldsUpdatesWithoutNewContent: an export that only changes a
 // document's anchors (or rank, or duplicates) waits in the queue up to
 // Hold, and the exports of its row within Hold reach the index in one
@@ -292,23 +386,22 @@ func TestFeederHoldsUpdatesWithoutNewContent(t *testing.T) {
 		writes = nil
 		return w
 	}
-	ts := func() uint64 { return nowVersion(t, db) }
 	fetched := time.Now().UTC().Truncate(time.Millisecond)
 	page := func(row, text string, at time.Time, anchors ...string) webtable.Export {
-		e := upsert(ts(), row, "http://example.com/"+row, "Page", text, 1, anchors...)
+		e := upsert(0, row, "http://example.com/"+row, "Page", text, 1, anchors...)
 		e.Doc.FetchedAt = at
 		return e
 	}
 
 	f := NewFeeder(db, ix, FeederOptions{Hold: time.Hour, Lag: 4 * time.Hour})
-	enqueue(t, db, page("com.example/a", "aardvark", fetched))
+	enqueueNow(t, db, page("com.example/a", "aardvark", fetched))
 	if n, err := f.step(bg, sinceNewest); err != nil || n != 1 {
 		t.Fatalf("a new page: step = %d, %v; want it applied at once", n, err)
 	}
 	written()
-	enqueue(t, db, page("com.example/a", "aardvark", fetched, "first"))
-	enqueue(t, db, page("com.example/a", "aardvark", fetched, "second"))
-	enqueue(t, db, page("com.example/b", "badger", fetched))
+	enqueueNow(t, db, page("com.example/a", "aardvark", fetched, "first"))
+	enqueueNow(t, db, page("com.example/a", "aardvark", fetched, "second"))
+	enqueueNow(t, db, page("com.example/b", "badger", fetched))
 	if n, err := f.step(bg, fromStart); err != nil || n != 1 || f.Held() != 2 {
 		t.Fatalf("step = %d, %v, held %d; want the new page applied, a's two anchor updates held", n, err, f.Held())
 	}
@@ -319,7 +412,7 @@ func TestFeederHoldsUpdatesWithoutNewContent(t *testing.T) {
 		t.Fatalf("an anchor update was applied within Hold: %v", got)
 	}
 	// New content of a held row does not wait, and supersedes what waited.
-	enqueue(t, db, page("com.example/a", "armadillo", fetched.Add(time.Second), "third"))
+	enqueueNow(t, db, page("com.example/a", "armadillo", fetched.Add(time.Second), "third"))
 	if n, err := f.step(bg, sinceNewest); err != nil || n != 1 {
 		t.Fatalf("new content: step = %d, %v; want it applied at once", n, err)
 	}
@@ -334,8 +427,8 @@ func TestFeederHoldsUpdatesWithoutNewContent(t *testing.T) {
 		t.Fatalf("superseded anchor updates written: %v", w)
 	}
 
-	enqueue(t, db, page("com.example/b", "badger", fetched, "fourth"))
-	enqueue(t, db, page("com.example/b", "badger", fetched, "fifth"))
+	enqueueNow(t, db, page("com.example/b", "badger", fetched, "fourth"))
+	enqueueNow(t, db, page("com.example/b", "badger", fetched, "fifth"))
 	if n := drain(t, f); n != 2 {
 		t.Fatalf("drain = %d, want 2", n)
 	}
@@ -350,10 +443,12 @@ func TestFeederHoldsUpdatesWithoutNewContent(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	e := page("com.example/b", "badger", fetched, "sixth")
-	enqueue(t, db, e)
+	x := beginExport(t, db)
+	e := upsert(0, "com.example/b", "http://example.com/com.example/b", "Page", "badger", 1, "sixth")
+	e.Doc.FetchedAt = fetched
+	x.commit(e)
 	waitFor(t, func() bool { return len(find(t, ix, "sixth")) == 1 })
-	if waited := time.Since(percolator.TimeFromTs(e.Version)); waited < 100*time.Millisecond {
+	if waited := time.Since(percolator.TimeFromTs(x.v)); waited < 100*time.Millisecond {
 		t.Fatalf("applied %v after its export, within Hold", waited)
 	}
 }
@@ -382,9 +477,9 @@ func TestFeederGathersBursts(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	add := func(i int) {
-		e := upsert(nowVersion(t, db), fmt.Sprintf("com.example/p%d", i), fmt.Sprintf("http://example.com/p%d", i), "Page", "quokka", 1)
+		e := upsert(0, fmt.Sprintf("com.example/p%d", i), fmt.Sprintf("http://example.com/p%d", i), "Page", "quokka", 1)
 		e.Doc.FetchedAt = time.Now().UTC()
-		enqueue(t, db, e)
+		enqueueNow(t, db, e)
 	}
 	applied := func() int { // OnApply follows the batch: count there
 		mu.Lock()
@@ -410,16 +505,18 @@ func TestFeederGathersBursts(t *testing.T) {
 	}
 }
 
-// nowVersion returns a version of now, as the export observer's (its
-// transaction's start).
-func nowVersion(t *testing.T, db *percolator.DB) uint64 {
+// enqueueNow writes e as the export observer does, with its transaction's
+// start as the version, and returns the version.
+func enqueueNow(t *testing.T, db *percolator.DB, e webtable.Export) uint64 {
 	t.Helper()
-	tx, err := db.Begin(bg)
+	err := db.Update(bg, func(tx *percolator.Tx) error {
+		e.Version = tx.StartTs()
+		return enqueueIn(tx, e)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback()
-	return tx.StartTs()
+	return e.Version
 }
 
 // TestFeederHeldComeDue: Run looks back for held entries once their Hold
@@ -432,7 +529,7 @@ func TestFeederHeldComeDue(t *testing.T) {
 	fetched := time.Now().UTC().Truncate(time.Millisecond)
 	page := func(i int, anchors ...string) webtable.Export {
 		row := fmt.Sprintf("com.example/p%02d", i)
-		e := upsert(nowVersion(t, db), row, "http://example.com/"+row, "Page", "pangolin", 1, anchors...)
+		e := upsert(0, row, "http://example.com/"+row, "Page", "pangolin", 1, anchors...)
 		e.Doc.FetchedAt = fetched
 		return e
 	}
@@ -440,7 +537,7 @@ func TestFeederHeldComeDue(t *testing.T) {
 	f := NewFeeder(db, ix, FeederOptions{Poll: 5 * time.Millisecond, Batch: batch, Hold: hold,
 		Lag: 2 * time.Minute, LagScan: time.Minute, FullScan: time.Hour})
 	for i := range rows {
-		enqueue(t, db, page(i))
+		enqueueNow(t, db, page(i))
 	}
 	ctx, cancel := context.WithCancel(bg)
 	done := make(chan error, 1)
@@ -457,9 +554,7 @@ func TestFeederHeldComeDue(t *testing.T) {
 
 	var last uint64
 	for i := range rows {
-		e := page(i, "quokka")
-		enqueue(t, db, e)
-		last = e.Version
+		last = enqueueNow(t, db, page(i, "quokka"))
 	}
 	waitFor(t, func() bool { return found("quokka") == rows })
 	waited := time.Since(percolator.TimeFromTs(last))
