@@ -91,13 +91,18 @@ const statsMaxReuse = time.Minute
 
 // pagesMaxReuse bounds how long the page and frontier counts are reused
 // while the table changes: the scan that counts them takes seconds on a
-// big table, and is made again only statsIdle times as long after it
-// began, so that it takes a tenth of a core at most however big the table
-// (a million-page frontier made it a tenth of a bulk crawl's CPU at 30,000
-// pages, and every 30 s it would have taken most of a core); but afresh
+// big table, and is made again only pagesIdle times as long after it
+// began, so that it takes a thirtieth of its wall time at most however
+// big the table (a million-page frontier made it a tenth of a bulk
+// crawl's CPU at 30,000 pages, and every 30 s it would have taken most of
+// a core; at statsIdle, the scan's reads running on both cores made it
+// 12% of the CPU of a million-page crawl at 100,000 pages); but afresh
 // once nothing else is left to do. The other counts are read at every
 // Stats.
-const pagesMaxReuse = 10 * time.Minute
+const (
+	pagesMaxReuse = 10 * time.Minute
+	pagesIdle     = 29
+)
 
 // counts returns the table counts, reading the table only when this
 // process committed something since the last look, a frontier page has
@@ -115,8 +120,15 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 		return last, nil
 	}
 	c := &tableCounts{at: now}
+	// Below the feeder's floor every entry is applied: the scan need not
+	// read their dead versions, minutes of them between two GC passes.
+	q := e.queue()
+	start := q.Prefix
+	if e.Feeder != nil && e.Feeder.Floor() > 0 {
+		start = q.From(e.Feeder.Floor())
+	}
 	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
-		return tx.Scan(ctx, e.queue().Prefix, e.queue().End(), webtable.ExportDoc, func(string, string, []byte) bool {
+		return tx.Scan(ctx, start, q.End(), webtable.ExportDoc, func(string, string, []byte) bool {
 			c.exportQueue++
 			return true
 		})
@@ -134,7 +146,7 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	// Idle need not wait out their reuse.
 	quiet := c.total <= len(c.failed) && c.exportQueue == 0 && e.crawlerQuiet() &&
 		(e.Worker == nil || e.Worker.Inflight() == 0)
-	if last != nil && !quiet && now.Sub(last.pageCounts.at) < min(statsIdle*last.took, pagesMaxReuse) {
+	if last != nil && !quiet && now.Sub(last.pageCounts.at) < min(pagesIdle*last.took, pagesMaxReuse) {
 		c.pageCounts = last.pageCounts
 		c.stale = true
 	} else {

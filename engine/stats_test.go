@@ -65,14 +65,14 @@ func statsEngine(t *testing.T) (e *Engine, fetch func(int), queue func(bool), pa
 }
 
 // While work is left, the counts that read every page are made again only
-// statsIdle times as long after a scan as it took, however much the table
+// pagesIdle times as long after a scan as it took, however much the table
 // changes meanwhile; once nothing is left, afresh.
 func TestPageCountsReuse(t *testing.T) {
 	e, fetch, queue, pages := statsEngine(t)
 	if n, stale := pages(); n != 0 || stale {
 		t.Fatalf("empty table: %d pages (stale %v)", n, stale)
 	}
-	// A scan that took long: its counts stand for statsIdle times that.
+	// A scan that took long: its counts stand for pagesIdle times that.
 	queue(true)
 	e.lastCounts.pageCounts.took = time.Hour
 	fetch(1)
