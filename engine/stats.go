@@ -96,7 +96,7 @@ const statsMaxReuse = time.Minute
 // big the table (a million-page frontier made it a tenth of a bulk
 // crawl's CPU at 30,000 pages, and every 30 s it would have taken most of
 // a core; at statsIdle, the scan's reads running on both cores made it
-// 12% of the CPU of a million-page crawl at 100,000 pages); but afresh
+// up to 12% of a minute's CPU of a million-page crawl); but afresh
 // once nothing else is left to do. The other counts are read at every
 // Stats.
 const (
@@ -124,8 +124,10 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	// read their dead versions, minutes of them between two GC passes.
 	q := e.queue()
 	start := q.Prefix
-	if e.Feeder != nil && e.Feeder.Floor() > 0 {
-		start = q.From(e.Feeder.Floor())
+	if e.Feeder != nil {
+		if floor := e.Feeder.Floor(); floor > 0 {
+			start = q.From(floor)
+		}
 	}
 	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
 		return tx.Scan(ctx, start, q.End(), webtable.ExportDoc, func(string, string, []byte) bool {

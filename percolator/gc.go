@@ -174,11 +174,20 @@ func (db *DB) oldestLock(ctx context.Context) (uint64, error) {
 // allow. db.mu must be held: a transaction that registers after the
 // registry is read takes its start timestamp after the one taken here.
 func (db *DB) localBound(ctx context.Context, oldestLock uint64) (uint64, error) {
+	b, err := db.writeBound(ctx, oldestLock)
+	return min(b, TsFromTime(time.Now().Add(-db.opt.GCGrace))), err
+}
+
+// writeBound returns the oldest of now, oldestLock (scanned before) and
+// this DB's running transactions: a timestamp is taken before the
+// registry is read, and a transaction registers before it takes its
+// timestamp, so one that registers after the read begins above it.
+func (db *DB) writeBound(ctx context.Context, oldestLock uint64) (uint64, error) {
 	now, err := db.orc.Next(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return min(now, TsFromTime(time.Now().Add(-db.opt.GCGrace)), oldestLock, db.oldestActive()), nil
+	return min(now, oldestLock, db.oldestActive()), nil
 }
 
 // CommitBound returns a timestamp below which no transaction can still
@@ -194,17 +203,14 @@ func (db *DB) CommitBound(ctx context.Context) (uint64, error) {
 	if db.ex == nil {
 		return db.SafePoint(), nil
 	}
-	// In advanceSafePoint's order: locks first, then a timestamp, then the
-	// registry (a transaction registers before it takes its timestamp).
+	// Locks first, as advanceSafePoint: a transaction forgotten after the
+	// scan was still registered when writeBound reads the registry.
 	oldestLock, err := db.oldestLock(ctx)
 	if err != nil {
 		return 0, err
 	}
-	now, err := db.orc.Next(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return max(min(now, oldestLock, db.oldestActive()), db.SafePoint()), nil
+	b, err := db.writeBound(ctx, oldestLock)
+	return max(b, db.SafePoint()), err
 }
 
 // advanceSafePoint computes, persists and publishes a new safe point.

@@ -108,15 +108,14 @@ type Feeder struct {
 	// An entry below it had committed by then (a transaction that began
 	// below it is over), so that look applied it; the dead entries below it
 	// need not be read again, by full looks nor by the looks back Lag.
-	floor uint64
-	// floorSeen is floor, for Floor.
-	floorSeen atomic.Uint64
+	// Written by Run's goroutine only; atomic for Floor.
+	floor atomic.Uint64
 }
 
 // Floor returns a queue version below which every entry has been applied
 // (and deleted): where a count of the queue may start, past the dead
 // entries that GC has not collected yet. 0 until a full look completes.
-func (f *Feeder) Floor() uint64 { return f.floorSeen.Load() }
+func (f *Feeder) Floor() uint64 { return f.floor.Load() }
 
 // NewFeeder returns a feeder of ix from db's export queue.
 func NewFeeder(db *percolator.DB, ix *Index, opt FeederOptions) *Feeder {
@@ -332,14 +331,15 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 			return 0, err
 		}
 	}
-	if f.floor > 0 {
-		start = f.q.From(f.floor)
+	floor := f.floor.Load()
+	if floor > 0 {
+		start = f.q.From(floor)
 	}
 	if from != fromStart && f.cursor > 0 {
 		v := f.cursor // entries of one version may straddle two batches
 		if from == sinceLag {
 			v = percolator.TsFromTime(percolator.TimeFromTs(f.cursor).Add(-f.opt.Lag))
-			v = max(v, f.floor) // below the floor every entry is applied
+			v = max(v, floor) // below the floor every entry is applied
 		}
 		start = f.q.From(v)
 	}
@@ -422,14 +422,14 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	// can one commit later (its transaction would have begun below the
 	// bound), so looks need not read the dead entries there again, even
 	// while the queue never runs empty (a PageRank wave).
-	floor := uint64(0)
+	raise := uint64(0)
 	if from == fromStart {
-		floor = bound
+		raise = bound
 		if read >= f.opt.Batch {
-			floor = min(floor, f.q.Version(oldest))
+			raise = min(raise, f.q.Version(oldest))
 		}
 		if held > 0 {
-			floor = min(floor, minHeld)
+			raise = min(raise, minHeld)
 		}
 	}
 	// Quick looks start past the held entries too, so that they never
@@ -437,20 +437,21 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	// is over.
 	f.cursor = max(f.cursor, newest)
 	if len(batch) == 0 && len(bad) == 0 {
-		f.raiseFloor(floor)
+		f.raiseFloor(raise)
 		return 0, nil
 	}
 	if err := f.record(ctx, batch, bad, updates, had, nil); err != nil {
 		return 0, err
 	}
 	f.applied.Add(int64(len(batch)))
-	f.raiseFloor(floor)
+	f.raiseFloor(raise)
 	return len(batch) + len(bad), nil
 }
 
 func (f *Feeder) raiseFloor(v uint64) {
-	f.floor = max(f.floor, v)
-	f.floorSeen.Store(f.floor)
+	if v > f.floor.Load() {
+		f.floor.Store(v)
+	}
 }
 
 // record applies updates to the index and then, in one transaction that

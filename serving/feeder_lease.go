@@ -158,8 +158,8 @@ func (f *Feeder) takeOver(ctx context.Context) error {
 	f.setRegistration(reg)
 	// What the predecessor read and applied is gone from the queue: look
 	// at all of it again.
-	f.cursor, f.floor = 0, 0
-	f.floorSeen.Store(0)
+	f.cursor = 0
+	f.floor.Store(0)
 	// Nobody fed the index since this copy did (a restart): it is whole.
 	if fed, err := f.ix.bi.GetInternal([]byte(fedByKey)); err != nil || prev == "" || string(fed) != prev {
 		n, err := catchUp(ctx, f.db, f.ix, f.q.Served, f.opt.Batch)

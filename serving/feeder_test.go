@@ -306,11 +306,11 @@ func TestFeederFloorRisesUnderLoad(t *testing.T) {
 		if _, err := f.step(bg, fromStart); err != nil {
 			t.Fatal(err)
 		}
-		if i < 2 && f.floor != want {
-			t.Fatalf("after full look %d (a full batch) the floor is %d, want its first entry %d", i+1, f.floor, want)
+		if i < 2 && f.Floor() != want {
+			t.Fatalf("after full look %d (a full batch) the floor is %d, want its first entry %d", i+1, f.Floor(), want)
 		}
-		if i == 2 && f.floor <= versions[4] {
-			t.Fatalf("after the last full look the floor is %d, want the safe point, past %d", f.floor, versions[4])
+		if i == 2 && f.Floor() <= versions[4] {
+			t.Fatalf("after the last full look the floor is %d, want the safe point, past %d", f.Floor(), versions[4])
 		}
 	}
 	if got := len(find(t, ix, "okapi")); got != 5 {
@@ -509,14 +509,9 @@ func TestFeederGathersBursts(t *testing.T) {
 // start as the version, and returns the version.
 func enqueueNow(t *testing.T, db *percolator.DB, e webtable.Export) uint64 {
 	t.Helper()
-	err := db.Update(bg, func(tx *percolator.Tx) error {
-		e.Version = tx.StartTs()
-		return enqueueIn(tx, e)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e.Version
+	x := beginExport(t, db)
+	x.commit(e)
+	return x.v
 }
 
 // TestFeederHeldComeDue: Run looks back for held entries once their Hold
