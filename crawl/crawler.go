@@ -38,6 +38,7 @@ type Crawler struct {
 	archive   *archive     // set by Run before its goroutines start, with Options.WARCDir
 
 	running atomic.Bool
+	caught  atomic.Bool // Options.CaughtUp was called
 	stats   counters
 	// heldMax bounds the rows the dispatcher holds (maxHeld; tests lower
 	// it); indexRead counts the due index rows the dispatcher read.
@@ -101,6 +102,7 @@ func (c *Crawler) Run(ctx context.Context) (err error) {
 	defer c.running.Store(false)
 	c.stats.begin()
 	defer c.stats.end()
+	defer c.caughtUp()
 	if c.shared != nil {
 		if err := c.db.Store().EnsureFamilies(ctx, politeFamilies); err != nil {
 			return fmt.Errorf("crawl: create the politeness family: %w", err)
@@ -375,15 +377,18 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 			if len(pending) == 0 && last {
 				whole := resumer.whole()
 				idle := passDue == 0 && len(inflight) == 0 && held.len() == 0
-				if whole && c.opt.Once && passIdle && idle {
-					return nil
+				if whole && passIdle && idle {
+					if c.opt.Once {
+						return nil
+					}
+					c.caughtUp()
 				}
 				if whole {
 					c.stats.queue.Store(int64(passDue))
 				} else {
 					c.stats.queue.Store(int64(held.len() + len(inflight)))
 				}
-				confirm := c.opt.Once && idle && (!passIdle || !whole)
+				confirm := (c.opt.Once || c.catchingUp()) && idle && (!passIdle || !whole)
 				cursor = resumer.next(now, idle)
 				last, passDue, passIdle, inPass = false, 0, len(inflight) == 0, false
 				if next > 0 && time.UnixMilli(next).Before(wake) {
@@ -406,6 +411,17 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 		timer.Stop()
 	}
 }
+
+// caughtUp calls Options.CaughtUp, once.
+func (c *Crawler) caughtUp() {
+	if c.opt.CaughtUp != nil && c.caught.CompareAndSwap(false, true) {
+		c.opt.CaughtUp()
+	}
+}
+
+// catchingUp reports whether Options.CaughtUp waits for its call: an idle
+// pass is then confirmed by a whole one at once, as with Once.
+func (c *Crawler) catchingUp() bool { return c.opt.CaughtUp != nil && !c.caught.Load() }
 
 // originOf returns scheme://host[:port] of a normalized URL.
 func originOf(u string) string {

@@ -139,6 +139,11 @@ type Options struct {
 	// Behind, if set, is asked before pages are handed out; while it
 	// returns true none is (the indexing chain is behind the crawl).
 	Behind func() bool
+	// CaughtUp, if set, is called once, the first time nothing in the
+	// frontier is due and nothing is in flight (when Once would return),
+	// or when Run returns first. A crawl that is not Once goes on
+	// (recrawls, new seeds): what waited for the first crawl may start.
+	CaughtUp func()
 }
 
 // longestFetch is the longest a page's requests can take: every attempt

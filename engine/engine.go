@@ -80,6 +80,16 @@ type Config struct {
 	// inbound links arrive are re-exported once those do. Zero crawls as
 	// fast as the hosts allow. cmd/search's default is DefaultCrawlAhead.
 	CrawlAhead int
+	// Bulk crawls before it indexes: the worker and the feeder start once
+	// the crawler first has nothing due and nothing in flight
+	// (crawl.Options.CaughtUp), or has stopped. A first crawl of a big
+	// site then runs at the crawler's speed, and the chain meets its
+	// pages all at once: a section's PageRank is solved for all its
+	// pages, not again for each as it arrives, and a page's inbound
+	// links are there before its first export. Nothing is searchable
+	// until the crawl is over; the recrawls after it are indexed as
+	// usual. CrawlAhead does not hold the first crawl.
+	Bulk bool
 	// NoFeeder leaves the export queue alone (nothing becomes searchable).
 	NoFeeder bool
 	// IndexName names the serving index (serving.FeederOptions.Name): on
@@ -124,6 +134,10 @@ type Engine struct {
 	log   *slog.Logger
 
 	crawlDone chan struct{} // closed when the crawler's Run returned
+	// indexing is closed when the worker and the feeder may start: at
+	// once, or with Config.Bulk once the first crawl is over.
+	indexing  chan struct{}
+	startOnce sync.Once
 
 	computeMu  sync.Mutex      // held while computing Stats: one at a time
 	lastCounts *tableCounts    // the last table scan's, under computeMu
@@ -175,7 +189,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if cfg.SampleInterval <= 0 {
 		cfg.SampleInterval = 5 * time.Second
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, crawlDone: make(chan struct{}), Metrics: prometheus.NewRegistry(), store: cfg.Store}
+	e := &Engine{cfg: cfg, log: cfg.Logger, crawlDone: make(chan struct{}), indexing: make(chan struct{}), Metrics: prometheus.NewRegistry(), store: cfg.Store}
 	ok := false
 	defer func() {
 		if !ok {
@@ -225,6 +239,15 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		if opt.Logger == nil {
 			opt.Logger = cfg.Logger
 		}
+		if cfg.Bulk {
+			caught := opt.CaughtUp
+			opt.CaughtUp = func() {
+				e.startIndexing()
+				if caught != nil {
+					caught()
+				}
+			}
+		}
 		if n := cfg.CrawlAhead; n > 0 && e.Worker != nil && opt.Behind == nil {
 			w := e.Worker
 			opt.Behind = func() bool { return w.Backlog() > n }
@@ -234,6 +257,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	} else {
 		close(e.crawlDone)
+	}
+	if !cfg.Bulk || e.Crawler == nil {
+		e.startIndexing()
 	}
 	e.history.path = filepath.Join(cfg.Dir, HistoryFile)
 	if e.samples, err = e.history.load(); err != nil {
@@ -253,11 +279,17 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 func (e *Engine) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	if e.Worker != nil {
-		g.Go(func() error { return e.Worker.Run(ctx) })
+		g.Go(func() error {
+			if !e.waitIndexing(ctx) {
+				return nil
+			}
+			return e.Worker.Run(ctx)
+		})
 	}
 	if e.Crawler != nil {
 		g.Go(func() error {
 			defer close(e.crawlDone)
+			defer e.startIndexing() // Bulk: a crawl that stopped is over
 			err := e.Crawler.Run(ctx)
 			switch {
 			case err == nil:
@@ -275,6 +307,9 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	if e.Feeder != nil {
 		g.Go(func() error {
+			if !e.waitIndexing(ctx) {
+				return nil
+			}
 			err := e.Feeder.Run(ctx)
 			if err != nil && ctx.Err() == nil {
 				e.log.Error("feeder stopped", "err", err)
@@ -289,6 +324,38 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.sampleBase()
 	g.Go(func() error { e.every(ctx, e.cfg.SampleInterval, e.sample); return nil })
 	return g.Wait()
+}
+
+// startIndexing lets the worker and the feeder start.
+func (e *Engine) startIndexing() {
+	e.startOnce.Do(func() {
+		if e.cfg.Bulk && e.Crawler != nil {
+			e.log.Info("bulk crawl over: indexing", "fetched", e.Crawler.Stats().Fetched)
+		}
+		close(e.indexing)
+	})
+}
+
+// waitIndexing waits until the worker and the feeder may start, and
+// reports whether they may (false: ctx ended first).
+func (e *Engine) waitIndexing(ctx context.Context) bool {
+	select {
+	case <-e.indexing:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Indexing reports whether the worker and the feeder run (or may): false
+// while a Bulk engine's first crawl goes on.
+func (e *Engine) Indexing() bool {
+	select {
+	case <-e.indexing:
+		return true
+	default:
+		return false
+	}
 }
 
 func (e *Engine) every(ctx context.Context, d time.Duration, fn func(context.Context)) {

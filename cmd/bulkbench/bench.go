@@ -27,17 +27,21 @@ import (
 const (
 	modeCrawl  = "crawl"  // the crawler alone
 	modeEngine = "engine" // crawler, chain and feeder: the one process
+	modeBulk   = "bulk"   // the crawler alone, then chain and feeder on its table
 )
+
+// indexes tells whether a mode runs the chain and the feeder.
+func indexes(mode string) bool { return mode == modeEngine || mode == modeBulk }
 
 func parseModes(s string) ([]string, error) {
 	var out []string
 	for m := range strings.SplitSeq(s, ",") {
 		switch m = strings.TrimSpace(m); m {
-		case modeCrawl, modeEngine:
+		case modeCrawl, modeEngine, modeBulk:
 			out = append(out, m)
 		case "":
 		default:
-			return nil, fmt.Errorf("unknown mode %q (crawl, engine)", m)
+			return nil, fmt.Errorf("unknown mode %q (crawl, engine, bulk)", m)
 		}
 	}
 	if len(out) == 0 {
@@ -166,7 +170,7 @@ func (b *bench) run(ctx context.Context, modes []string, runs int) ([]Result, er
 	for i := range runs {
 		for _, m := range modes {
 			keep := ""
-			if m == modeEngine && b.keep != "" && i == runs-1 {
+			if indexes(m) && b.keep != "" && i == runs-1 {
 				keep = b.keep
 			}
 			prof := ""
@@ -204,22 +208,22 @@ func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, kee
 		}
 	}
 	args = append(args, "-cache-mb", strconv.Itoa(b.cacheMB))
-	if mode == modeEngine && b.searches > 0 {
+	if indexes(mode) && b.searches > 0 {
 		args = append(args, "-searches", strconv.Itoa(b.searches), "-clients", strconv.Itoa(b.clients))
 		if len(b.words) > 0 {
 			args = append(args, "-words", strings.Join(b.words, ","))
 		}
 	}
-	if b.verify && mode == modeEngine {
+	if b.verify && indexes(mode) {
 		args = append(args, "-verify")
 	}
-	if b.ahead > 0 && mode == modeEngine {
+	if b.ahead > 0 && indexes(mode) {
 		args = append(args, "-crawl-ahead", strconv.Itoa(b.ahead))
 	}
 	if b.maxPages > 0 {
 		args = append(args, "-max-pages", strconv.Itoa(b.maxPages))
 	}
-	if b.progress > 0 && mode == modeEngine {
+	if b.progress > 0 && indexes(mode) {
 		args = append(args, "-progress", b.progress.String())
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
@@ -257,6 +261,9 @@ type Result struct {
 	Pages     int64   `json:"pages"`     // fetches
 	Documents int     `json:"documents"` // documents in the serving index once idle
 	Seconds   float64 `json:"seconds"`   // from start to idle
+	// CrawlSeconds is from start until the crawler first had nothing
+	// due: with -modes bulk, when indexing began.
+	CrawlSeconds float64 `json:"crawl_seconds"`
 	// ContentSeconds is from start until the last new content became
 	// searchable; what follows until idle is anchors' and PageRank's
 	// background work.
@@ -331,6 +338,9 @@ func printTable(w io.Writer, rs []Result) {
 		}
 		line := fmt.Sprintf("%s: %d documents, %d Bleve batches, resident once idle %.0f MB anonymous + %.0f MB file-backed; observer runs: %s",
 			r.Mode, r.Documents, r.BleveBatches, r.RSSAnonMB, r.RSSFileMB, strings.Join(parts, ", "))
+		if r.CrawlSeconds > 0 {
+			line += fmt.Sprintf("; nothing due after %.1f s", r.CrawlSeconds)
+		}
 		if r.Verify != "" {
 			line += "; verify: " + r.Verify
 		}

@@ -3,7 +3,7 @@
 // by side with the bare crawler on the same corpus in the same run.
 //
 //	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-cache-mb 384] [-crawl-ahead N] [-verify]
-//	bulkbench -fixture N [-modes crawl,engine] [-searches N] [-max-pages M] [-progress 30s] [-cpuprofile DIR [-profile-every 300s]] [-verify]
+//	bulkbench -fixture N [-modes crawl,engine,bulk] [-searches N] [-max-pages M] [-progress 30s] [-cpuprofile DIR [-profile-every 300s]] [-verify]
 //
 // It serves DIR with http.FileServer on 127.0.0.1, or with -fixture N the
 // changing-web fixture (package freshness/changingweb) of N pages, frozen,
@@ -19,7 +19,10 @@
 //     opened as the engine opens it, no observers, no feeder;
 //   - engine: what `search -data DIR -seeds … -allow-private -delay 0
 //     -parallel 8` runs, until engine.WaitIdle (nothing due, nothing
-//     pending, the export queue applied, held for 300 ms).
+//     pending, the export queue applied, held for 300 ms);
+//   - bulk: the same with -bulk (engine.Config.Bulk): the crawler alone
+//     until nothing is due, then the chain and the feeder on all of it,
+//     until idle; its summary line says when the crawl was over.
 //
 // The seeds are PATHs under DIR (default: index.html if DIR has one, else
 // every DIR/*/index.html, as the Debian handbook's languages), or on the
@@ -100,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		seeds    = fs.String("seeds", "", "comma-separated seed `paths` under the corpus (default: index.html, else every */index.html) or on the fixture (default: its root)")
 		parallel = fs.Int("parallel", 8, "concurrent requests to the corpus's host")
 		runs     = fs.Int("runs", 1, "runs of each mode, alternated (crawl, engine, crawl, engine, ...)")
-		modes    = fs.String("modes", "crawl,engine", "comma-separated modes to run: crawl, engine")
+		modes    = fs.String("modes", "crawl,engine", "comma-separated modes to run: crawl, engine, bulk (the crawler alone, then the chain and the feeder on its table)")
 		verify   = fs.Bool("verify", false, "check the engine's table against a batch recomputation once idle (not timed)")
 		keep     = fs.String("keep", "", "keep the engine's table in this `directory` (must not exist) instead of a temporary one")
 		profile  = fs.String("cpuprofile", "", "write a CPU profile of every run to this `directory` (MODE-RUN.pprof)")
@@ -114,7 +117,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-crawl-ahead N] [-verify]")
-		fmt.Fprintln(stderr, "       bulkbench -fixture N [-modes crawl,engine] [-searches N] [-max-pages M] [-progress 30s] [-verify]")
+		fmt.Fprintln(stderr, "       bulkbench -fixture N [-modes crawl,engine,bulk] [-searches N] [-max-pages M] [-progress 30s] [-verify]")
 		fmt.Fprintln(stderr, "Every run's table is a fresh embedded Badger one in a temporary directory (or -keep DIR): bulkbench takes no -table.")
 		fs.PrintDefaults()
 	}

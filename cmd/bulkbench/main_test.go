@@ -56,17 +56,18 @@ func writeSite(t *testing.T, langs []string, pages int) string {
 	return dir
 }
 
-// The tiny mode: both modes on a few pages, the engine's table verified.
+// The tiny mode: every mode on a few pages, the engine's and the bulk
+// run's tables verified.
 func TestBenchSmallSite(t *testing.T) {
 	dir := writeSite(t, []string{"en-US", "fr-FR"}, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
-	if code := run(ctx, []string{"-corpus", dir, "-verify"}, &out, &errb); code != 0 {
+	if code := run(ctx, []string{"-corpus", dir, "-verify", "-modes", "crawl,engine,bulk"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
 	t.Logf("\n%s", out.String())
-	for _, mode := range []string{modeCrawl, modeEngine} {
+	for _, mode := range []string{modeCrawl, modeEngine, modeBulk} {
 		m := regexp.MustCompile(`\| ` + mode + ` \| (\d+) \| ([0-9.]+) \| [–0-9.]+ \| (\d+) \| ([0-9.]+) \|`).FindStringSubmatch(out.String())
 		if m == nil {
 			t.Fatalf("no %s row in\n%s", mode, out.String())
@@ -94,8 +95,11 @@ func TestBenchSmallSite(t *testing.T) {
 	if rss, _ := strconv.Atoi(engine[4]); rss <= 0 {
 		t.Errorf("peak RSS %d MB", rss)
 	}
-	if !bytes.Contains(out.Bytes(), []byte("verify: agrees")) {
-		t.Errorf("the engine's table does not verify:\n%s", out.String())
+	if n := bytes.Count(out.Bytes(), []byte("verify: agrees")); n != 2 {
+		t.Errorf("%d of the engine's and the bulk run's tables verify, want 2:\n%s", n, out.String())
+	}
+	if !regexp.MustCompile(`(?m)^bulk: 8 documents.*; nothing due after [0-9.]+ s`).Match(out.Bytes()) {
+		t.Errorf("the bulk run's line lacks its documents or its crawl's time:\n%s", out.String())
 	}
 }
 

@@ -13,6 +13,9 @@
 //	    when due from the seeds it remembers (-no-crawl: don't)
 //	search -data DIR -seeds URL[,URL...] [crawler flags]
 //	    the one-command quick start: crawl, index and serve
+//	search -data DIR -seeds URL[,URL...] -bulk [crawler flags]
+//	    a first crawl of a big site: crawl until nothing is due, then
+//	    index it all at once, then serve (and index recrawls as usual)
 //	search -data DIR -rebuild
 //	    delete the serving index and rebuild it from the table first
 //	search -data DIR -drop-index NAME, search -table ... -drop-index NAME
@@ -90,6 +93,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		mem      = budget.Flag(fs)
 		scanners = fs.Int("scanners", 2, "notification scanner goroutines of the chain")
 		workers  = fs.Int("index-workers", 16, "observer transactions at once")
+		bulk     = fs.Bool("bulk", false, "crawl before indexing: the chain and the index feeder start once nothing is due (a first crawl of a big site at the crawler's speed, indexed all at once; nothing is searchable until the crawl is over)")
 		ahead    = fs.Int("crawl-ahead", engine.DefaultCrawlAhead, "pace the crawl to the indexing chain: fetch no page while more than `N` indexing tasks wait (pages searchable seconds after their fetch during a bulk crawl, which then takes as long as indexing); 0 crawls as fast as the hosts allow")
 		timeout  = fs.Duration("query-timeout", 5*time.Second, "bound on one query")
 		verbose  = fs.Bool("v", false, "log every page and observer failure")
@@ -186,7 +190,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 
 	mem.Apply(ctx, *data)
-	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, CrawlAhead: *ahead, CacheBytes: mem.TableBytes(), IndexName: *name, Logger: log}
+	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, CrawlAhead: *ahead, Bulk: *bulk, CacheBytes: mem.TableBytes(), IndexName: *name, Logger: log}
 	if !*noChain {
 		cfg.Observers = observers.Chain()
 	}

@@ -537,3 +537,21 @@ func TestCrawlAhead(t *testing.T) {
 		t.Errorf("paced crawl idle with %+v, want 60 pages and most indexed", st)
 	}
 }
+
+// TestBulk: -bulk crawls first and then indexes what it fetched, and says
+// so once.
+func TestBulk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("corpus crawl in -short")
+	}
+	pages := corpus.Pages(t)
+	srv := httptest.NewServer(corpus.Handler(pages, nil))
+	defer srv.Close()
+	d := start(t, "-data", t.TempDir(), "-seeds", srv.URL+"/index.html", "-allow-private", "-delay", "0",
+		"-max-pages", "60", "-no-sitemaps", "-bulk")
+	d.waitLog("bulk crawl over: indexing", time.Minute)
+	st := d.waitIdleWith(5*time.Minute, func(s stats) bool { return s.Indexed > 0 })
+	if st.Pages != 60 || st.Indexed < 50 {
+		t.Errorf("bulk crawl idle with %+v, want 60 pages and most indexed", st)
+	}
+}

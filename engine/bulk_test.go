@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/observers"
+)
+
+// heldSite serves pages p0..p(n-1) on 127.0.0.1, each linking the next
+// and p0; the fetch of the last one waits until release is called.
+type heldSite struct {
+	seed    string
+	held    chan struct{} // closed when the last page's request arrived
+	release func()
+}
+
+func newHeldSite(t *testing.T, n int) *heldSite {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &heldSite{held: make(chan struct{})}
+	gate := make(chan struct{})
+	var arrived, released sync.Once
+	s.release = func() { released.Do(func() { close(gate) }) }
+	last := fmt.Sprintf("/p%d", n-1)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var i int
+		if _, err := fmt.Sscanf(r.URL.Path, "/p%d", &i); err != nil || i < 0 || i >= n {
+			http.NotFound(w, r)
+			return
+		}
+		if r.URL.Path == last {
+			arrived.Do(func() { close(s.held) })
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		next := ""
+		if i+1 < n {
+			next = fmt.Sprintf(`<a href="/p%d">page %d</a>`, i+1, i+1)
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<html><head><title>page %d</title></head><body><p>words of page %d</p>%s <a href="/p0">home</a></body></html>`, i, i, next)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		s.release()
+		srv.Close()
+	})
+	s.seed = "http://" + ln.Addr().String() + "/p0"
+	return s
+}
+
+// A Bulk engine indexes nothing while its first crawl goes on (a fetch
+// in flight), then everything, exactly as the chain would (verify), and
+// its crawler goes on after; without Bulk, the chain runs during the
+// crawl. Each case's control is the other.
+func TestBulkIndexesAfterTheCrawl(t *testing.T) {
+	for _, bulk := range []bool{true, false} {
+		t.Run(fmt.Sprintf("bulk=%v", bulk), func(t *testing.T) {
+			const pages = 6
+			site := newHeldSite(t, pages)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			e, err := Open(ctx, Config{
+				Dir:       t.TempDir(),
+				Crawl:     &crawl.Options{Seeds: []string{site.seed}, AllowPrivate: true, Delay: -1, Parallel: 4},
+				Observers: observers.Chain(),
+				Bulk:      bulk,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			runCtx, stop := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- e.Run(runCtx) }()
+			defer func() {
+				stop()
+				if err := <-done; err != nil {
+					t.Errorf("Run = %v", err)
+				}
+			}()
+			defer site.release() // before the stop: a fetch held would hold Run
+			select {
+			case <-site.held:
+			case <-ctx.Done():
+				t.Fatal("the last page was never asked for")
+			}
+			// The other pages are loaded; the chain has had time to run
+			// on them (without Bulk it does at once: hints).
+			deadline := time.Now().Add(5 * time.Second)
+			for e.Crawler.Stats().Fetched < pages-1 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(500 * time.Millisecond)
+			runs := observerRuns(e)
+			if bulk && (runs > 0 || e.Indexing()) {
+				t.Fatalf("Bulk: %d observer runs (indexing %v) while the crawl has a fetch in flight, want none", runs, e.Indexing())
+			}
+			if !bulk && runs == 0 {
+				t.Fatal("without Bulk no observer ran during the crawl")
+			}
+			site.release()
+			if err := e.WaitIdle(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := e.Index.Count(); err != nil || n != pages {
+				t.Fatalf("%d documents searchable once idle (%v), want %d", n, err, pages)
+			}
+			if !e.Indexing() {
+				t.Fatal("idle, and still not indexing")
+			}
+			if e.crawlerDone() {
+				t.Fatal("the crawler stopped after its first crawl: recrawls would never run")
+			}
+			diffs, _, err := observers.Verify(ctx, e.DB, 0.01, 5)
+			if err != nil || len(diffs) > 0 {
+				t.Fatalf("verify: %v %s", err, strings.Join(diffs, "; "))
+			}
+		})
+	}
+}
+
+func observerRuns(e *Engine) int64 {
+	var n int64
+	for _, o := range e.Worker.Stats() {
+		n += o.Runs
+	}
+	return n
+}
+
+// A Bulk engine whose crawler stops (MaxPages) before nothing is due
+// indexes what it fetched.
+func TestBulkIndexesWhenTheCrawlStops(t *testing.T) {
+	site := newHeldSite(t, 10)
+	site.release()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, err := Open(ctx, Config{
+		Dir:       t.TempDir(),
+		Crawl:     &crawl.Options{Seeds: []string{site.seed}, AllowPrivate: true, Delay: -1, Parallel: 1, MaxPages: 3},
+		Observers: observers.Chain(),
+		Bulk:      true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(runCtx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	}()
+	if err := e.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.Index.Count(); err != nil || n != 3 {
+		t.Fatalf("%d documents searchable once idle (%v), want the 3 fetched", n, err)
+	}
+}
