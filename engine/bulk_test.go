@@ -74,25 +74,8 @@ func TestBulkIndexesAfterTheCrawl(t *testing.T) {
 			site := newHeldSite(t, pages)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			e, err := Open(ctx, Config{
-				Dir:       t.TempDir(),
-				Crawl:     &crawl.Options{Seeds: []string{site.seed}, AllowPrivate: true, Delay: -1, Parallel: 4},
-				Observers: observers.Chain(),
-				Bulk:      bulk,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
-			runCtx, stop := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- e.Run(runCtx) }()
-			defer func() {
-				stop()
-				if err := <-done; err != nil {
-					t.Errorf("Run = %v", err)
-				}
-			}()
+			e, stop := runBulk(t, ctx, crawl.Options{Seeds: []string{site.seed}, AllowPrivate: true, Delay: -1, Parallel: 4}, bulk)
+			defer stop()
 			defer site.release() // before the stop: a fetch held would hold Run
 			select {
 			case <-site.held:
@@ -134,6 +117,27 @@ func TestBulkIndexesAfterTheCrawl(t *testing.T) {
 	}
 }
 
+// runBulk opens an engine with the chain crawling with copt (Bulk if
+// bulk) and runs it; stop ends the run, checks that it ended well and
+// closes the engine.
+func runBulk(t *testing.T, ctx context.Context, copt crawl.Options, bulk bool) (e *Engine, stop func()) {
+	t.Helper()
+	e, err := Open(ctx, Config{Dir: t.TempDir(), Crawl: &copt, Observers: observers.Chain(), Bulk: bulk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(runCtx) }()
+	return e, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+		e.Close()
+	}
+}
+
 func observerRuns(e *Engine) int64 {
 	var n int64
 	for _, o := range e.Worker.Stats() {
@@ -149,25 +153,8 @@ func TestBulkIndexesWhenTheCrawlStops(t *testing.T) {
 	site.release()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	e, err := Open(ctx, Config{
-		Dir:       t.TempDir(),
-		Crawl:     &crawl.Options{Seeds: []string{site.seed}, AllowPrivate: true, Delay: -1, Parallel: 1, MaxPages: 3},
-		Observers: observers.Chain(),
-		Bulk:      true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- e.Run(runCtx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Run = %v", err)
-		}
-	}()
+	e, stop := runBulk(t, ctx, crawl.Options{Seeds: []string{site.seed}, AllowPrivate: true, Delay: -1, Parallel: 1, MaxPages: 3}, true)
+	defer stop()
 	if err := e.WaitIdle(ctx); err != nil {
 		t.Fatal(err)
 	}

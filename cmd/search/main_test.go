@@ -524,34 +524,31 @@ func TestCrawlAhead(t *testing.T) {
 	if code := run(context.Background(), []string{"-data", t.TempDir(), "-crawl-ahead", "-1"}, &out, nil); code != 2 || !strings.Contains(out.String(), "-crawl-ahead -1") {
 		t.Errorf("search -crawl-ahead -1 = %d, want 2 and the flag named:\n%s", code, out.String())
 	}
+	crawl60(t, "-crawl-ahead", "4")
+}
+
+// crawl60 crawls 60 pages of the corpus with search and flags until idle,
+// and checks that most are indexed; it returns the running command.
+func crawl60(t *testing.T, flags ...string) *deployment {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("corpus crawl in -short")
 	}
 	pages := corpus.Pages(t)
 	srv := httptest.NewServer(corpus.Handler(pages, nil))
-	defer srv.Close()
-	d := start(t, "-data", t.TempDir(), "-seeds", srv.URL+"/index.html", "-allow-private", "-delay", "0",
-		"-max-pages", "60", "-no-sitemaps", "-crawl-ahead", "4")
+	t.Cleanup(srv.Close)
+	d := start(t, append([]string{"-data", t.TempDir(), "-seeds", srv.URL + "/index.html", "-allow-private", "-delay", "0",
+		"-max-pages", "60", "-no-sitemaps"}, flags...)...)
 	st := d.waitIdleWith(5*time.Minute, func(s stats) bool { return s.Indexed > 0 })
 	if st.Pages != 60 || st.Indexed < 50 {
-		t.Errorf("paced crawl idle with %+v, want 60 pages and most indexed", st)
+		t.Errorf("search %s: idle with %+v, want 60 pages and most indexed", strings.Join(flags, " "), st)
 	}
+	return d
 }
 
 // TestBulk: -bulk crawls first and then indexes what it fetched, and says
-// so once.
+// so.
 func TestBulk(t *testing.T) {
-	if testing.Short() {
-		t.Skip("corpus crawl in -short")
-	}
-	pages := corpus.Pages(t)
-	srv := httptest.NewServer(corpus.Handler(pages, nil))
-	defer srv.Close()
-	d := start(t, "-data", t.TempDir(), "-seeds", srv.URL+"/index.html", "-allow-private", "-delay", "0",
-		"-max-pages", "60", "-no-sitemaps", "-bulk")
-	d.waitLog("bulk crawl over: indexing", time.Minute)
-	st := d.waitIdleWith(5*time.Minute, func(s stats) bool { return s.Indexed > 0 })
-	if st.Pages != 60 || st.Indexed < 50 {
-		t.Errorf("bulk crawl idle with %+v, want 60 pages and most indexed", st)
-	}
+	d := crawl60(t, "-bulk")
+	d.waitLog("bulk crawl over: indexing", time.Second)
 }
