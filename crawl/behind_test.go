@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,5 +37,52 @@ func TestBehindPausesDispatch(t *testing.T) {
 	}
 	if n := asked.Load(); n < 5 {
 		t.Errorf("Behind asked %d times in %v, want it polled", n, paused)
+	}
+}
+
+// A crawler that is not Once calls Options.CaughtUp once, when every page
+// is fetched and nothing is due, and goes on running.
+func TestCaughtUpOnce(t *testing.T) {
+	s := newSite(t)
+	s.page("/", `<html><body><a href="/a">a</a> <a href="/b">b</a></body></html>`)
+	s.page("/a", "<html><body>a</body></html>")
+	s.page("/b", "<html><body>b</body></html>")
+	tb := openTable(t, "")
+	opt := testOptions(s.URL + "/")
+	opt.Once = false
+	var calls atomic.Int64
+	caught := make(chan int64, 1)
+	var c *Crawler
+	opt.CaughtUp = func() {
+		if calls.Add(1) == 1 {
+			caught <- c.Stats().Fetched
+		}
+	}
+	c, err := New(tb.db, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	select {
+	case n := <-caught:
+		if n != 3 {
+			t.Errorf("CaughtUp after %d fetches, want all 3", n)
+		}
+	case err := <-done:
+		t.Fatalf("Run = %v before CaughtUp", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("CaughtUp never called")
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Run = %v after CaughtUp: a crawl that is not Once goes on", err)
+	case <-time.After(2500 * time.Millisecond): // passes go on every second
+	}
+	cancel()
+	<-done
+	if n := calls.Load(); n != 1 {
+		t.Errorf("CaughtUp called %d times, want once", n)
 	}
 }
