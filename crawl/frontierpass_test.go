@@ -221,3 +221,38 @@ func TestFrontierPassWaitsAfterSkips(t *testing.T) {
 		t.Errorf("after a pass that dispatched a row: wait %v, want none", got)
 	}
 }
+
+// A whole pass that read long makes the next whole one wait wholeIdle
+// times its reading (up to wholeMaxEvery), not wholeEvery: the index's
+// deleted rows are read at a share of a core.
+func TestFrontierPassLongWholePass(t *testing.T) {
+	var p frontierPass
+	t0 := time.Now()
+	p.scanned(t0)
+	p.next(t0, false) // the first whole pass begins at t0
+	p.readFor(3 * time.Second)
+	p.scanned(t0.Add(4 * time.Second))
+	p.skipped("!due/0000000000005/b")
+	p.next(t0.Add(4*time.Second), false) // it ends; a partial one begins
+	gap := wholeIdle * 3 * time.Second
+	for _, at := range []time.Duration{wholeEvery, gap - time.Second} {
+		p.scanned(t0.Add(at))
+		p.skipped("!due/0000000000005/b")
+		if got := p.next(t0.Add(at), false); got == webtable.DuePrefix {
+			t.Fatalf("a whole pass %v after one that read 3 s, want none before %v", at, gap)
+		}
+	}
+	p.scanned(t0.Add(gap))
+	p.skipped("!due/0000000000005/b")
+	if got := p.next(t0.Add(gap), false); got != webtable.DuePrefix {
+		t.Fatalf("%v after a whole pass that read 3 s: begins at %q, want the start", gap, got)
+	}
+	// However long a whole pass reads, the next comes by wholeMaxEvery.
+	p.readFor(time.Hour)
+	p.next(t0.Add(gap+time.Hour), false)
+	p.scanned(t0.Add(gap + time.Hour + wholeMaxEvery))
+	p.skipped("!due/0000000000005/b")
+	if got := p.next(t0.Add(gap+time.Hour+wholeMaxEvery), false); got != webtable.DuePrefix {
+		t.Fatalf("%v after a whole pass that read an hour: begins at %q, want the start", wholeMaxEvery, got)
+	}
+}
