@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/serving"
 )
 
 // heldSite serves pages p0..p(n-1) on 127.0.0.1, each linking the next
@@ -20,6 +22,7 @@ type heldSite struct {
 	seed    string
 	held    chan struct{} // closed when the last page's request arrived
 	release func()
+	word    atomic.Value // string: a word every page has
 }
 
 func newHeldSite(t *testing.T, n int) *heldSite {
@@ -29,6 +32,7 @@ func newHeldSite(t *testing.T, n int) *heldSite {
 		t.Fatal(err)
 	}
 	s := &heldSite{held: make(chan struct{})}
+	s.word.Store("zebra")
 	gate := make(chan struct{})
 	var arrived, released sync.Once
 	s.release = func() { released.Do(func() { close(gate) }) }
@@ -52,7 +56,7 @@ func newHeldSite(t *testing.T, n int) *heldSite {
 			next = fmt.Sprintf(`<a href="/p%d">page %d</a>`, i+1, i+1)
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, `<html><head><title>page %d</title></head><body><p>words of page %d</p>%s <a href="/p0">home</a></body></html>`, i, i, next)
+		fmt.Fprintf(w, `<html><head><title>page %d</title></head><body><p>words of page %d about %s</p>%s <a href="/p0">home</a></body></html>`, i, i, s.word.Load(), next)
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() {
@@ -112,6 +116,25 @@ func TestBulkIndexesAfterTheCrawl(t *testing.T) {
 			diffs, _, err := observers.Verify(ctx, e.DB, 0.01, 5)
 			if err != nil || len(diffs) > 0 {
 				t.Fatalf("verify: %v %s", err, strings.Join(diffs, "; "))
+			}
+			// A recrawl after the bulk crawl is indexed as usual.
+			site.word.Store("okapi")
+			if _, err := crawl.Recrawl(ctx, e.DB, []string{site.seed}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				r, err := e.Index.Search(ctx, serving.Query{Q: "okapi", N: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Total == 1 {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					t.Fatal("the page recrawled after the bulk crawl never became searchable with its new text")
+				case <-time.After(20 * time.Millisecond):
+				}
 			}
 		})
 	}
