@@ -89,20 +89,15 @@ type pageCounts struct {
 // within it.
 const statsMaxReuse = time.Minute
 
-// pagesMaxReuse bounds how long the page and frontier counts are reused
-// while the table changes: the scan that counts them takes seconds on a
-// big table, and is made again only pagesIdle times as long after it
-// began, so that it takes a thirtieth of its wall time at most however
-// big the table (a million-page frontier made it a tenth of a bulk
-// crawl's CPU at 30,000 pages, and every 30 s it would have taken most of
-// a core; at statsIdle, the scan's reads running on both cores made it
-// up to 12% of a minute's CPU of a million-page crawl); but afresh
-// once nothing else is left to do. The other counts are read at every
-// Stats.
-const (
-	pagesMaxReuse = 10 * time.Minute
-	pagesIdle     = 29
-)
+// pagesIdle: while the table changes, the page and frontier counts are
+// made again only pagesIdle times as long after their scan began as it
+// took, so that the scan takes a thirtieth of its wall time at most however
+// big the table (a million-page frontier made it a tenth of a bulk crawl's
+// CPU at 30,000 pages; and capped at ten minutes, the scan of a million
+// pages, three minutes of a core, took 12-20% of a million-page bulk
+// crawl's CPU); but afresh once nothing else is left to do. The other
+// counts are read at every Stats.
+const pagesIdle = 29
 
 // counts returns the table counts, reading the table only when this
 // process committed something since the last look, a frontier page has
@@ -148,7 +143,7 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	// Idle need not wait out their reuse.
 	quiet := c.total <= len(c.failed) && c.exportQueue == 0 && e.crawlerQuiet() &&
 		(e.Worker == nil || e.Worker.Inflight() == 0)
-	if last != nil && !quiet && now.Sub(last.pageCounts.at) < min(pagesIdle*last.took, pagesMaxReuse) {
+	if last != nil && !quiet && now.Sub(last.pageCounts.at) < pagesIdle*last.took {
 		c.pageCounts = last.pageCounts
 		c.stale = true
 	} else {

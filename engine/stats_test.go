@@ -79,10 +79,15 @@ func TestPageCountsReuse(t *testing.T) {
 	if n, stale := pages(); n != 0 || !stale {
 		t.Errorf("after a commit, within the reuse: %d pages (stale %v), want 0 reused, stale", n, stale)
 	}
-	// Past pagesMaxReuse they are made again.
-	e.lastCounts.pageCounts.at = time.Now().Add(-pagesMaxReuse)
+	// However long, ten minutes later they stand.
+	e.lastCounts.pageCounts.at = time.Now().Add(-10 * time.Minute)
+	if n, stale := pages(); n != 0 || !stale {
+		t.Errorf("ten minutes after a scan of an hour: %d pages (stale %v), want 0 reused, stale", n, stale)
+	}
+	// Past pagesIdle times the scan they are made again.
+	e.lastCounts.pageCounts.at = time.Now().Add(-pagesIdle * time.Hour)
 	if n, stale := pages(); n != 1 || stale {
-		t.Errorf("past pagesMaxReuse: %d pages (stale %v), want 1, fresh", n, stale)
+		t.Errorf("past pagesIdle times the scan: %d pages (stale %v), want 1, fresh", n, stale)
 	}
 	// A quick scan is made again at the next look after a commit.
 	e.lastCounts.pageCounts.took = time.Microsecond
