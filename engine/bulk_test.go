@@ -3,8 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,17 +27,13 @@ type heldSite struct {
 
 func newHeldSite(t *testing.T, n int) *heldSite {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &heldSite{held: make(chan struct{})}
 	s.word.Store("zebra")
 	gate := make(chan struct{})
 	var arrived, released sync.Once
 	s.release = func() { released.Do(func() { close(gate) }) }
 	last := fmt.Sprintf("/p%d", n-1)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var i int
 		if _, err := fmt.Sscanf(r.URL.Path, "/p%d", &i); err != nil || i < 0 || i >= n {
 			http.NotFound(w, r)
@@ -57,13 +53,12 @@ func newHeldSite(t *testing.T, n int) *heldSite {
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<html><head><title>page %d</title></head><body><p>words of page %d about %s</p>%s <a href="/p0">home</a></body></html>`, i, i, s.word.Load(), next)
-	})}
-	go srv.Serve(ln)
+	}))
 	t.Cleanup(func() {
 		s.release()
 		srv.Close()
 	})
-	s.seed = "http://" + ln.Addr().String() + "/p0"
+	s.seed = srv.URL + "/p0"
 	return s
 }
 

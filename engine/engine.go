@@ -289,7 +289,6 @@ func (e *Engine) Run(ctx context.Context) error {
 	if e.Crawler != nil {
 		g.Go(func() error {
 			defer close(e.crawlDone)
-			defer e.startIndexing() // Bulk: a crawl that stopped is over
 			err := e.Crawler.Run(ctx)
 			switch {
 			case err == nil:

@@ -43,18 +43,13 @@ func progressLine(e *engine.Engine, elapsed time.Duration) string {
 	anon, file := residentSet()
 	fetched := e.Crawler.Stats().Fetched
 	var b strings.Builder
-	fmt.Fprintf(&b, "bulkbench: %4.0f s  fetched %d (%.0f/s)", elapsed.Seconds(), fetched, float64(fetched)/elapsed.Seconds())
-	if e.Worker == nil { // the crawl of a bulk run
-		fmt.Fprintf(&b, "  rss %.0f+%.0f MB (peak %.0f)", anon, file, peakResident())
-		return b.String()
-	}
 	stats := e.Worker.Stats()
 	var pending int64
 	for _, o := range stats {
 		pending += o.Pending
 	}
-	fmt.Fprintf(&b, "  applied %d  backlog %d  pending %d  rss %.0f+%.0f MB (peak %.0f)  runs",
-		e.Feeder.Applied(), e.Worker.Backlog(), pending, anon, file, peakResident())
+	fmt.Fprintf(&b, "bulkbench: %4.0f s  fetched %d (%.0f/s)  applied %d  backlog %d  pending %d  rss %.0f+%.0f MB (peak %.0f)  runs",
+		elapsed.Seconds(), fetched, float64(fetched)/elapsed.Seconds(), e.Feeder.Applied(), e.Worker.Backlog(), pending, anon, file, peakResident())
 	slices.SortFunc(stats, func(a, b percolator.ObserverStats) int { return int(b.Runs - a.Runs) })
 	for _, o := range stats {
 		if o.Runs > 0 {
