@@ -95,6 +95,9 @@ func TestBulkIndexesAfterTheCrawl(t *testing.T) {
 			if !bulk && runs == 0 {
 				t.Fatal("without Bulk no observer ran during the crawl")
 			}
+			if st, err := e.Stats(ctx); err != nil || st.BulkCrawl != bulk {
+				t.Fatalf("Stats during the crawl: bulk_crawl %v (%v), want %v", st != nil && st.BulkCrawl, err, bulk)
+			}
 			site.release()
 			if err := e.WaitIdle(ctx); err != nil {
 				t.Fatal(err)
@@ -104,6 +107,9 @@ func TestBulkIndexesAfterTheCrawl(t *testing.T) {
 			}
 			if !e.Indexing() {
 				t.Fatal("idle, and still not indexing")
+			}
+			if st, err := e.Stats(ctx); err != nil || st.BulkCrawl {
+				t.Fatalf("Stats once idle: bulk_crawl still set (%v)", err)
 			}
 			if e.crawlerDone() {
 				t.Fatal("the crawler stopped after its first crawl: recrawls would never run")

@@ -193,7 +193,7 @@ func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
 		return nil, err
 	}
 	s := &serving.Stats{
-		Time: time.Now().UTC(), Crawling: e.Crawler != nil && !e.crawlerDone(), Observers: []serving.ObserverCount{},
+		Time: time.Now().UTC(), Crawling: e.Crawler != nil && !e.crawlerDone(), BulkCrawl: !e.Indexing(), Observers: []serving.ObserverCount{},
 		Pages: c.pages, Frontier: c.frontier, Due: c.due, ExportQueue: c.exportQueue, Indexed: c.indexed,
 		PendingNotifications: c.total, FailedNotifications: len(c.failed),
 	}

@@ -153,18 +153,21 @@ type ObserverCount struct {
 
 // Stats is the status of a deployment (GET /api/stats).
 type Stats struct {
-	Pages                int             `json:"pages"`    // page rows fetched at least once
-	Indexed              int             `json:"indexed"`  // documents in the serving index
-	Frontier             int             `json:"frontier"` // URLs waiting in the frontier (due now or later)
-	Due                  int             `json:"due"`      // of them, due now
-	PendingNotifications int             `json:"pending_notifications"`
-	FailedNotifications  int             `json:"failed_notifications"`
-	ExportQueue          int             `json:"export_queue"` // export entries not yet applied
-	Idle                 bool            `json:"idle"`         // nothing due, nothing pending, export queue drained
-	Crawling             bool            `json:"crawling"`     // a crawler runs in this process
-	Observers            []ObserverCount `json:"observers"`
-	Latency              Latency         `json:"latency"` // crawl→searchable over the recent window
-	Time                 time.Time       `json:"time"`
+	Pages                int  `json:"pages"`    // page rows fetched at least once
+	Indexed              int  `json:"indexed"`  // documents in the serving index
+	Frontier             int  `json:"frontier"` // URLs waiting in the frontier (due now or later)
+	Due                  int  `json:"due"`      // of them, due now
+	PendingNotifications int  `json:"pending_notifications"`
+	FailedNotifications  int  `json:"failed_notifications"`
+	ExportQueue          int  `json:"export_queue"` // export entries not yet applied
+	Idle                 bool `json:"idle"`         // nothing due, nothing pending, export queue drained
+	Crawling             bool `json:"crawling"`     // a crawler runs in this process
+	// BulkCrawl: this process crawls before it indexes (search -bulk) and
+	// its first crawl goes on; its chain and feeder start once it is over.
+	BulkCrawl bool            `json:"bulk_crawl,omitempty"`
+	Observers []ObserverCount `json:"observers"`
+	Latency   Latency         `json:"latency"` // crawl→searchable over the recent window
+	Time      time.Time       `json:"time"`
 
 	// IndexName is the serving index's name (search -index-name). Feeder
 	// says whether this process applies the export queue to it:

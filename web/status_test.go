@@ -113,3 +113,19 @@ func TestAPIStats(t *testing.T) {
 	m = getJSON(t, s, "/api/stats", http.StatusOK)
 	wantArray(t, "no observers", m, "observers", 0)
 }
+
+// TestStatusPageBulkCrawl: during a bulk crawl the page says that
+// indexing waits for it, not that the process feeds its index.
+func TestStatusPageBulkCrawl(t *testing.T) {
+	f := canned()
+	f.stats.BulkCrawl = true
+	s, _ := newTestServer(t, f, Options{})
+	_, body := get(t, s, "/status")
+	wantContains(t, "status", body, `<span class="badge busy">bulk crawl</span> indexing starts once the crawl is over`)
+	if strings.Contains(body, "this process feeds index") {
+		t.Error("a bulk crawl's status says its index is fed")
+	}
+	if m := getJSON(t, s, "/api/stats", http.StatusOK); m["bulk_crawl"] != true {
+		t.Errorf("stats %v, want bulk_crawl true", m)
+	}
+}

@@ -46,7 +46,7 @@ func progress(ctx context.Context, e *engine.Engine, w *termline.Writer, log *sl
 				feed += " (backfilling)"
 			}
 		}
-		if !e.Indexing() {
+		if s.BulkCrawl {
 			feed += "  bulk: indexing once the crawl is over"
 		}
 		w.Status(fmt.Sprintf("%d pages  %.1f/s  %d searchable  %d pending  %d to index  p50 %s%s",
