@@ -498,16 +498,34 @@ func firstValue(ctx context.Context, tx *percolator.Tx, u string) error {
 	return tx.Delete(u, webtable.ClusterOf)
 }
 
-// alone reports whether page u was alone in its cluster at its last
-// election (webtable.ClusterSize is 1): a new PageRank of u then changes
-// no election, and rank does not tell one (on most sites nearly every
-// cluster has one member: telling them made a bulk crawl's elect-rank
-// run thousands of times for nothing). A member that joins u's cluster meanwhile
-// is safe: the election that first counts it writes u's cluster size and
-// rewrites u's PageRank as it read it (see observers.elect), so it
-// conflicts with a rank transaction that read the size before and writes
-// u's value after; one of them retries and sees the other.
+// alone reports whether a new PageRank of page u changes no election
+// that has counted u, so that rank need not tell one: u was alone in its
+// cluster at its last election (webtable.ClusterSize is 1), or no
+// election has counted u yet (no ClusterSize). On most sites nearly every
+// cluster has one member: telling them made a bulk crawl's elect-rank run
+// thousands of times for nothing; and in a bulk load a page's value moves
+// several times before its first election, each move an elect-rank run
+// that found the election waiting for another member's first value or
+// already done.
+//
+// A member that joins u's cluster meanwhile is safe: the election that
+// first counts it writes u's cluster size and rewrites u's PageRank as it
+// read it (see observers.elect), so it conflicts with a rank transaction
+// that read the size before and writes u's value after; one of them
+// retries and sees the other. A page never elected has an election coming
+// that reads its value: its first value told one (firstValue's caller),
+// and one that ran since without electing waited for another member's
+// first value, which tells it again. That election writes u's
+// ClusterSize, so deleting the absent size here makes it conflict with
+// this transaction, as firstValue does with ClusterOf, instead of reading
+// an older value and being missed.
 func alone(ctx context.Context, tx *percolator.Tx, u string) (bool, error) {
 	v, err := tx.Get(ctx, u, webtable.ClusterSize)
-	return string(v) == "1", err
+	if err != nil {
+		return false, err
+	}
+	if v == nil {
+		return true, tx.Delete(u, webtable.ClusterSize)
+	}
+	return string(v) == "1", nil
 }

@@ -81,7 +81,12 @@
 // (webtable.ClusterSize 1, most pages) tells no election: there is no one
 // to elect against. The election that first counts a second member
 // rewrites the page's value as it read it, so it conflicts with a rank
-// transaction that read the page alone and writes a newer value.
+// transaction that read the page alone and writes a newer value. Nor
+// does a later value of a page no election has counted yet (no
+// ClusterSize: the election its first value told, or the one another
+// member's first value will tell, reads it); that rank transaction
+// deletes the absent ClusterSize, which the election writes, so the two
+// conflict when they run together.
 //
 // [Batch] recomputes the same model by power iteration over one snapshot,
 // [Values] reads the incremental values, and [Compare] lists where they
