@@ -85,11 +85,11 @@ func (e *Engine) quiet(ctx context.Context) (bool, error) {
 	if !e.crawlerQuiet() || !e.workerStill() || !e.feederStill() {
 		return false, nil
 	}
-	_, total, failed, err := e.notifications(ctx)
+	n, err := e.notifications(ctx)
 	if err != nil {
 		return false, err
 	}
-	if total > len(failed) {
+	if n.total > len(n.failed) {
 		return false, nil
 	}
 	crawling := e.Crawler != nil && !e.crawlerDone()

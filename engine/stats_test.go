@@ -143,3 +143,78 @@ func TestIdleAfterSlowCounts(t *testing.T) {
 		time.Sleep(idleHold / 4)
 	}
 }
+
+// While the worker has tasks in flight, the counts that read every
+// pending notification are made again only pagesIdle times as long after
+// they began as they took, and Stats is not Idle on them; once nothing
+// runs, afresh.
+func TestNotificationCountsReuse(t *testing.T) {
+	release := make(chan struct{})
+	obs := percolator.Observer{Name: "block", Column: webtable.DocDirty, Run: func(ctx context.Context, _ *percolator.Tx, _, _ string) error {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}}
+	e, err := Open(context.Background(), Config{Dir: t.TempDir(), Observers: []percolator.Observer{obs}, NoFeeder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	counts := func() (int, bool) {
+		t.Helper()
+		e.computeMu.Lock()
+		defer e.computeMu.Unlock()
+		e.pagesDirty = true // as after a commit of this process's
+		if e.lastCounts != nil {
+			e.lastCounts.pageCounts.took = 0 // the page counts afresh
+		}
+		c, err := e.counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.total, c.stale
+	}
+	notify := func(row string, inflight int64) {
+		t.Helper()
+		if err := e.DB.Notify(ctx, row, webtable.DocDirty); err != nil {
+			t.Fatal(err)
+		}
+		for e.Worker.Inflight() < inflight && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	notify("r1", 1)
+	if n, stale := counts(); n != 1 || stale {
+		t.Fatalf("one notification, its run in flight: %d pending (stale %v), want 1, fresh", n, stale)
+	}
+	// Counts that took long stand for pagesIdle times that while work runs.
+	e.lastCounts.noteCounts.took = time.Hour
+	notify("r2", 2)
+	if n, stale := counts(); n != 1 || !stale {
+		t.Errorf("within the reuse, runs in flight: %d pending (stale %v), want 1 reused, stale", n, stale)
+	}
+	e.lastCounts.noteCounts.at = time.Now().Add(-pagesIdle * time.Hour)
+	if n, stale := counts(); n != 2 || stale {
+		t.Errorf("past pagesIdle times the count: %d pending (stale %v), want 2, fresh", n, stale)
+	}
+	// Nothing in flight: afresh, however long the last count took.
+	e.lastCounts.noteCounts.took = time.Hour
+	close(release)
+	for e.Worker.Inflight() > 0 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if n, stale := counts(); n != 0 || stale {
+		t.Errorf("nothing in flight: %d pending (stale %v), want 0, fresh", n, stale)
+	}
+}
