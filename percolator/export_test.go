@@ -39,3 +39,13 @@ func HintedLater(w *Worker, row string) bool {
 // OracleAsleep reports whether o's clock stopped ticking for want of
 // timestamps taken.
 func OracleAsleep(o *Oracle) bool { return o.asleep.Load() }
+
+// PassStart returns a row where one of w's next passes may start.
+func PassStart(w *Worker) string { return w.starts.pick() }
+
+// Pass makes one pass of w's scanner of background work (bg) or of the
+// rest, from start; it returns how many tasks it dispatched.
+func Pass(ctx context.Context, w *Worker, start string, bg bool) (int, error) {
+	found, _, _, err := w.pass(ctx, start, bg)
+	return found, err
+}

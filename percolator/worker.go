@@ -167,7 +167,8 @@ func (o *WorkerOptions) ensureDefaults(db *DB) {
 }
 
 // Worker finds notifications and runs their observers: the Percolator
-// worker. Scanners start at random rows of the notify locality group, scan
+// worker. Scanners start at random rows of the notify locality group (of
+// those the last whole pass read: startRows), scan
 // forward and wrap, stepping over rows with a run in flight. Rows notified
 // by this process reach the worker at once as hints (follow), so the
 // scanners are for what other processes notified and what a hint missed.
@@ -206,7 +207,8 @@ type Worker struct {
 	rows   map[string]struct{} // rows with a task in flight: the lock service
 	later  map[string]bool     // hinted rows met with a task in flight: hinted again when it ends
 
-	hints *hintQueue // rows this process notified: see follow
+	hints  *hintQueue // rows this process notified: see follow
+	starts startRows  // where passes start
 
 	// part shares the scanning with the other workers of a shared table
 	// (members.go); nil on an ExclusiveStore, where w scans alone.
