@@ -13,33 +13,7 @@ import (
 // the worker runs nothing and ran nothing since the previous look: never
 // while an observer runs, never at the first look after a run.
 func TestWorkerStill(t *testing.T) {
-	release := make(chan struct{})
-	started := make(chan struct{}, 1)
-	obs := percolator.Observer{Name: "block", Column: webtable.DocDirty, Run: func(ctx context.Context, _ *percolator.Tx, _, _ string) error {
-		select {
-		case started <- struct{}{}:
-		default:
-		}
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		return nil
-	}}
-	e, err := Open(context.Background(), Config{Dir: t.TempDir(), Observers: []percolator.Observer{obs}, NoFeeder: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-
+	e, ctx, release, started := heldEngine(t)
 	if !e.workerStill() {
 		t.Error("a worker that never ran is not still")
 	}
@@ -64,4 +38,37 @@ func TestWorkerStill(t *testing.T) {
 	if !e.workerStill() {
 		t.Error("not still at the second look, with nothing run since the first")
 	}
+}
+
+// heldEngine runs an engine, until cleanup, whose one observer (on
+// webtable.DocDirty) holds every run until release is closed; started
+// gets a token as a run begins. ctx is the engine's, done at cleanup or
+// after 30 s.
+func heldEngine(t *testing.T) (e *Engine, ctx context.Context, release, started chan struct{}) {
+	t.Helper()
+	release, started = make(chan struct{}), make(chan struct{}, 1)
+	obs := percolator.Observer{Name: "block", Column: webtable.DocDirty, Run: func(ctx context.Context, _ *percolator.Tx, _, _ string) error {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}}
+	e, err := Open(context.Background(), Config{Dir: t.TempDir(), Observers: []percolator.Observer{obs}, NoFeeder: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return e, ctx, release, started
 }

@@ -149,27 +149,7 @@ func TestIdleAfterSlowCounts(t *testing.T) {
 // they began as they took, and Stats is not Idle on them; once nothing
 // runs, afresh.
 func TestNotificationCountsReuse(t *testing.T) {
-	release := make(chan struct{})
-	obs := percolator.Observer{Name: "block", Column: webtable.DocDirty, Run: func(ctx context.Context, _ *percolator.Tx, _, _ string) error {
-		select {
-		case <-release:
-		case <-ctx.Done():
-		}
-		return nil
-	}}
-	e, err := Open(context.Background(), Config{Dir: t.TempDir(), Observers: []percolator.Observer{obs}, NoFeeder: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	e, ctx, release, _ := heldEngine(t)
 	counts := func() (int, bool) {
 		t.Helper()
 		e.computeMu.Lock()
