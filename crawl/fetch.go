@@ -254,7 +254,11 @@ func (c *Crawler) process(ctx, fetchCtx context.Context, f *fetcher, j *job) boo
 		return true
 	}
 	for attempt := 0; ; attempt++ {
-		j.sent = time.Now()
+		sent, err := c.hosts.pace(ctx, j.host)
+		if err != nil {
+			return false
+		}
+		j.sent = sent
 		j.res = f.fetch(j)
 		if c.archive != nil && j.res.resp != nil {
 			c.archive.add(j.url, &j.res)

@@ -21,6 +21,7 @@ type host struct {
 	// Guarded by hosts.mu.
 	inflight   int
 	nextAt     time.Time
+	lastSent   time.Time // when the last request to the host went out
 	crawlDelay time.Duration
 	robotsSeen bool // robots.txt was read once: parallelism may exceed 1
 	slot       int  // the request slot to try first across processes (see polite.go)
@@ -122,6 +123,36 @@ func (hs *hosts) acquire(h *host, now time.Time) (ok bool, retry time.Time, undo
 			h.nextAt = prev
 		}
 		hs.mu.Unlock()
+	}
+}
+
+// pace waits until h's delay has passed since the last request to it
+// went out and returns the time this one goes out. A slot is taken
+// (acquire) before the page's claim, and claims take their time: without
+// pace a slow claim followed by a quick one brought two requests closer
+// than the delay.
+func (hs *hosts) pace(ctx context.Context, h *host) (time.Time, error) {
+	for {
+		hs.mu.Lock()
+		now := time.Now()
+		d := hs.delay(h)
+		wait := h.lastSent.Add(d).Sub(now)
+		if wait <= 0 || d <= 0 {
+			h.lastSent = now
+			if next := now.Add(d); next.After(h.nextAt) {
+				h.nextAt = next
+			}
+			hs.mu.Unlock()
+			return now, nil
+		}
+		hs.mu.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return time.Time{}, ctx.Err()
+		case <-t.C:
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -71,5 +72,36 @@ func TestRobotsServerError(t *testing.T) {
 	}
 	if e := string(tb.get(s.URL+"/", webtable.Error)); !strings.Contains(e, "robots") {
 		t.Errorf("error = %q", e)
+	}
+}
+
+// TestPaceFromTheRequest: a slot is taken before the page's claim, so a
+// slow claim followed by a quick one must not bring two requests closer
+// than the delay: the gap counts from when a request went out.
+func TestPaceFromTheRequest(t *testing.T) {
+	const delay = 100 * time.Millisecond
+	opt := &Options{Delay: delay, Parallel: 2}
+	hs := newHosts(opt)
+	h := hs.get("h", "http://h")
+	h.robotsSeen = true
+	start := time.Now()
+	// The first slot is taken 80 ms before its request goes out (a slow
+	// claim); the second, a delay after the first was taken, has a quick
+	// claim.
+	for _, at := range []time.Time{start.Add(-80 * time.Millisecond), start.Add(25 * time.Millisecond)} {
+		if ok, _, _ := hs.acquire(h, at); !ok {
+			t.Fatalf("slot at %v not taken", at.Sub(start))
+		}
+	}
+	a, err := hs.pace(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hs.pace(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gap := b.Sub(a); gap < delay {
+		t.Errorf("second request went out %v after the first; the delay is %v", gap, delay)
 	}
 }
