@@ -53,7 +53,10 @@ func TestRobots(t *testing.T) {
 	}
 	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
 	for i := 1; i < len(starts); i++ {
-		if gap := starts[i].Sub(starts[i-1]); gap < 190*time.Millisecond {
+		// The server sees the requests with the scheduler's jitter
+		// (tens of ms on a loaded machine under -race); the crawler's
+		// own spacing is checked exactly by TestPaceFromTheRequest.
+		if gap := starts[i].Sub(starts[i-1]); gap < 160*time.Millisecond {
 			t.Errorf("request %d came %v after the previous one; Crawl-delay is 200ms", i, gap)
 		}
 	}
