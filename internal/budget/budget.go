@@ -2,9 +2,11 @@
 // flag of every command that opens the table: a share of it for the
 // table's caches and memtables, the whole of it as the Go runtime's soft
 // memory limit, so that garbage is collected before the heap outgrows it
-// (raised above it while the live heap needs more, see Apply), and the
-// whole of it again as the most pages of the mapped table and index
-// files that stay resident (see trimmer).
+// (raised above it while the live heap needs more, see Apply), and what
+// the anonymous memory leaves of it (a quarter at least) as the most
+// pages of the mapped table and index files that stay resident (see
+// trimmer): the budget bounds the process's resident size, not its
+// parts one by one.
 package budget
 
 import (
@@ -40,18 +42,11 @@ func (b *Budget) TableBytes() int64 {
 	return int64(b.MB) << 20 / 4
 }
 
-// MappedBytes is the share of the resident pages of the files mapped
-// from the data directories (see Apply): the whole budget.
-func (b *Budget) MappedBytes() int64 {
-	if b.MB <= 0 {
-		return 0
-	}
-	return int64(b.MB) << 20
-}
-
 // Apply holds the process to the budget until ctx is done: it keeps the
 // resident pages of the files it maps from under dirs (the table's and
-// the serving index's directories) within MappedBytes (see trimmer), and
+// the serving index's directories) within what the process's anonymous
+// resident memory leaves of the budget, and a quarter of it at least
+// (see trimmer), and
 // the Go runtime's soft memory limit at the budget, unless the
 // GOMEMLIMIT environment variable sets one. A budget of 0 does neither.
 //
@@ -67,7 +62,7 @@ func (b *Budget) Apply(ctx context.Context, dirs ...string) {
 		return
 	}
 	if canTrim && len(dirs) > 0 {
-		go newTrimmer(b.MappedBytes(), dirs).run(ctx)
+		go newTrimmer(int64(b.MB)<<20, dirs).run(ctx)
 	}
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return

@@ -32,9 +32,11 @@ import (
 // harm (MADV_DONTNEED, which would keep the page cache, zeroes anonymous
 // memory and is not used for that reason).
 
-// trimEvery is how often the trimmer reads the file-backed resident size
-// (/proc/self/status, a few microseconds).
-const trimEvery = time.Second
+// trimEvery is how often the trimmer reads the resident sizes
+// (/proc/self/status, a few microseconds). A second let bursts of
+// mapped pages (a compaction, a scan of the table) outrun it by
+// hundreds of megabytes at a million pages.
+const trimEvery = 250 * time.Millisecond
 
 // mapping is one file mapping of /proc/self/smaps under a trimmed
 // directory.
@@ -46,11 +48,13 @@ type mapping struct {
 	cold int64
 }
 
-// trimmer pages out file mappings under dirs while their resident
-// pages exceed limit bytes.
+// trimmer pages out file mappings under dirs while the process's
+// resident pages exceed the budget: the mapped files may hold what the
+// anonymous memory (the Go heap, Badger's caches) leaves of it, and at
+// least a quarter of it.
 type trimmer struct {
-	limit int64
-	dirs  []string // absolute
+	budget int64
+	dirs   []string // absolute
 	// other is what the process's other file mappings (its binary and
 	// libraries) held at the last trim: a trim is due once RssFile
 	// passes limit + other.
@@ -60,8 +64,14 @@ type trimmer struct {
 	trims, paged int64
 }
 
-func newTrimmer(limit int64, dirs []string) *trimmer {
-	t := &trimmer{limit: limit}
+// limit is what the mapped files under t.dirs may hold while the
+// process's anonymous memory holds anon bytes.
+func (t *trimmer) limit(anon int64) int64 {
+	return max(t.budget-anon, t.budget/4)
+}
+
+func newTrimmer(budget int64, dirs []string) *trimmer {
+	t := &trimmer{budget: budget}
 	for _, d := range dirs {
 		if abs, err := filepath.Abs(d); d != "" && err == nil {
 			t.dirs = append(t.dirs, abs)
@@ -96,23 +106,30 @@ func (t *trimmer) run(ctx context.Context) {
 			return
 		case <-tk.C:
 		}
-		if rssFile() <= t.limit+t.other {
-			continue
-		}
-		if err := t.trim(); err != nil {
+		if err := t.tick(); err != nil {
 			return
 		}
 	}
 }
 
+// tick trims when the mapped files hold more than their limit now.
+func (t *trimmer) tick() error {
+	file, anon := rss()
+	limit := t.limit(anon)
+	if file <= limit+t.other {
+		return nil
+	}
+	return t.trim(limit)
+}
+
 // trim pages out the mappings under t.dirs until those left hold at
-// most three quarters of the limit: first those with the most pages not
+// most three quarters of limit: first those with the most pages not
 // used since the last trim (old tables and segments), then those with
 // the most pages resident. It then clears the process's referenced bits
 // (/proc/self/clear_refs), so that the next trim sees what was used
 // since this one. It returns pageOut's error where the kernel refused
 // one.
-func (t *trimmer) trim() error {
+func (t *trimmer) trim(limit int64) error {
 	ms, other, err := t.mappings()
 	if err != nil {
 		return nil // no smaps to read: try again at the next tick
@@ -122,7 +139,7 @@ func (t *trimmer) trim() error {
 	for _, m := range ms {
 		held += m.rss
 	}
-	target := t.limit / 4 * 3
+	target := limit / 4 * 3
 	if held <= target {
 		return nil
 	}
@@ -224,14 +241,20 @@ func clearReferenced() {
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("1"), 0)
 }
 
-// rssFile returns the process's file-backed resident bytes
-// (/proc/self/status RssFile), 0 where there is none to read.
-func rssFile() int64 {
+// rss returns the process's file-backed and anonymous resident
+// bytes (/proc/self/status RssFile and RssAnon), 0 where there is none
+// to read.
+func rss() (file, anon int64) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	_, rest, ok := bytes.Cut(b, []byte("\nRssFile:"))
+	return statusKB(b, "RssFile"), statusKB(b, "RssAnon")
+}
+
+// statusKB returns the field name of /proc/self/status b, in bytes.
+func statusKB(b []byte, name string) int64 {
+	_, rest, ok := bytes.Cut(b, []byte("\n"+name+":"))
 	if !ok {
 		return 0
 	}

@@ -109,7 +109,7 @@ func TestTrimPagesOutMappedFiles(t *testing.T) {
 	}
 
 	tr := newTrimmer(16*mb, []string{data})
-	if err := tr.trim(); err != nil {
+	if err := tr.trim(16 * mb); err != nil {
 		t.Fatal(err)
 	}
 	if r := resident(t, clean) + resident(t, dirty); r > 12*mb {
@@ -145,7 +145,7 @@ func TestApplyTrimsMappedFiles(t *testing.T) {
 	const mb = 1 << 20
 	small := mapFile(t, data, "small.sst", 4*mb, false)
 	tr := newTrimmer(16*mb, []string{data})
-	if err := tr.trim(); err != nil || tr.trims != 0 {
+	if err := tr.trim(16 * mb); err != nil || tr.trims != 0 {
 		t.Fatalf("a trim under the limit: %d trims, err %v", tr.trims, err)
 	}
 	if r := resident(t, small); r < 3*mb {
@@ -179,7 +179,7 @@ func TestTrimColdFirst(t *testing.T) {
 		sink += hot[i]
 	}
 	tr := newTrimmer(64*mb, []string{data})
-	if err := tr.trim(); err != nil {
+	if err := tr.trim(64 * mb); err != nil {
 		t.Fatal(err)
 	}
 	if r := resident(t, cold); r > mb {
@@ -187,5 +187,25 @@ func TestTrimColdFirst(t *testing.T) {
 	}
 	if r := resident(t, hot); r < 40*mb {
 		t.Errorf("the mapping used since the last trim was paged out (%d MiB left of 48) while paging out the other was enough", r/mb)
+	}
+}
+
+// The mapped files may hold what the anonymous memory leaves of the
+// budget: the budget bounds the resident size, not each part of it.
+func TestTrimLeavesTheAnonymousTheirShare(t *testing.T) {
+	skipWithoutPageOut(t)
+	data := t.TempDir()
+	const mb = 1 << 20
+	m := mapFile(t, data, "table.sst", 64*mb, false)
+	_, anon := rss()
+	tr := newTrimmer(anon+24*mb, []string{data})
+	if err := tr.tick(); err != nil {
+		t.Fatal(err)
+	}
+	if r := resident(t, m); tr.trims != 1 || r > 24*mb {
+		t.Errorf("%d trims, %d MiB of the mapping left, with %d MiB of anonymous memory under a budget of that and 24 MiB; want 1 trim and 24 MiB at most", tr.trims, r/mb, anon/mb)
+	}
+	if got := tr.limit(tr.budget); got != tr.budget/4 {
+		t.Errorf("limit with the whole budget anonymous = %d, want a quarter of the budget, %d", got, tr.budget/4)
 	}
 }
