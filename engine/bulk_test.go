@@ -63,9 +63,9 @@ func newHeldSite(t *testing.T, n int) *heldSite {
 }
 
 // A Bulk engine indexes nothing while its first crawl goes on (a fetch
-// in flight), then everything, exactly as the chain would (verify), and
-// its crawler goes on after; without Bulk, the chain runs during the
-// crawl. Each case's control is the other.
+// in flight), then everything, stage by stage, exactly as the chain
+// would (verify), and its crawler goes on after; without Bulk, the chain
+// runs during the crawl. Each case's control is the other.
 func TestBulkIndexesAfterTheCrawl(t *testing.T) {
 	for _, bulk := range []bool{true, false} {
 		t.Run(fmt.Sprintf("bulk=%v", bulk), func(t *testing.T) {
@@ -114,6 +114,16 @@ func TestBulkIndexesAfterTheCrawl(t *testing.T) {
 			if e.crawlerDone() {
 				t.Fatal("the crawler stopped after its first crawl: recrawls would never run")
 			}
+			// Bulk drains the chain in stages (Config.Stages): a page
+			// is elected and exported once, after its PageRank and its
+			// anchors; without Bulk, each as they arrive (12 elections
+			// and 4 more exports here).
+			for _, o := range e.Worker.Stats() {
+				want := map[string]int64{"elect": pages, "export": pages, "export-links": 0, "elect-rank": 0}
+				if n, ok := want[o.Name]; bulk && ok && o.Runs != n {
+					t.Errorf("Bulk: %s ran %d times, want %d", o.Name, o.Runs, n)
+				}
+			}
 			diffs, _, err := observers.Verify(ctx, e.DB, 0.01, 5)
 			if err != nil || len(diffs) > 0 {
 				t.Fatalf("verify: %v %s", err, strings.Join(diffs, "; "))
@@ -146,7 +156,7 @@ func TestBulkIndexesAfterTheCrawl(t *testing.T) {
 // closes the engine.
 func runBulk(t *testing.T, ctx context.Context, copt crawl.Options, bulk bool) (e *Engine, stop func()) {
 	t.Helper()
-	e, err := Open(ctx, Config{Dir: t.TempDir(), Crawl: &copt, Observers: observers.Chain(), Bulk: bulk})
+	e, err := Open(ctx, Config{Dir: t.TempDir(), Crawl: &copt, Observers: observers.Chain(), Bulk: bulk, Stages: observers.BulkStages()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,6 +90,14 @@ type Config struct {
 	// until the crawl is over; the recrawls after it are indexed as
 	// usual. CrawlAhead does not hold the first crawl.
 	Bulk bool
+	// Stages, with Bulk, drains the first crawl's pages through the
+	// observers stage by stage (percolator.WorkerOptions.Stages; cmd/search
+	// gives observers.BulkStages): each observer of the chain runs once
+	// the stages before its own have nothing left, so a page is elected
+	// once its PageRank has converged and exported once with all its
+	// anchors, instead of again as each arrives. The crawler hands out no
+	// page meanwhile (its recrawls wait for the drain).
+	Stages [][]string
 	// NoFeeder leaves the export queue alone (nothing becomes searchable).
 	NoFeeder bool
 	// IndexName names the serving index (serving.FeederOptions.Name): on
@@ -226,7 +234,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if len(cfg.Observers) > 0 {
 		m := promstats.NewMetrics()
 		e.Metrics.MustRegister(m)
-		e.Worker, err = percolator.NewWorker(e.DB, percolator.WorkerOptions{Scanners: cfg.Scanners, Workers: cfg.Workers, Metrics: m}, cfg.Observers...)
+		wopt := percolator.WorkerOptions{Scanners: cfg.Scanners, Workers: cfg.Workers, Metrics: m, Logger: cfg.Logger}
+		if cfg.Bulk && cfg.Crawl != nil {
+			wopt.Stages = cfg.Stages
+		}
+		e.Worker, err = percolator.NewWorker(e.DB, wopt, cfg.Observers...)
 		if err != nil {
 			return nil, err
 		}
@@ -251,6 +263,12 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		if n := cfg.CrawlAhead; n > 0 && e.Worker != nil && opt.Behind == nil {
 			w := e.Worker
 			opt.Behind = func() bool { return w.Backlog() > n }
+		}
+		if w := e.Worker; w != nil && w.Staging() {
+			behind := opt.Behind
+			opt.Behind = func() bool {
+				return e.Indexing() && w.Staging() || behind != nil && behind()
+			}
 		}
 		if e.Crawler, err = crawl.New(e.DB, opt); err != nil {
 			return nil, err

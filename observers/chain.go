@@ -28,3 +28,20 @@ func Chain() []percolator.Observer {
 		ExportLinksObserver(), // doc:linked → !export/ queue
 	}
 }
+
+// BulkStages are the stages in which a first bulk crawl drains the chain
+// (percolator.WorkerOptions.Stages, engine.Config.Stages): the pages
+// parsed, their links published and their clusters joined; then
+// PageRank solved until it settles; then the elections; then the
+// exports. Each stage's observers notify only their own stage's and
+// later ones, so with every page in the table a page is elected once its
+// PageRank is final and exported once with all its anchors, not again
+// as each of them arrives.
+func BulkStages() [][]string {
+	return [][]string{
+		{"parse", "links", "links-more", "cluster"},
+		{"rank", "rank-outside"},
+		{"elect", "elect-rank"},
+		{"export", "export-rank", "export-links"},
+	}
+}

@@ -384,3 +384,25 @@ func TestClusterChangeConflictsWithRankRun(t *testing.T) {
 		t.Fatalf("the rank run's commit after the cluster change: %v, want a conflict", err)
 	}
 }
+
+// Every observer of the chain is in exactly one of BulkStages.
+func TestBulkStagesCoverTheChain(t *testing.T) {
+	stage := make(map[string]int)
+	for i, names := range observers.BulkStages() {
+		for _, n := range names {
+			if _, dup := stage[n]; dup {
+				t.Errorf("%s is in two stages", n)
+			}
+			stage[n] = i
+		}
+	}
+	for _, o := range observers.Chain() {
+		if _, ok := stage[o.Name]; !ok {
+			t.Errorf("%s is in no stage", o.Name)
+		}
+		delete(stage, o.Name)
+	}
+	for n := range stage {
+		t.Errorf("stage names %s, which is not in the chain", n)
+	}
+}

@@ -325,9 +325,11 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 func (w *Worker) collect(row string, cells []Cell, soonest *time.Time) (task, bool) {
 	t := task{row: row}
 	now := time.Now()
+	stage := int(w.stage.Load())
+	staging := stage < len(w.opt.Stages)
 	for _, c := range cells {
 		o := w.obs[c.Column]
-		if o == nil {
+		if o == nil || o.stage > stage {
 			continue
 		}
 		if n := len(t.notes); n > 0 && t.notes[n-1].col == c.Column {
@@ -342,8 +344,8 @@ func (w *Worker) collect(row string, cells []Cell, soonest *time.Time) (task, bo
 	ready := t.notes[:0]
 	for _, n := range t.notes {
 		o := w.obs[n.col]
-		held := o.Background && o.Delay > 0 && w.foregroundBusy(now)
-		if at := o.readyAt(n.versions, held); now.Before(at) && (held || !o.Background || !w.chainedReady(o, n)) {
+		held := !staging && o.Background && o.Delay > 0 && w.foregroundBusy(now)
+		if at := o.readyAt(n.versions, held); now.Before(at) && (held || staging || !o.Background || !w.chainedReady(o, n)) {
 			if held {
 				w.held.Store(true)
 			}
@@ -364,6 +366,9 @@ func (w *Worker) collect(row string, cells []Cell, soonest *time.Time) (task, bo
 // background reports whether every note of t is for a background
 // observer.
 func (w *Worker) background(t task) bool {
+	if w.staging() {
+		return false // staged observers all run as foreground ones
+	}
 	for _, n := range t.notes {
 		if !w.obs[n.col].Background {
 			return false
@@ -408,8 +413,10 @@ func (w *Worker) waiting(row, col string, now time.Time) bool {
 	return ok && now.Before(f.notBefore)
 }
 
-// countPending counts the notifications for this worker's observers.
-func (w *Worker) countPending(ctx context.Context) (int, error) {
+// countPending counts the notifications for this worker's observers,
+// and returns how many are for those of stages up to upTo
+// (WorkerOptions.Stages; len(Stages): all of them).
+func (w *Worker) countPending(ctx context.Context, upTo int) (int, error) {
 	counts := make(map[string]int64)
 	err := w.db.st.ReadRows(ctx, "", "", func(_ string, cells []Cell) bool {
 		seen := ""
@@ -427,7 +434,9 @@ func (w *Worker) countPending(ctx context.Context) (int, error) {
 	total := 0
 	for col, o := range w.obs {
 		o.s.pending.Store(counts[col])
-		total += int(counts[col])
+		if o.stage <= upTo {
+			total += int(counts[col])
+		}
 	}
 	return total, nil
 }

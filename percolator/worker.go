@@ -125,6 +125,19 @@ type WorkerOptions struct {
 	// does not wait for a pass: the worker is told its row at once.
 	// Defaults 100ms and 5s.
 	IdleMin, IdleMax time.Duration
+	// Stages, if set, drains the table's notifications stage by stage,
+	// each a list of observer names: until no notification of a stage's
+	// observers (and those of the stages before it) is left, none runs,
+	// and no run is in flight, the observers of later stages do not run;
+	// then the next stage starts. Observers named in no stage run after
+	// the last. While staging, background observers run as foreground
+	// ones (they keep their Delay, not their yielding to a backlog).
+	// Once the last stage is drained the worker runs every observer as
+	// usual. A first bulk load drained in the order of the chain runs
+	// each observer about once a row: a page's election after its
+	// PageRank converged, its export after its election and its anchors,
+	// not again for each of them as they come.
+	Stages [][]string
 	// Metrics, if set, is told of the worker by NewWorker, so that it can
 	// export the worker's counters (Stats, Inflight). Package
 	// percolator/promstats implements it for Prometheus.
@@ -226,6 +239,10 @@ type Worker struct {
 	paced     map[cellKey]*paceGap // rows whose paced observer ran lately (Observer.Pace)
 	pacePrune int                  // len(paced) at which expired gaps are dropped
 
+	// stage is the stage of WorkerOptions.Stages being drained;
+	// len(Stages) once all are (or with none).
+	stage atomic.Int32
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -234,6 +251,7 @@ type Worker struct {
 type observerState struct {
 	Observer
 	order int // the observer's place in NewWorker's arguments
+	stage int // the first WorkerOptions.Stages naming it; len(Stages) if none
 	ack   string
 	weak  bool
 	s     statCounters
@@ -309,7 +327,19 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		if o.Background {
 			db.quiet.Store(o.Column, true)
 		}
-		w.obs[o.Column] = &observerState{Observer: o, order: i, ack: ackColumn(o.Name), weak: db.weak[o.Column]}
+		w.obs[o.Column] = &observerState{Observer: o, order: i, ack: ackColumn(o.Name), weak: db.weak[o.Column], stage: len(opt.Stages)}
+	}
+	for i := len(opt.Stages) - 1; i >= 0; i-- {
+		for _, name := range opt.Stages[i] {
+			if !names[name] {
+				return nil, fmt.Errorf("%w: stage %d names %q, which is not an observer of the worker", ErrInvalid, i, name)
+			}
+			for _, o := range w.obs {
+				if o.Name == name {
+					o.stage = i
+				}
+			}
+		}
 	}
 	if db.ex == nil && len(w.obs) > 0 {
 		w.part = newPartition(db, w.obs)
@@ -337,6 +367,10 @@ func (w *Worker) Start() {
 	for range w.opt.Scanners {
 		w.wg.Add(1)
 		go w.scan(false)
+	}
+	if w.staging() {
+		w.wg.Add(1)
+		go w.stager()
 	}
 	w.db.follow(w.hints)
 	w.wg.Add(1)
@@ -640,6 +674,12 @@ func (w *Worker) failed(ctx context.Context, o *observerState, row string, n not
 // notification meanwhile (Apache Fluo's `fluo wait` rule). Notifications
 // waiting for a retry count as work.
 func (w *Worker) WaitIdle(ctx context.Context) error {
+	return w.waitQuiet(ctx, len(w.opt.Stages))
+}
+
+// waitQuiet is WaitIdle for the observers of stages up to upTo
+// (len(Stages): all of them).
+func (w *Worker) waitQuiet(ctx context.Context, upTo int) error {
 	quiet := 0 // consecutive polls with nothing running and no new notification
 	last := w.db.epoch.Load()
 	// A full check reads every notification of the table; while checks
@@ -654,7 +694,7 @@ func (w *Worker) WaitIdle(ctx context.Context) error {
 			quiet++
 		}
 		if quiet >= 2 && !time.Now().Before(next) {
-			n, err := w.countPending(ctx)
+			n, err := w.countPending(ctx, upTo)
 			if err != nil {
 				return err
 			}
@@ -684,3 +724,37 @@ const (
 	idleCheckMin = 40 * time.Millisecond
 	idleCheckMax = time.Second
 )
+
+// staging reports whether the worker still drains WorkerOptions.Stages.
+func (w *Worker) staging() bool { return int(w.stage.Load()) < len(w.opt.Stages) }
+
+// Staging reports whether the worker still drains WorkerOptions.Stages:
+// some observers wait for the stages before theirs.
+func (w *Worker) Staging() bool { return w.staging() }
+
+// stager moves the worker from stage to stage as each is drained.
+func (w *Worker) stager() {
+	defer w.wg.Done()
+	for w.staging() {
+		cur := int(w.stage.Load())
+		began := time.Now()
+		if err := w.waitQuiet(w.ctx, cur); err != nil {
+			if w.ctx.Err() == nil {
+				w.opt.Logger.Warn("stage not drained", "stage", w.opt.Stages[cur], "err", err)
+			}
+			return
+		}
+		w.stage.Add(1)
+		w.opt.Logger.Info("stage drained", "stage", w.opt.Stages[cur], "took", time.Since(began).Round(time.Millisecond))
+		// The next stage's notifications were written before it began,
+		// so no hint brings them, and the scanners, which found nothing
+		// at the end of the stage, may sleep for IdleMax: a pass now
+		// hands them out.
+		if !w.staging() {
+			return
+		}
+		if _, _, _, err := w.pass(w.ctx, w.starts.pick(), false); err != nil {
+			return
+		}
+	}
+}

@@ -27,21 +27,24 @@ import (
 const (
 	modeCrawl  = "crawl"  // the crawler alone
 	modeEngine = "engine" // crawler, chain and feeder: the one process
-	modeBulk   = "bulk"   // the crawler alone, then chain and feeder on its table
+	modeBulk   = "bulk"   // the crawler alone, then chain and feeder on its table, in stages
+	// modeBulkFlat is bulk with the whole chain at once (no
+	// engine.Config.Stages), for comparison.
+	modeBulkFlat = "bulk-flat"
 )
 
 // indexes tells whether a mode runs the chain and the feeder.
-func indexes(mode string) bool { return mode == modeEngine || mode == modeBulk }
+func indexes(mode string) bool { return mode == modeEngine || mode == modeBulk || mode == modeBulkFlat }
 
 func parseModes(s string) ([]string, error) {
 	var out []string
 	for m := range strings.SplitSeq(s, ",") {
 		switch m = strings.TrimSpace(m); m {
-		case modeCrawl, modeEngine, modeBulk:
+		case modeCrawl, modeEngine, modeBulk, modeBulkFlat:
 			out = append(out, m)
 		case "":
 		default:
-			return nil, fmt.Errorf("unknown mode %q (crawl, engine, bulk)", m)
+			return nil, fmt.Errorf("unknown mode %q (crawl, engine, bulk, bulk-flat)", m)
 		}
 	}
 	if len(out) == 0 {

@@ -71,12 +71,12 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch *mode {
 	case modeCrawl:
 		r, err = crawlOnly(ctx, *data, copt)
-	case modeEngine, modeBulk:
+	case modeEngine, modeBulk, modeBulkFlat:
 		var ws []string
 		if *words != "" {
 			ws = strings.Split(*words, ",")
 		}
-		r, err = oneProcess(ctx, *data, copt, *mode == modeBulk, *verify, *searches, *clients, ws)
+		r, err = oneProcess(ctx, *data, copt, *mode, *verify, *searches, *clients, ws)
 	default:
 		err = fmt.Errorf("unknown mode %q", *mode)
 	}
@@ -121,14 +121,19 @@ var (
 	progressOut   io.Writer
 )
 
-// oneProcess runs the engine as cmd/search does with seeds (and -bulk if
-// bulk), until idle.
-func oneProcess(ctx context.Context, dir string, copt crawl.Options, bulk, verify bool, searches, clients int, words []string) (Result, error) {
+// oneProcess runs the engine as cmd/search does with seeds (and -bulk in
+// the bulk modes; without its stages in bulk-flat), until idle.
+func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string, verify bool, searches, clients int, words []string) (Result, error) {
+	bulk := mode == modeBulk || mode == modeBulkFlat
+	var stages [][]string
+	if mode == modeBulk {
+		stages = observers.BulkStages()
+	}
 	var writes, batches, lastContent, crawled atomic.Int64
 	began := time.Now()
 	copt.CaughtUp = func() { crawled.Store(int64(time.Since(began))) }
 	e, err := engine.Open(ctx, engine.Config{
-		Dir: dir, Crawl: &copt, Observers: observers.Chain(), Scanners: 2, Workers: 16, CacheBytes: tableCache, CrawlAhead: crawlAhead, Bulk: bulk,
+		Dir: dir, Crawl: &copt, Observers: observers.Chain(), Scanners: 2, Workers: 16, CacheBytes: tableCache, CrawlAhead: crawlAhead, Bulk: bulk, Stages: stages,
 		OnApply: func(as []serving.Applied) {
 			writes.Add(int64(len(as)))
 			batches.Add(1)
@@ -151,10 +156,6 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, bulk, verif
 	waited := e.WaitIdle(ctx)
 	stop()
 	took := time.Since(began)
-	mode := modeEngine
-	if bulk {
-		mode = modeBulk
-	}
 	r := Result{Mode: mode, Seconds: took.Seconds(), CrawlSeconds: time.Duration(crawled.Load()).Seconds(), Pages: e.Crawler.Stats().Fetched,
 		BleveWrites: writes.Load(), BleveBatches: batches.Load(), ContentSeconds: time.Duration(lastContent.Load()).Seconds(), ObserverRuns: make(map[string]int64), ObserverEmpty: make(map[string]int64)}
 	for _, o := range e.Worker.Stats() {

@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		seeds    = fs.String("seeds", "", "comma-separated seed `paths` under the corpus (default: index.html, else every */index.html) or on the fixture (default: its root)")
 		parallel = fs.Int("parallel", 8, "concurrent requests to the corpus's host")
 		runs     = fs.Int("runs", 1, "runs of each mode, alternated (crawl, engine, crawl, engine, ...)")
-		modes    = fs.String("modes", "crawl,engine", "comma-separated modes to run: crawl, engine, bulk (the crawler alone, then the chain and the feeder on its table)")
+		modes    = fs.String("modes", "crawl,engine", "comma-separated modes to run: crawl, engine, bulk (the crawler alone, then the chain and the feeder on its table, stage by stage), bulk-flat (bulk with the whole chain at once)")
 		verify   = fs.Bool("verify", false, "check the engine's table against a batch recomputation once idle (not timed)")
 		keep     = fs.String("keep", "", "keep the engine's table in this `directory` (must not exist) instead of a temporary one")
 		profile  = fs.String("cpuprofile", "", "write a CPU profile of every run to this `directory` (MODE-RUN.pprof)")
