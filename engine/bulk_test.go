@@ -156,7 +156,7 @@ func TestBulkIndexesAfterTheCrawl(t *testing.T) {
 // closes the engine.
 func runBulk(t *testing.T, ctx context.Context, copt crawl.Options, bulk bool) (e *Engine, stop func()) {
 	t.Helper()
-	e, err := Open(ctx, Config{Dir: t.TempDir(), Crawl: &copt, Observers: observers.Chain(), Bulk: bulk, Stages: observers.BulkStages()})
+	e, err := Open(ctx, Config{Dir: t.TempDir(), Crawl: &copt, Observers: observers.Chain(), Bulk: bulk, Stages: observers.BulkStages})
 	if err != nil {
 		t.Fatal(err)
 	}

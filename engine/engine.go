@@ -90,14 +90,14 @@ type Config struct {
 	// until the crawl is over; the recrawls after it are indexed as
 	// usual. CrawlAhead does not hold the first crawl.
 	Bulk bool
-	// Stages, with Bulk, drains the first crawl's pages through the
-	// observers stage by stage (percolator.WorkerOptions.Stages; cmd/search
-	// gives observers.BulkStages): each observer of the chain runs once
+	// Stages, with Bulk, returns the stages in which the first crawl's
+	// pages are drained through the observers (percolator.WorkerOptions.
+	// Stages; cmd/search gives observers.BulkStages): each observer runs once
 	// the stages before its own have nothing left, so a page is elected
 	// once its PageRank has converged and exported once with all its
 	// anchors, instead of again as each arrives. The crawler hands out no
 	// page meanwhile (its recrawls wait for the drain).
-	Stages [][]string
+	Stages func(*percolator.DB) []percolator.Stage
 	// NoFeeder leaves the export queue alone (nothing becomes searchable).
 	NoFeeder bool
 	// IndexName names the serving index (serving.FeederOptions.Name): on
@@ -235,8 +235,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		m := promstats.NewMetrics()
 		e.Metrics.MustRegister(m)
 		wopt := percolator.WorkerOptions{Scanners: cfg.Scanners, Workers: cfg.Workers, Metrics: m, Logger: cfg.Logger}
-		if cfg.Bulk && cfg.Crawl != nil {
-			wopt.Stages = cfg.Stages
+		if cfg.Bulk && cfg.Crawl != nil && cfg.Stages != nil {
+			wopt.Stages = cfg.Stages(e.DB)
 		}
 		e.Worker, err = percolator.NewWorker(e.DB, wopt, cfg.Observers...)
 		if err != nil {

@@ -1,6 +1,8 @@
 package observers
 
 import (
+	"context"
+
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 )
@@ -11,7 +13,7 @@ func Chain() []percolator.Observer {
 	// rank:dirty → !rank/KEY block solve → rank:value; and in the
 	// background, rank:outside (what the block gets from other blocks
 	// changed) → the same.
-	ranks := rank.Observers(rank.Options{OutsideDelay: BackgroundDelay, OutsideMaxDelay: BackgroundMaxDelay})
+	ranks := rank.Observers(rankOptions)
 	return []percolator.Observer{
 		Parse(),          // fetch:body → page:*
 		Links(),          // page:links → in:SRC on targets
@@ -30,18 +32,25 @@ func Chain() []percolator.Observer {
 }
 
 // BulkStages are the stages in which a first bulk crawl drains the chain
-// (percolator.WorkerOptions.Stages, engine.Config.Stages): the pages
-// parsed, their links published and their clusters joined; then
-// PageRank solved until it settles; then the elections; then the
-// exports. Each stage's observers notify only their own stage's and
-// later ones, so with every page in the table a page is elected once its
-// PageRank is final and exported once with all its anchors, not again
-// as each of them arrives.
-func BulkStages() [][]string {
-	return [][]string{
-		{"parse", "links", "links-more", "cluster"},
-		{"rank", "rank-outside"},
-		{"elect", "elect-rank"},
-		{"export", "export-rank", "export-links"},
+// over db (percolator.WorkerOptions.Stages, engine.Config.Stages): the
+// pages parsed, their links published and their clusters joined; then
+// PageRank, seeded with the fixed point of the whole graph (rank.Seed)
+// so that each block solves once; then the elections; then the exports.
+// Each stage's observers notify only their own stage's and later ones,
+// so with every page in the table a page is elected once its PageRank is
+// final and exported once with all its anchors, not again as each of
+// them arrives.
+func BulkStages(db *percolator.DB) []percolator.Stage {
+	return []percolator.Stage{
+		{Observers: []string{"parse", "links", "links-more", "cluster"}},
+		{Observers: []string{"rank", "rank-outside"}, Before: func(ctx context.Context) error {
+			_, err := rank.Seed(ctx, db, rankOptions)
+			return err
+		}},
+		{Observers: []string{"elect", "elect-rank"}},
+		{Observers: []string{"export", "export-rank", "export-links"}},
 	}
 }
+
+// rankOptions are the chain's rank options.
+var rankOptions = rank.Options{OutsideDelay: BackgroundDelay, OutsideMaxDelay: BackgroundMaxDelay}

@@ -388,8 +388,8 @@ func TestClusterChangeConflictsWithRankRun(t *testing.T) {
 // Every observer of the chain is in exactly one of BulkStages.
 func TestBulkStagesCoverTheChain(t *testing.T) {
 	stage := make(map[string]int)
-	for i, names := range observers.BulkStages() {
-		for _, n := range names {
+	for i, st := range observers.BulkStages(nil) {
+		for _, n := range st.Observers {
 			if _, dup := stage[n]; dup {
 				t.Errorf("%s is in two stages", n)
 			}

@@ -19,6 +19,8 @@ type staged struct {
 	mu   sync.Mutex
 	runs map[string]int
 	seen [][2]int // (P's marks, Q's marks) as each run of S saw them
+	// (P's marks, Q's runs) when the Before of Q's stage ran
+	before [][2]int
 }
 
 func (s *staged) observers() []percolator.Observer {
@@ -77,7 +79,28 @@ func (s *staged) ran(name string) int {
 	return s.runs[name]
 }
 
-var stages = [][]string{{"P"}, {"Q"}, {"S"}}
+// stages are P's, Q's and S's; before Q's, P's marks are counted.
+func (s *staged) stages(db *percolator.DB) []percolator.Stage {
+	return []percolator.Stage{
+		{Observers: []string{"P"}},
+		{Observers: []string{"Q"}, Before: func(ctx context.Context) error {
+			return db.View(ctx, func(tx *percolator.Tx) error {
+				n := 0
+				err := tx.Scan(ctx, "", "", "pdone", func(_, c string, _ []byte) bool {
+					if c == "pdone" {
+						n++
+					}
+					return true
+				})
+				s.mu.Lock()
+				s.before = append(s.before, [2]int{n, s.runs["Q"]})
+				s.mu.Unlock()
+				return err
+			})
+		}},
+		{Observers: []string{"S"}},
+	}
+}
 
 // A staged worker runs no observer before the stages before its own are
 // drained, whatever is notified when it starts, and also when a worker is
@@ -104,7 +127,7 @@ func TestStagesDrainInOrder(t *testing.T) {
 
 	// A first worker stopped mid-way through the first stage.
 	var first staged
-	w1, err := percolator.NewWorker(db, percolator.WorkerOptions{Stages: stages, Workers: 2}, first.observers()...)
+	w1, err := percolator.NewWorker(db, percolator.WorkerOptions{Stages: first.stages(db), Workers: 2}, first.observers()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +141,7 @@ func TestStagesDrainInOrder(t *testing.T) {
 	}
 
 	var s staged
-	w := startWorker(t, db, percolator.WorkerOptions{Stages: stages}, s.observers()...)
+	w := startWorker(t, db, percolator.WorkerOptions{Stages: s.stages(db)}, s.observers()...)
 	if !w.Staging() {
 		t.Fatal("a worker with stages does not say it is staging")
 	}
@@ -133,6 +156,9 @@ func TestStagesDrainInOrder(t *testing.T) {
 	}
 	if got := s.seen[0]; got != [2]int{rows, rows + early} {
 		t.Errorf("S saw %d rows marked by P and %d by Q, want %d and %d", got[0], got[1], rows, rows+early)
+	}
+	if len(s.before) != 1 || s.before[0] != [2]int{rows, 0} {
+		t.Errorf("Q's stage's Before saw (P's marks, Q's runs) %v, want once %v", s.before, [2]int{rows, 0})
 	}
 
 	// Drained: no more stages.
@@ -149,7 +175,7 @@ func TestStagesDrainInOrder(t *testing.T) {
 func TestStagesUnknownObserver(t *testing.T) {
 	db := openDB(t, percolator.Options{Weak: []string{"p", "q", "s"}})
 	var s staged
-	_, err := percolator.NewWorker(db, percolator.WorkerOptions{Stages: [][]string{{"P"}, {"X"}}}, s.observers()...)
+	_, err := percolator.NewWorker(db, percolator.WorkerOptions{Stages: []percolator.Stage{{Observers: []string{"P"}}, {Observers: []string{"X"}}}}, s.observers()...)
 	if !errors.Is(err, percolator.ErrInvalid) {
 		t.Fatalf("NewWorker with a stage naming X: %v, want ErrInvalid", err)
 	}

@@ -125,19 +125,18 @@ type WorkerOptions struct {
 	// does not wait for a pass: the worker is told its row at once.
 	// Defaults 100ms and 5s.
 	IdleMin, IdleMax time.Duration
-	// Stages, if set, drains the table's notifications stage by stage,
-	// each a list of observer names: until no notification of a stage's
-	// observers (and those of the stages before it) is left, none runs,
-	// and no run is in flight, the observers of later stages do not run;
-	// then the next stage starts. Observers named in no stage run after
-	// the last. While staging, background observers run as foreground
-	// ones (they keep their Delay, not their yielding to a backlog).
-	// Once the last stage is drained the worker runs every observer as
-	// usual. A first bulk load drained in the order of the chain runs
-	// each observer about once a row: a page's election after its
-	// PageRank converged, its export after its election and its anchors,
-	// not again for each of them as they come.
-	Stages [][]string
+	// Stages, if set, drains the table's notifications stage by stage:
+	// until no notification of a stage's observers (and those of the
+	// stages before it) is left and no run is in flight, the observers
+	// of later stages do not run; then the next stage starts. Observers
+	// named in no stage run after the last. While staging, background
+	// observers run as foreground ones (they keep their Delay, not their
+	// yielding to a backlog). Once the last stage is drained the worker
+	// runs every observer as usual. A first bulk load drained in the
+	// order of the chain runs each observer about once a row: a page's
+	// election after its PageRank converged, its export after its
+	// election and its anchors, not again for each of them as they come.
+	Stages []Stage
 	// Metrics, if set, is told of the worker by NewWorker, so that it can
 	// export the worker's counters (Stats, Inflight). Package
 	// percolator/promstats implements it for Prometheus.
@@ -239,8 +238,9 @@ type Worker struct {
 	paced     map[cellKey]*paceGap // rows whose paced observer ran lately (Observer.Pace)
 	pacePrune int                  // len(paced) at which expired gaps are dropped
 
-	// stage is the stage of WorkerOptions.Stages being drained;
-	// len(Stages) once all are (or with none).
+	// stage is the last stage of WorkerOptions.Stages whose observers
+	// run (-1: none yet, while the first stage's Before runs);
+	// len(Stages) once all are drained (or with none).
 	stage atomic.Int32
 
 	ctx    context.Context
@@ -330,7 +330,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		w.obs[o.Column] = &observerState{Observer: o, order: i, ack: ackColumn(o.Name), weak: db.weak[o.Column], stage: len(opt.Stages)}
 	}
 	for i := len(opt.Stages) - 1; i >= 0; i-- {
-		for _, name := range opt.Stages[i] {
+		for _, name := range opt.Stages[i].Observers {
 			if !names[name] {
 				return nil, fmt.Errorf("%w: stage %d names %q, which is not an observer of the worker", ErrInvalid, i, name)
 			}
@@ -343,6 +343,9 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 	}
 	if db.ex == nil && len(w.obs) > 0 {
 		w.part = newPartition(db, w.obs)
+	}
+	if len(opt.Stages) > 0 && opt.Stages[0].Before != nil {
+		w.stage.Store(-1)
 	}
 	if opt.Metrics != nil {
 		opt.Metrics.Watch(w)
@@ -451,6 +454,17 @@ func (w *Worker) runTasks(ch chan task) {
 			w.inflight.Add(-1)
 		}
 	}
+}
+
+// Stage is one stage of WorkerOptions.Stages.
+type Stage struct {
+	// Observers names the stage's observers.
+	Observers []string
+	// Before, if set, runs once the stages before are drained, before
+	// the stage's observers run (on the worker's stager goroutine). It
+	// may only save the observers work, as a batch computation of what
+	// they would converge to: an error is logged and the stage goes on.
+	Before func(ctx context.Context) error
 }
 
 // noteBacklog is told how many foreground tasks a dispatcher still has to
@@ -732,29 +746,41 @@ func (w *Worker) staging() bool { return int(w.stage.Load()) < len(w.opt.Stages)
 // some observers wait for the stages before theirs.
 func (w *Worker) Staging() bool { return w.staging() }
 
-// stager moves the worker from stage to stage as each is drained.
+// stager moves the worker from stage to stage as each is drained,
+// running each stage's Before first.
 func (w *Worker) stager() {
 	defer w.wg.Done()
-	for w.staging() {
-		cur := int(w.stage.Load())
+	for cur := range w.opt.Stages {
+		st := w.opt.Stages[cur]
+		if int(w.stage.Load()) < cur {
+			if st.Before != nil {
+				began := time.Now()
+				if err := st.Before(w.ctx); err != nil {
+					if w.ctx.Err() != nil {
+						return
+					}
+					w.opt.Logger.Warn("stage's Before failed; the stage goes on", "stage", st.Observers, "err", err)
+				} else {
+					w.opt.Logger.Info("stage's Before done", "stage", st.Observers, "took", time.Since(began).Round(time.Millisecond))
+				}
+			}
+			w.stage.Store(int32(cur))
+			// The stage's notifications were written before it began,
+			// so no hint brings them, and the scanners, which found
+			// nothing at the end of the last stage, may sleep for
+			// IdleMax: a pass now hands them out.
+			if _, _, _, err := w.pass(w.ctx, w.starts.pick(), false); err != nil {
+				return
+			}
+		}
 		began := time.Now()
 		if err := w.waitQuiet(w.ctx, cur); err != nil {
 			if w.ctx.Err() == nil {
-				w.opt.Logger.Warn("stage not drained", "stage", w.opt.Stages[cur], "err", err)
+				w.opt.Logger.Warn("stage not drained", "stage", st.Observers, "err", err)
 			}
 			return
 		}
-		w.stage.Add(1)
-		w.opt.Logger.Info("stage drained", "stage", w.opt.Stages[cur], "took", time.Since(began).Round(time.Millisecond))
-		// The next stage's notifications were written before it began,
-		// so no hint brings them, and the scanners, which found nothing
-		// at the end of the stage, may sleep for IdleMax: a pass now
-		// hands them out.
-		if !w.staging() {
-			return
-		}
-		if _, _, _, err := w.pass(w.ctx, w.starts.pick(), false); err != nil {
-			return
-		}
+		w.opt.Logger.Info("stage drained", "stage", st.Observers, "took", time.Since(began).Round(time.Millisecond))
 	}
+	w.stage.Store(int32(len(w.opt.Stages)))
 }

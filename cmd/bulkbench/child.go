@@ -19,6 +19,7 @@ import (
 	"github.com/caffeine-go/caffeine/engine"
 	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/serving"
 )
 
@@ -125,9 +126,9 @@ var (
 // the bulk modes; without its stages in bulk-flat), until idle.
 func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string, verify bool, searches, clients int, words []string) (Result, error) {
 	bulk := mode == modeBulk || mode == modeBulkFlat
-	var stages [][]string
+	var stages func(*percolator.DB) []percolator.Stage
 	if mode == modeBulk {
-		stages = observers.BulkStages()
+		stages = observers.BulkStages
 	}
 	var writes, batches, lastContent, crawled atomic.Int64
 	began := time.Now()

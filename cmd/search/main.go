@@ -190,7 +190,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 
 	mem.Apply(ctx, *data)
-	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, CrawlAhead: *ahead, Bulk: *bulk, Stages: observers.BulkStages(), CacheBytes: mem.TableBytes(), IndexName: *name, Logger: log}
+	cfg := engine.Config{Dir: *data, Rebuild: *rebuild, Scanners: *scanners, Workers: *workers, CrawlAhead: *ahead, Bulk: *bulk, Stages: observers.BulkStages, CacheBytes: mem.TableBytes(), IndexName: *name, Logger: log}
 	if !*noChain {
 		cfg.Observers = observers.Chain()
 	}

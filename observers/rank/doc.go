@@ -90,7 +90,10 @@
 //
 // [Batch] recomputes the same model by power iteration over one snapshot,
 // [Values] reads the incremental values, and [Compare] lists where they
-// disagree.
+// disagree. [Seed] solves the whole graph of the block rows the same way
+// and writes each block's starting point from it (its values, what it
+// sends other blocks), so that in a bulk load each block solves once
+// instead of round after round as the flows between blocks settle.
 //
 // # Caveats
 //
