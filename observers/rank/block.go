@@ -69,13 +69,9 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 	if err != nil {
 		return err
 	}
-	oldValues, err := tx.Get(ctx, b, colValues)
+	oldValues, old, err := readValues(ctx, tx, key)
 	if err != nil {
 		return err
-	}
-	old, err := decodeValues(key, oldValues)
-	if err != nil {
-		return fmt.Errorf("rank: %q %q: %w", b, colValues, err)
 	}
 	oldSent, err := tx.Get(ctx, b, colSent)
 	if err != nil {
@@ -383,6 +379,20 @@ type value struct {
 	pub       float64 // the value in the page's row
 	published bool
 	hash      string // the cluster whose election was last told
+}
+
+// readValues reads block key's colValues, as stored and decoded.
+func readValues(ctx context.Context, tx *percolator.Tx, key string) ([]byte, map[string]value, error) {
+	b := BlockPrefix + key
+	raw, err := tx.Get(ctx, b, colValues)
+	if err != nil {
+		return nil, nil, err
+	}
+	old, err := decodeValues(key, raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rank: %q %q: %w", b, colValues, err)
+	}
+	return raw, old, nil
 }
 
 // encodeValues writes one line per node: row (short), x, the published

@@ -207,13 +207,9 @@ func scanGraph(ctx context.Context, tx *percolator.Tx, fn func(key, row string, 
 // other blocks and their list, and notifies the block (see Seed).
 func seedBlock(ctx context.Context, tx *percolator.Tx, key string, nodes []string, x map[string]float64, flows map[string]map[string]float64) error {
 	b := BlockPrefix + key
-	oldValues, err := tx.Get(ctx, b, colValues)
+	oldValues, old, err := readValues(ctx, tx, key)
 	if err != nil {
 		return err
-	}
-	old, err := decodeValues(key, oldValues)
-	if err != nil {
-		return fmt.Errorf("%q %q: %w", b, colValues, err)
 	}
 	values := make(map[string]value, len(nodes)+len(old))
 	maps.Copy(values, old) // pages no longer nodes: the next run deletes their values
