@@ -108,8 +108,8 @@ func TestBulkIndexesAfterTheCrawl(t *testing.T) {
 			if !e.Indexing() {
 				t.Fatal("idle, and still not indexing")
 			}
-			if st, err := e.Stats(ctx); err != nil || st.BulkCrawl {
-				t.Fatalf("Stats once idle: bulk_crawl still set (%v)", err)
+			if st, err := e.Stats(ctx); err != nil || st.BulkCrawl || st.BulkStage != "" {
+				t.Fatalf("Stats once idle: bulk_crawl or bulk_stage %q still set (%v)", st.BulkStage, err)
 			}
 			if e.crawlerDone() {
 				t.Fatal("the crawler stopped after its first crawl: recrawls would never run")

@@ -137,8 +137,9 @@ type Engine struct {
 	Feeder  *serving.Feeder
 	Metrics *prometheus.Registry
 
-	cfg   Config
-	store percolator.Store
+	cfg    Config
+	stages []percolator.Stage // the worker's, with Bulk
+	store  percolator.Store
 	log   *slog.Logger
 
 	crawlDone chan struct{} // closed when the crawler's Run returned
@@ -236,7 +237,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		e.Metrics.MustRegister(m)
 		wopt := percolator.WorkerOptions{Scanners: cfg.Scanners, Workers: cfg.Workers, Metrics: m, Logger: cfg.Logger}
 		if cfg.Bulk && cfg.Crawl != nil && cfg.Stages != nil {
-			wopt.Stages = cfg.Stages(e.DB)
+			e.stages = cfg.Stages(e.DB)
+			wopt.Stages = e.stages
 		}
 		e.Worker, err = percolator.NewWorker(e.DB, wopt, cfg.Observers...)
 		if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -211,7 +212,7 @@ func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
 		return nil, err
 	}
 	s := &serving.Stats{
-		Time: time.Now().UTC(), Crawling: e.Crawler != nil && !e.crawlerDone(), BulkCrawl: !e.Indexing(), Observers: []serving.ObserverCount{},
+		Time: time.Now().UTC(), Crawling: e.Crawler != nil && !e.crawlerDone(), BulkCrawl: !e.Indexing(), BulkStage: e.bulkStage(), Observers: []serving.ObserverCount{},
 		Pages: c.pages, Frontier: c.frontier, Due: c.due, ExportQueue: c.exportQueue, Indexed: c.indexed,
 		PendingNotifications: c.total, FailedNotifications: len(c.failed),
 	}
@@ -255,4 +256,18 @@ func (e *Engine) notifications(ctx context.Context) (noteCounts, error) {
 	}
 	c.took = time.Since(c.at)
 	return c, nil
+}
+
+// bulkStage says which stage of Config.Stages the worker drains, while
+// it does: "N/M: observer, observer".
+func (e *Engine) bulkStage() string {
+	w := e.Worker
+	if w == nil || !e.Indexing() || !w.Staging() || e.stages == nil {
+		return ""
+	}
+	i := w.Stage()
+	if i >= len(e.stages) {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d: %s", i+1, len(e.stages), strings.Join(e.stages[i].Observers, ", "))
 }

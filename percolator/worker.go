@@ -241,7 +241,8 @@ type Worker struct {
 	// stage is the last stage of WorkerOptions.Stages whose observers
 	// run (-1: none yet, while the first stage's Before runs);
 	// len(Stages) once all are drained (or with none).
-	stage atomic.Int32
+	stage   atomic.Int32
+	current atomic.Int32 // the stage the stager works on (Stage)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -746,12 +747,17 @@ func (w *Worker) staging() bool { return int(w.stage.Load()) < len(w.opt.Stages)
 // some observers wait for the stages before theirs.
 func (w *Worker) Staging() bool { return w.staging() }
 
+// Stage returns the index of the stage of WorkerOptions.Stages being
+// drained (its Before may be running); len(Stages) once all are.
+func (w *Worker) Stage() int { return int(w.current.Load()) }
+
 // stager moves the worker from stage to stage as each is drained,
 // running each stage's Before first.
 func (w *Worker) stager() {
 	defer w.wg.Done()
 	for cur := range w.opt.Stages {
 		st := w.opt.Stages[cur]
+		w.current.Store(int32(cur))
 		if int(w.stage.Load()) < cur {
 			if st.Before != nil {
 				began := time.Now()
@@ -770,17 +776,29 @@ func (w *Worker) stager() {
 			// nothing at the end of the last stage, may sleep for
 			// IdleMax: a pass now hands them out.
 			if _, _, _, err := w.pass(w.ctx, w.starts.pick(), false); err != nil {
-				return
+				if w.ctx.Err() != nil {
+					return
+				}
+				w.opt.Logger.Warn("stage's first pass failed; the scanners go on", "stage", st.Observers, "err", err)
 			}
 		}
 		began := time.Now()
-		if err := w.waitQuiet(w.ctx, cur); err != nil {
-			if w.ctx.Err() == nil {
-				w.opt.Logger.Warn("stage not drained", "stage", st.Observers, "err", err)
+		for {
+			err := w.waitQuiet(w.ctx, cur)
+			if err == nil {
+				break
 			}
-			return
+			if w.ctx.Err() != nil {
+				return
+			}
+			// A failed count must not hold the later stages for good.
+			w.opt.Logger.Warn("stage's notifications not counted; looking again", "stage", st.Observers, "err", err)
+			if sleep(w.ctx, time.Second) != nil {
+				return
+			}
 		}
 		w.opt.Logger.Info("stage drained", "stage", st.Observers, "took", time.Since(began).Round(time.Millisecond))
 	}
 	w.stage.Store(int32(len(w.opt.Stages)))
+	w.current.Store(int32(len(w.opt.Stages)))
 }

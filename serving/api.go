@@ -164,7 +164,11 @@ type Stats struct {
 	Crawling             bool `json:"crawling"`     // a crawler runs in this process
 	// BulkCrawl: this process crawls before it indexes (search -bulk) and
 	// its first crawl goes on; its chain and feeder start once it is over.
-	BulkCrawl bool            `json:"bulk_crawl,omitempty"`
+	BulkCrawl bool `json:"bulk_crawl,omitempty"`
+	// BulkStage: the first crawl is over and its pages go through the
+	// chain in stages (percolator.WorkerOptions.Stages); this is the
+	// stage being drained, "N/M: observer, observer".
+	BulkStage string          `json:"bulk_stage,omitempty"`
 	Observers []ObserverCount `json:"observers"`
 	Latency   Latency         `json:"latency"` // crawl→searchable over the recent window
 	Time      time.Time       `json:"time"`

@@ -129,3 +129,16 @@ func TestStatusPageBulkCrawl(t *testing.T) {
 		t.Errorf("stats %v, want bulk_crawl true", m)
 	}
 }
+
+// TestStatusPageBulkStage: once a bulk crawl is over, the page says which
+// stage of its indexing runs.
+func TestStatusPageBulkStage(t *testing.T) {
+	f := canned()
+	f.stats.BulkStage = "2/4: rank, <rank-outside>"
+	s, _ := newTestServer(t, f, Options{})
+	_, body := get(t, s, "/status")
+	wantContains(t, "status", body, `<span class="badge busy">bulk indexing</span> stage 2/4: rank, &lt;rank-outside&gt;`)
+	if m := getJSON(t, s, "/api/stats", http.StatusOK); m["bulk_stage"] != "2/4: rank, <rank-outside>" {
+		t.Errorf("stats %v, want bulk_stage", m["bulk_stage"])
+	}
+}

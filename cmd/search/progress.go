@@ -49,6 +49,9 @@ func progress(ctx context.Context, e *engine.Engine, w *termline.Writer, log *sl
 		if s.BulkCrawl {
 			feed += "  bulk: indexing once the crawl is over"
 		}
+		if s.BulkStage != "" {
+			feed += "  bulk: indexing stage " + s.BulkStage
+		}
 		w.Status(fmt.Sprintf("%d pages  %.1f/s  %d searchable  %d pending  %d to index  p50 %s%s",
 			s.Pages, rate, s.Indexed, s.PendingNotifications, s.ExportQueue, seconds(s.Latency.P50), feed))
 		if s.Idle && !wasIdle {
