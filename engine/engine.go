@@ -140,7 +140,7 @@ type Engine struct {
 	cfg    Config
 	stages []percolator.Stage // the worker's, with Bulk
 	store  percolator.Store
-	log   *slog.Logger
+	log    *slog.Logger
 
 	crawlDone chan struct{} // closed when the crawler's Run returned
 	// indexing is closed when the worker and the feeder may start: at
