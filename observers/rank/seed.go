@@ -22,7 +22,8 @@ import (
 // its pages give each other block (colInflow cells in their rows), the
 // list of those blocks (colSent, with the blocks of the cells it had
 // before, so that a run deletes those it no longer gives to), and a
-// notification of the block (webtable.RankDirty).
+// notification (webtable.RankDirty) of the block and of those it gives
+// to.
 //
 // Each block's next run then solves in a sweep or two, sends nothing
 // (what it computes is what Seed wrote, within Options.Epsilon), and
@@ -236,6 +237,11 @@ func seedBlock(ctx context.Context, tx *percolator.Tx, key string, nodes []strin
 	}
 	for _, ob := range targets {
 		if err := tx.Set(ob, colInflow+key, encodeFlows(ob[len(BlockPrefix):], flows[ob])); err != nil {
+			return err
+		}
+		// A run of ob that read the cell before this commit runs again
+		// (in a bulk load's stage none runs before Seed is done).
+		if err := tx.Notify(ob, webtable.RankDirty); err != nil {
 			return err
 		}
 	}
