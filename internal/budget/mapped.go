@@ -62,6 +62,9 @@ type trimmer struct {
 	// trims and paged count the trims made and the bytes they paged out
 	// (their mappings' resident bytes before).
 	trims, paged int64
+	// read returns the process's file-backed and anonymous resident
+	// bytes: rss; tests replace it.
+	read func() (file, anon int64)
 }
 
 // limit is what the mapped files under t.dirs may hold while the
@@ -71,7 +74,7 @@ func (t *trimmer) limit(anon int64) int64 {
 }
 
 func newTrimmer(budget int64, dirs []string) *trimmer {
-	t := &trimmer{budget: budget}
+	t := &trimmer{budget: budget, read: rss}
 	for _, d := range dirs {
 		if abs, err := filepath.Abs(d); d != "" && err == nil {
 			t.dirs = append(t.dirs, abs)
@@ -114,7 +117,7 @@ func (t *trimmer) run(ctx context.Context) {
 
 // tick trims when the mapped files hold more than their limit now.
 func (t *trimmer) tick() error {
-	file, anon := rss()
+	file, anon := t.read()
 	limit := t.limit(anon)
 	if file <= limit+t.other {
 		return nil
