@@ -30,16 +30,6 @@ func (s *staged) observers() []percolator.Observer {
 		s.runs[name]++
 		s.mu.Unlock()
 	}
-	count := func(ctx context.Context, tx *percolator.Tx, col string) (int, error) {
-		n := 0
-		err := tx.Scan(ctx, "", "", col, func(_, c string, _ []byte) bool {
-			if c == col {
-				n++
-			}
-			return true
-		})
-		return n, err
-	}
 	return []percolator.Observer{
 		{Name: "P", Column: "p", Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 			ran("P")
@@ -57,11 +47,11 @@ func (s *staged) observers() []percolator.Observer {
 		}},
 		{Name: "S", Column: "s", Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 			ran("S")
-			p, err := count(ctx, tx, "pdone")
+			p, err := marks(ctx, tx, "pdone")
 			if err != nil {
 				return err
 			}
-			q, err := count(ctx, tx, "qdone")
+			q, err := marks(ctx, tx, "qdone")
 			if err != nil {
 				return err
 			}
@@ -71,6 +61,18 @@ func (s *staged) observers() []percolator.Observer {
 			return nil
 		}},
 	}
+}
+
+// marks counts the rows with a cell col.
+func marks(ctx context.Context, tx *percolator.Tx, col string) (int, error) {
+	n := 0
+	err := tx.Scan(ctx, "", "", col, func(_, c string, _ []byte) bool {
+		if c == col {
+			n++
+		}
+		return true
+	})
+	return n, err
 }
 
 func (s *staged) ran(name string) int {
@@ -85,13 +87,7 @@ func (s *staged) stages(db *percolator.DB) []percolator.Stage {
 		{Observers: []string{"P"}},
 		{Observers: []string{"Q"}, Before: func(ctx context.Context) error {
 			return db.View(ctx, func(tx *percolator.Tx) error {
-				n := 0
-				err := tx.Scan(ctx, "", "", "pdone", func(_, c string, _ []byte) bool {
-					if c == "pdone" {
-						n++
-					}
-					return true
-				})
+				n, err := marks(ctx, tx, "pdone")
 				s.mu.Lock()
 				s.before = append(s.before, [2]int{n, s.runs["Q"]})
 				s.mu.Unlock()

@@ -7,10 +7,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
+	"golang.org/x/sync/errgroup"
 )
 
 // Seed starts every block's next run from the fixed point of the whole
@@ -43,6 +44,7 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 	type standing struct{ state, alias string }
 	stand := make(map[string]standing)
 	var rows []string // ok pages
+	var out [][]int   // their edges, by index in rows
 	err := db.View(ctx, func(tx *percolator.Tx) error {
 		err := scanGraph(ctx, tx, func(key, r string, v []byte) {
 			g := decodeStanding(key, v)
@@ -54,24 +56,18 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 		if err != nil {
 			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("rank: seed: %w", err)
-	}
-	slices.Sort(rows)
-	index := make(map[string]int, len(rows))
-	for i, r := range rows {
-		index[r] = i
-	}
-	look := func(r string) (string, string, error) {
-		s := stand[r]
-		return s.state, s.alias, nil
-	}
-	out := make([][]int, len(rows))
-	err = db.View(ctx, func(tx *percolator.Tx) error {
+		slices.Sort(rows)
+		index := make(map[string]int, len(rows))
+		for i, r := range rows {
+			index[r] = i
+		}
+		look := func(r string) (string, string, error) {
+			s := stand[r]
+			return s.state, s.alias, nil
+		}
+		out = make([][]int, len(rows))
 		var bad error
-		err := scanGraph(ctx, tx, func(key, r string, v []byte) {
+		err = scanGraph(ctx, tx, func(key, r string, v []byte) {
 			i, ok := index[r]
 			if !ok || bad != nil {
 				return
@@ -140,52 +136,24 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 	// A transaction a block: the cells it writes are its own (its values
 	// and sent list, its inflow column in other rows), so these never
 	// conflict with each other.
-	keys := slices.Sorted(maps.Keys(blocks))
-	work := make(chan string)
-	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range work {
-				b := blocks[k]
-				if err := db.Update(ctx, func(tx *percolator.Tx) error {
-					return seedBlock(ctx, tx, k, b.nodes, b.x, b.flows)
-				}); err != nil {
-					select {
-					case errs <- fmt.Errorf("rank: seed %q: %w", k, err):
-					default:
-					}
-				}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	var n atomic.Int64
+	for _, k := range slices.Sorted(maps.Keys(blocks)) {
+		b := blocks[k]
+		g.Go(func() error {
+			err := db.Update(gctx, func(tx *percolator.Tx) error {
+				return seedBlock(gctx, tx, k, b.nodes, b.x, b.flows)
+			})
+			if err != nil {
+				return fmt.Errorf("rank: seed %q: %w", k, err)
 			}
-		}()
+			n.Add(1)
+			return nil
+		})
 	}
-	n := 0
-feed:
-	for _, k := range keys {
-		select {
-		case work <- k:
-			n++
-		case err = <-errs:
-			break feed
-		case <-ctx.Done():
-			err = ctx.Err()
-			break feed
-		}
-	}
-	close(work)
-	wg.Wait()
-	if err == nil {
-		select {
-		case err = <-errs:
-		default:
-		}
-	}
-	if err != nil {
-		return n, err
-	}
-	return n, nil
+	err = g.Wait()
+	return int(n.Load()), err
 }
 
 // scanGraph calls fn for every graph cell of every block row that is
