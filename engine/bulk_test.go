@@ -13,6 +13,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/serving"
 )
 
@@ -194,5 +195,77 @@ func TestBulkIndexesWhenTheCrawlStops(t *testing.T) {
 	}
 	if n, err := e.Index.Count(); err != nil || n != 3 {
 		t.Fatalf("%d documents searchable once idle (%v), want the 3 fetched", n, err)
+	}
+}
+
+// A Bulk engine runs no GC pass while its first load goes on: during
+// the crawl (a fetch held) and during the stages (the PageRank stage's
+// Before held), and runs them as usual once the stages are drained. The
+// control is the passes after the drain.
+func TestBulkHoldsGCUntilStaged(t *testing.T) {
+	const pages = 4
+	site := newHeldSite(t, pages)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	inRank, holdRank := make(chan struct{}), make(chan struct{})
+	stages := func(db *percolator.DB) []percolator.Stage {
+		st := observers.BulkStages(db)
+		before := st[1].Before
+		st[1].Before = func(ctx context.Context) error {
+			close(inRank)
+			select {
+			case <-holdRank:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return before(ctx)
+		}
+		return st
+	}
+	copt := crawl.Options{Seeds: []string{site.seed}, AllowPrivate: true, Delay: -1, Parallel: 4}
+	e, err := Open(ctx, Config{Dir: t.TempDir(), Crawl: &copt, Observers: observers.Chain(), Bulk: true, Stages: stages, GCInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(runCtx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+		e.Close()
+	}()
+	defer close(holdRank) // before the stop: a Before held would hold Run
+	defer site.release()
+	held := func(what string, wait <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			t.Fatalf("%s: never reached", what)
+		}
+		time.Sleep(200 * time.Millisecond) // 40 intervals
+		if n := e.gcPasses.Load(); n != 0 {
+			t.Fatalf("%s: %d GC passes, want none", what, n)
+		}
+	}
+	held("the crawl", site.held)
+	site.release()
+	held("the PageRank stage", inRank)
+	if !e.Worker.Staging() {
+		t.Fatal("the PageRank stage's Before runs, and the worker does not stage")
+	}
+	holdRank <- struct{}{}
+	if err := e.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for e.gcPasses.Load() == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("no GC pass once the stages were drained")
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }

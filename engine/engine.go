@@ -163,6 +163,7 @@ type Engine struct {
 		applied, loaded int64
 	}
 	workerRuns atomic.Int64 // the worker's runs at the last quiet look (workerStill)
+	gcPasses   atomic.Int64 // GC passes begun (gcLoop)
 	samples    []serving.Sample
 	history    history // the samples' file; used by Open, then by the sampler only
 	lastSamp   struct {
@@ -395,7 +396,8 @@ func (e *Engine) every(ctx context.Context, d time.Duration, fn func(context.Con
 const gcIdle = 9
 
 // gcLoop collects old versions every GCInterval, or gcIdle times the last
-// pass's duration when that is longer.
+// pass's duration when that is longer. It holds back while a Bulk
+// engine's first load goes on (bulkLoading).
 func (e *Engine) gcLoop(ctx context.Context) {
 	wait := e.cfg.GCInterval
 	for {
@@ -406,6 +408,11 @@ func (e *Engine) gcLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		if e.bulkLoading() {
+			wait = e.cfg.GCInterval
+			continue
+		}
+		e.gcPasses.Add(1)
 		began := time.Now()
 		s, err := e.DB.GC(ctx)
 		took := time.Since(began)
@@ -416,6 +423,16 @@ func (e *Engine) gcLoop(ctx context.Context) {
 		}
 		wait = max(e.cfg.GCInterval, gcIdle*took)
 	}
+}
+
+// bulkLoading reports whether a Bulk engine's first load goes on: its
+// crawl, then the worker's stages. GC waits for its end. A pass reads
+// every row and flattens the table (percolator.Compactor), and what it
+// would collect meanwhile is little: each stage writes a page's columns
+// about once. At a million pages, GC and the compactions it feeds took
+// two fifths of the CPU of the elections' stage.
+func (e *Engine) bulkLoading() bool {
+	return !e.Indexing() || e.Worker != nil && e.Worker.Staging()
 }
 
 // openStore sets e.store: the Badger table in Dir, or Config.Store once

@@ -135,6 +135,7 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string
 	copt.CaughtUp = func() { crawled.Store(int64(time.Since(began))) }
 	e, err := engine.Open(ctx, engine.Config{
 		Dir: dir, Crawl: &copt, Observers: observers.Chain(), Scanners: 2, Workers: 16, CacheBytes: tableCache, CrawlAhead: crawlAhead, Bulk: bulk, Stages: stages,
+		Logger: progressLog(began, progressEvery, progressOut),
 		OnApply: func(as []serving.Applied) {
 			writes.Add(int64(len(as)))
 			batches.Add(1)

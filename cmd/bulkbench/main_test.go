@@ -252,6 +252,28 @@ func TestMaxPagesProgress(t *testing.T) {
 	}
 }
 
+// With -progress, the bulk path's course (the crawl's end, each stage's
+// seed and drain) is printed with the seconds since the start, between
+// the progress lines (none here: their interval is longer than the run).
+func TestProgressPrintsStages(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"-fixture", "200", "-modes", "bulk", "-progress", "1h"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	for _, re := range []string{
+		`bulkbench: +\d+ s  bulk crawl over: indexing fetched=\d+\n`,
+		`bulkbench: +\d+ s  stage drained stage=\[parse links links-more cluster\] took=`,
+		`bulkbench: +\d+ s  stage's Before done stage=\[rank rank-outside\] took=`,
+		`bulkbench: +\d+ s  stage drained stage=\[elect elect-rank\] took=`,
+	} {
+		if !regexp.MustCompile(re).Match(errb.Bytes()) {
+			t.Errorf("no line matching %s in\n%s", re, errb.String())
+		}
+	}
+}
+
 // Interrupted, the engine's child stops as cmd/search does on ^C and still
 // writes its CPU profile.
 func TestInterruptWritesProfile(t *testing.T) {

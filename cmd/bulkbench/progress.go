@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caffeine-go/caffeine/engine"
@@ -58,3 +61,56 @@ func progressLine(e *engine.Engine, elapsed time.Duration) string {
 	}
 	return b.String()
 }
+
+// progressLog returns a logger for the engine that prints its records
+// about the first load's course (the crawl's end, each stage's Before
+// and drain, failures) to w between the progress lines, stamped with
+// the seconds since began; nil without progress lines.
+func progressLog(began time.Time, interval time.Duration, w io.Writer) *slog.Logger {
+	if interval <= 0 || w == nil {
+		return nil
+	}
+	return slog.New(&courseHandler{began: began, w: w, mu: new(sync.Mutex)})
+}
+
+// courseHandler is progressLog's handler: warnings and errors, and the
+// Info records whose messages courseMessages name.
+type courseHandler struct {
+	began time.Time
+	w     io.Writer
+	attrs []slog.Attr
+	mu    *sync.Mutex
+}
+
+var courseMessages = []string{"stage", "bulk crawl", "crawl done"}
+
+func (h *courseHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (h *courseHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn && !slices.ContainsFunc(courseMessages, func(m string) bool { return strings.HasPrefix(r.Message, m) }) {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "bulkbench: %4.0f s  %s", time.Since(h.began).Seconds(), r.Message)
+	attr := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	}
+	for _, a := range h.attrs {
+		attr(a)
+	}
+	r.Attrs(attr)
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *courseHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(slices.Clip(h.attrs), as...)
+	return &c
+}
+
+func (h *courseHandler) WithGroup(string) slog.Handler { return h }
