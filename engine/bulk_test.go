@@ -203,42 +203,9 @@ func TestBulkIndexesWhenTheCrawlStops(t *testing.T) {
 // Before held), and runs them as usual once the stages are drained. The
 // control is the passes after the drain.
 func TestBulkHoldsGCUntilStaged(t *testing.T) {
-	const pages = 4
-	site := newHeldSite(t, pages)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	inRank, holdRank := make(chan struct{}), make(chan struct{})
-	stages := func(db *percolator.DB) []percolator.Stage {
-		st := observers.BulkStages(db)
-		before := st[1].Before
-		st[1].Before = func(ctx context.Context) error {
-			close(inRank)
-			select {
-			case <-holdRank:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			return before(ctx)
-		}
-		return st
-	}
-	copt := crawl.Options{Seeds: []string{site.seed}, AllowPrivate: true, Delay: -1, Parallel: 4}
-	e, err := Open(ctx, Config{Dir: t.TempDir(), Crawl: &copt, Observers: observers.Chain(), Bulk: true, Stages: stages, GCInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- e.Run(runCtx) }()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Run = %v", err)
-		}
-		e.Close()
-	}()
-	defer close(holdRank) // before the stop: a Before held would hold Run
-	defer site.release()
+	e, site, inRank, releaseRank := runHeldStages(t, ctx, 4, 5*time.Millisecond)
 	held := func(what string, wait <-chan struct{}) {
 		t.Helper()
 		select {
@@ -257,7 +224,7 @@ func TestBulkHoldsGCUntilStaged(t *testing.T) {
 	if !e.Worker.Staging() {
 		t.Fatal("the PageRank stage's Before runs, and the worker does not stage")
 	}
-	holdRank <- struct{}{}
+	releaseRank()
 	if err := e.WaitIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -268,4 +235,97 @@ func TestBulkHoldsGCUntilStaged(t *testing.T) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// While a Bulk engine stages, its counts read the pages once (the
+// crawler hands out none meanwhile) and reuse that count, exact, however
+// the table changes and whatever it took; once the stages are drained
+// they read them again.
+func TestStagedCountsReadPagesOnce(t *testing.T) {
+	const pages = 4
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	e, site, inRank, releaseRank := runHeldStages(t, ctx, pages, 0)
+	site.release()
+	select {
+	case <-inRank:
+	case <-ctx.Done():
+		t.Fatal("the PageRank stage never began")
+	}
+	counts := func() pageCounts {
+		t.Helper()
+		e.computeMu.Lock()
+		defer e.computeMu.Unlock()
+		e.pagesDirty = true // as a commit of the worker's would
+		c, err := e.counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc := c.pageCounts
+		c.pageCounts.took = 0 // no reuse for the time the scan took
+		return pc
+	}
+	c1 := counts()
+	c2 := counts()
+	if c1.pages != pages || c2.pages != pages || !c2.staged {
+		t.Fatalf("staged counts: %d then %d pages (staged %v), want %d", c1.pages, c2.pages, c2.staged, pages)
+	}
+	if !c2.at.Equal(c1.at) {
+		t.Errorf("the pages were read again during a stage (at %v, then %v)", c1.at, c2.at)
+	}
+	releaseRank()
+	if err := e.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for e.Worker.Staging() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if c3 := counts(); c3.pages != pages || !c3.at.After(c2.at) || c3.staged {
+		t.Errorf("once drained: %d pages read at %v (staged %v; before: at %v), want %d read afresh", c3.pages, c3.at, c3.staged, c2.at, pages)
+	}
+}
+
+// runHeldStages runs a Bulk engine crawling a heldSite of n pages (its
+// last page's fetch held until site.release) through observers.BulkStages
+// with the PageRank stage's Before held: inRank is closed when it begins
+// and releaseRank lets it go on. gc is Config.GCInterval (0: default).
+// The run is stopped and the engine closed at the test's cleanup.
+func runHeldStages(t *testing.T, ctx context.Context, n int, gc time.Duration) (e *Engine, site *heldSite, inRank <-chan struct{}, releaseRank func()) {
+	t.Helper()
+	site = newHeldSite(t, n)
+	began, hold := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	releaseRank = func() { once.Do(func() { close(hold) }) }
+	stages := func(db *percolator.DB) []percolator.Stage {
+		st := observers.BulkStages(db)
+		before := st[1].Before
+		st[1].Before = func(ctx context.Context) error {
+			close(began)
+			select {
+			case <-hold:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return before(ctx)
+		}
+		return st
+	}
+	copt := crawl.Options{Seeds: []string{site.seed}, AllowPrivate: true, Delay: -1, Parallel: 4}
+	e, err := Open(ctx, Config{Dir: t.TempDir(), Crawl: &copt, Observers: observers.Chain(), Bulk: true, Stages: stages, GCInterval: gc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Run(runCtx) }()
+	t.Cleanup(func() {
+		site.release() // a fetch or a Before held would hold Run
+		releaseRank()
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+		e.Close()
+	})
+	return e, site, began, releaseRank
 }

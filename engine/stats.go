@@ -91,6 +91,8 @@ type pageCounts struct {
 	// date, or the notification counts are reused (Stats is not Idle on
 	// it).
 	stale bool
+	// staged: the scan began while the worker staged (pagesStill).
+	staged bool
 }
 
 // statsMaxReuse bounds how long table counts are reused while nothing
@@ -160,19 +162,33 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	// Once the rest looks quiet, the page counts are made afresh, so that
 	// Idle need not wait out their reuse.
 	quiet := c.total <= len(c.failed) && c.exportQueue == 0 && e.crawlerQuiet() && !busy
-	if last != nil && !quiet && now.Sub(last.pageCounts.at) < pagesIdle*last.pageCounts.took {
+	still := e.pagesStill()
+	switch {
+	case last != nil && still && last.pageCounts.staged && (last.pageCounts.nextDue == 0 || now.UnixMilli() < last.pageCounts.nextDue):
+		c.pageCounts = last.pageCounts // exact: nothing changed them since
+	case last != nil && !quiet && now.Sub(last.pageCounts.at) < pagesIdle*last.pageCounts.took:
 		c.pageCounts = last.pageCounts
 		c.stale = true
-	} else {
+	default:
 		e.pagesDirty = false
 		if c.pageCounts, err = e.countPages(ctx); err != nil {
 			return nil, err
 		}
+		c.pageCounts.staged = still
 	}
 	// Reused notification counts may be out of date too.
 	c.stale = c.stale || notesReused
 	e.lastCounts = c
 	return c, nil
+}
+
+// pagesStill reports whether the pages and the frontier rows stay as
+// they are: while the worker stages a Bulk engine's first crawl, the
+// crawler hands out no page and nothing else writes them. Their count
+// (a scan of every page: three minutes of CPU at a million pages) is
+// then made once, and again only when a frontier row comes due.
+func (e *Engine) pagesStill() bool {
+	return e.Indexing() && e.Worker != nil && e.Worker.Staging() && e.stages != nil
 }
 
 // countPages counts the pages and the frontier rows, due and not.
