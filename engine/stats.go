@@ -165,7 +165,7 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	still := e.pagesStill()
 	switch {
 	case last != nil && still && last.pageCounts.staged && (last.pageCounts.nextDue == 0 || now.UnixMilli() < last.pageCounts.nextDue):
-		c.pageCounts = last.pageCounts // exact: nothing changed them since
+		c.pageCounts = last.pageCounts // the pages as they are
 	case last != nil && !quiet && now.Sub(last.pageCounts.at) < pagesIdle*last.pageCounts.took:
 		c.pageCounts = last.pageCounts
 		c.stale = true
@@ -182,11 +182,12 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	return c, nil
 }
 
-// pagesStill reports whether the pages and the frontier rows stay as
-// they are: while the worker stages a Bulk engine's first crawl, the
-// crawler hands out no page and nothing else writes them. Their count
-// (a scan of every page: three minutes of CPU at a million pages) is
-// then made once, and again only when a frontier row comes due.
+// pagesStill reports whether the pages stay as they are: while the
+// worker stages a Bulk engine's first crawl, the crawler hands out no
+// page. Their count (a scan of every page: three minutes of CPU at a
+// million pages) is then made once, and again only when a frontier row
+// comes due; a recrawl request applied meanwhile (crawl.Options.
+// RecrawlDir) moves due rows the count shows once the stages are over.
 func (e *Engine) pagesStill() bool {
 	return e.Indexing() && e.Worker != nil && e.Worker.Staging() && e.stages != nil
 }
