@@ -278,11 +278,10 @@ func (e *Engine) notifications(ctx context.Context) (noteCounts, error) {
 // bulkStage says which stage of Config.Stages the worker drains, while
 // it does: "N/M: observer, observer".
 func (e *Engine) bulkStage() string {
-	w := e.Worker
-	if w == nil || !e.Indexing() || !w.Staging() || e.stages == nil {
+	if !e.pagesStill() {
 		return ""
 	}
-	i := w.Stage()
+	i := e.Worker.Stage()
 	if i >= len(e.stages) {
 		return ""
 	}
