@@ -200,12 +200,14 @@ func TestBulkIndexesWhenTheCrawlStops(t *testing.T) {
 
 // A Bulk engine runs no GC pass while its first load goes on: during
 // the crawl (a fetch held) and during the stages (the PageRank stage's
-// Before held), and runs them as usual once the stages are drained. The
-// control is the passes after the drain.
+// Before held), but moves the safe point meanwhile; it runs them as
+// usual once the stages are drained. The control is the passes after the
+// drain.
 func TestBulkHoldsGCUntilStaged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	e, site, inRank, releaseRank := runHeldStages(t, ctx, 4, 5*time.Millisecond)
+	var safe uint64
 	held := func(what string, wait <-chan struct{}) {
 		t.Helper()
 		select {
@@ -217,6 +219,11 @@ func TestBulkHoldsGCUntilStaged(t *testing.T) {
 		if n := e.gcPasses.Load(); n != 0 {
 			t.Fatalf("%s: %d GC passes, want none", what, n)
 		}
+		// The safe point follows the clock (less GCGrace) meanwhile.
+		if s := e.DB.SafePoint(); s <= safe {
+			t.Fatalf("%s: the safe point stays at %d (was %d)", what, s, safe)
+		}
+		safe = e.DB.SafePoint()
 	}
 	held("the crawl", site.held)
 	site.release()

@@ -71,11 +71,7 @@ type GCStats struct {
 // concurrently with transactions; run one GC at a time.
 func (db *DB) GC(ctx context.Context) (GCStats, error) {
 	began := time.Now()
-	advance := db.advanceSafePoint
-	if db.ex == nil {
-		advance = db.advanceSharedSafePoint
-	}
-	safe, err := advance(ctx)
+	safe, err := db.moveSafePoint(ctx)
 	if errors.Is(err, errGCBusy) {
 		return GCStats{SafePoint: db.safe.Load(), Busy: true}, nil
 	}
@@ -151,6 +147,40 @@ func (db *DB) GC(ctx context.Context) (GCStats, error) {
 	}
 	st.Duration = time.Since(began)
 	return st, nil
+}
+
+// AdvanceSafePoint moves the safe point up as a GC pass does, and hands
+// it to the store if it is a Discarder, but makes no pass: it reads no
+// row but the locks and forces no compaction. So what the store's own
+// deletions hide below it (notifications answered, locks released, the
+// rows a GC pass deleted before) goes as the store compacts anyway, while
+// the old versions that transactions leave (overwritten and deleted
+// cells) stay until a GC pass. It suits a bulk load, where a pass would
+// read every row and rewrite the table to collect little. It returns the
+// safe point; when another process holds the GC lease it returns the
+// current one and leaves it.
+func (db *DB) AdvanceSafePoint(ctx context.Context) (uint64, error) {
+	safe, err := db.moveSafePoint(ctx)
+	if errors.Is(err, errGCBusy) {
+		return db.safe.Load(), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if d, ok := db.st.(Discarder); ok && safe > 0 {
+		d.Discard(safe)
+	}
+	return safe, nil
+}
+
+// moveSafePoint advances the safe point: this DB's own on an
+// ExclusiveStore, the shared one otherwise (errGCBusy when another
+// process moves it).
+func (db *DB) moveSafePoint(ctx context.Context) (uint64, error) {
+	if db.ex == nil {
+		return db.advanceSharedSafePoint(ctx)
+	}
+	return db.advanceSafePoint(ctx)
 }
 
 // oldestLock returns the smallest start timestamp of a lock in the

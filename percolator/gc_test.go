@@ -7,12 +7,32 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 )
 
 // GC never changes what a read at or above the safe point sees; reads below
-// it fail with ErrTooOld instead of returning collected data.
+// it fail with ErrTooOld instead of returning collected data. Nor does
+// AdvanceSafePoint, GC without the pass.
 func TestGCKeepsSnapshots(t *testing.T) {
+	t.Run("gc", func(t *testing.T) {
+		st := testKeepsSnapshots(t, func(db *percolator.DB) (percolator.GCStats, error) { return db.GC(bg) })
+		if st.Cells == 0 {
+			t.Fatal("GC collected nothing")
+		}
+	})
+	t.Run("advance", func(t *testing.T) {
+		testKeepsSnapshots(t, func(db *percolator.DB) (percolator.GCStats, error) {
+			safe, err := db.AdvanceSafePoint(bg)
+			return percolator.GCStats{SafePoint: safe}, err
+		})
+	})
+}
+
+// testKeepsSnapshots checks that collect (a GC pass, or less) changes no
+// read at or above the safe point it returns. It returns what two calls
+// of collect did (the columns of both, the second's safe point).
+func testKeepsSnapshots(t *testing.T, collect func(*percolator.DB) (percolator.GCStats, error)) percolator.GCStats {
 	db := openDB(t, percolator.Options{GCGrace: time.Nanosecond, InlineMax: 4})
 	type snap struct {
 		ts   uint64
@@ -59,11 +79,11 @@ func TestGCKeepsSnapshots(t *testing.T) {
 
 	// Two passes: on a shared store a pass moves the safe point only up
 	// to the candidate of the pass before it.
-	first, err := db.GC(bg)
+	first, err := collect(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := db.GC(bg)
+	st, err := collect(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +91,8 @@ func TestGCKeepsSnapshots(t *testing.T) {
 	if st.SafePoint > old.StartTs() {
 		t.Fatalf("safe point %d passed a running transaction at %d", st.SafePoint, old.StartTs())
 	}
-	if st.Cells == 0 {
-		t.Fatal("GC collected nothing")
+	if st.SafePoint <= snaps[0].ts {
+		t.Fatalf("safe point %d did not pass the first write's snapshot at %d", st.SafePoint, snaps[0].ts)
 	}
 	for r := range 5 {
 		row := fmt.Sprintf("r%d", r)
@@ -112,6 +132,37 @@ func TestGCKeepsSnapshots(t *testing.T) {
 		t.Fatal("no snapshot above the safe point was checked")
 	}
 	t.Logf("safe point %d: %d snapshots unchanged, %d refused, %d columns collected", st.SafePoint, checked, refused, st.Cells)
+	return st
+}
+
+// discardSpy is a Badger store that records the last Discard.
+type discardSpy struct {
+	*badger.Store
+	got uint64
+}
+
+func (s *discardSpy) Discard(safeTs uint64) {
+	s.got = safeTs
+	s.Store.Discard(safeTs)
+}
+
+// AdvanceSafePoint hands the safe point it moves to to a Discarder store.
+func TestAdvanceSafePointDiscards(t *testing.T) {
+	st := &discardSpy{Store: openStore(t, t.TempDir())}
+	db := percolatortest.OpenOn(t, st, percolator.Options{GCGrace: time.Nanosecond})
+	set(t, db, "r", "c", "one")
+	set(t, db, "r", "c", "two")
+	time.Sleep(3 * time.Millisecond) // timestamps are wall-clock ms: let the writes age
+	safe, err := db.AdvanceSafePoint(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if safe == 0 || st.got != safe || db.SafePoint() != safe {
+		t.Fatalf("AdvanceSafePoint = %d; the store was told %d, the DB's safe point is %d", safe, st.got, db.SafePoint())
+	}
+	if v, _ := get(t, db, "r", "c"); v != "two" {
+		t.Fatalf("r:c = %q after AdvanceSafePoint, want two", v)
+	}
 }
 
 // Rewriting one row forever does not grow the repository without bound.

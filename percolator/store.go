@@ -91,6 +91,18 @@ type Compactor interface {
 	Compact(ctx context.Context, safeTs uint64) error
 }
 
+// Discarder is implemented by stores whose own background compactions
+// can drop what deletions hide once told which timestamps no reader will
+// ask for again: lazily, as the store compacts anyway, where Compactor
+// rewrites everything at once.
+type Discarder interface {
+	// Discard tells the store that no read with a filter bound Max() below
+	// safeTs will happen again, as Compact does, and returns at once. It
+	// does not change the result of any read whose filters all have
+	// Max() ≥ safeTs.
+	Discard(safeTs uint64)
+}
+
 // Family declares a column family.
 type Family struct {
 	Name string

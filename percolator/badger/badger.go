@@ -274,7 +274,8 @@ type Store struct {
 	atGate sync.RWMutex
 
 	compactMu sync.Mutex // serializes Compact
-	discardTs uint64     // guarded by compactMu
+	discardMu sync.Mutex
+	discardTs uint64 // guarded by discardMu
 
 	blobMin int64         // the size from which values are blobs; 0: none
 	blobSeq atomic.Uint64 // the last blob id taken

@@ -354,6 +354,41 @@ func TestCompactDropsDeleted(t *testing.T) {
 	check(t, "d:e Latest", read(t, s, row, latest("d", "e")), "d:e@5=")
 }
 
+// TestDiscardLetsCompactionsDrop checks that Discard alone lets Badger's
+// own compactions drop what deletions hide below its timestamp (and
+// that without it they keep it), that it never moves down, and that it
+// leaves what is deleted above it.
+func TestDiscardLetsCompactionsDrop(t *testing.T) {
+	s := open(t, t.TempDir(), badger.Options{})
+	const row = "r"
+	mutate(t, s, row, set("d", "a", 10, "a10"), set("d", "b", 30, "b30"), set("d", "c", 10, "c10"))
+	mutate(t, s, row, del("d", "a", 10), del("d", "b", 30))
+	key := func(col string) []byte { return badger.CellKey("", row, "d", col) }
+	compactions := func() {
+		t.Helper()
+		if err := s.Compactions(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compactions()
+	if got := raw(t, s, key("a")); got == "[]" {
+		t.Fatal("d:a dropped before any Discard")
+	}
+	s.Discard(15)
+	s.Discard(5) // no lower
+	// A write within the table's keys, for the next compaction to merge
+	// that table again, as a load's writes keep doing.
+	mutate(t, s, row, set("d", "a2", 40, "a40"))
+	compactions()
+	if got := raw(t, s, key("a")); got != "[]" {
+		t.Errorf("d:a, deleted at 10, after Discard(15) and compactions: %s, want []", got)
+	}
+	if got := raw(t, s, key("b")); got == "[]" {
+		t.Error("d:b, deleted at 30, dropped after Discard(15)")
+	}
+	check(t, "row", read(t, s, row, all("d")), "d:a2@40=a40 d:c@10=c10")
+}
+
 // TestSparse checks that the in-memory copy of sparse families follows
 // writes, survives reopening and follows a change of the Sparse flag.
 func TestSparse(t *testing.T) {

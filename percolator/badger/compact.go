@@ -31,12 +31,7 @@ func (s *Store) Compact(ctx context.Context, safeTs uint64) error {
 	}
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
-	// A Bigtable timestamp t is version t+1, so versions at or below safeTs
-	// are the timestamps below safeTs.
-	if safeTs > s.discardTs {
-		s.discardTs = safeTs
-		s.db.SetDiscardTs(safeTs)
-	}
+	s.Discard(safeTs)
 	if err := s.flushMemtables(); err != nil {
 		return err
 	}
@@ -59,6 +54,20 @@ func (s *Store) Compact(ctx context.Context, safeTs uint64) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// Discard implements percolator.Discarder: Badger's compactions drop,
+// from then on, the tombstones at or below safeTs and the versions they
+// hide (see Layout and Deletions in the package doc).
+func (s *Store) Discard(safeTs uint64) {
+	s.discardMu.Lock()
+	defer s.discardMu.Unlock()
+	// A Bigtable timestamp t is version t+1, so versions at or below safeTs
+	// are the timestamps below safeTs.
+	if safeTs > s.discardTs {
+		s.discardTs = safeTs
+		s.db.SetDiscardTs(safeTs)
+	}
 }
 
 // flushMemtables writes the memtables to level 0 and compacts it.

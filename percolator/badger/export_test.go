@@ -181,3 +181,12 @@ func (s *Store) Blobs() int {
 	}
 	return n
 }
+
+// Compactions runs the compactions of Compact but leaves the discard
+// timestamp as it is: as Badger's own compactions would, in time.
+func (s *Store) Compactions() error {
+	if err := s.flushMemtables(); err != nil {
+		return err
+	}
+	return s.db.Flatten(1)
+}
