@@ -214,3 +214,52 @@ func BenchmarkReadRowsUnderWrites(b *testing.B) {
 	<-writer
 	b.ReportMetric(float64(ts.Load())/b.Elapsed().Seconds(), "writes/s")
 }
+
+// BenchmarkScanAnsweredNotifications is a scanner's pass over the notify
+// group of a store where 20,000 notifications were set and answered
+// (deleted) and ten are pending, after the compactions that Badger runs
+// on its own: with the discard timestamp held below the deletions (GC
+// held back, as during a bulk load before DB.AdvanceSafePoint) and moved
+// above them (Discard). Held, the pass steps over every deletion.
+func BenchmarkScanAnsweredNotifications(b *testing.B) {
+	const n, pending = 20000, 10
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name    string
+		discard bool
+	}{{"held", false}, {"discarded", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := open(b, b.TempDir(), badger.Options{})
+			for op := range 2 {
+				var rms []percolator.RowMutation
+				for j := range n {
+					m := percolator.Mutation{Op: percolator.SetCell, Family: "n", Column: "c", Ts: uint64(j + 1)}
+					if op == 1 {
+						if j%(n/pending) == 0 {
+							continue
+						}
+						m = percolator.Mutation{Op: percolator.DeleteCell, Family: "n", Column: "c", Ts: uint64(j + 1)}
+					}
+					rms = append(rms, percolator.RowMutation{Row: fmt.Sprintf("page%06d", j), Mutations: []percolator.Mutation{m}})
+				}
+				if err := s.MutateRows(ctx, rms); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if bc.discard {
+				s.Discard(n + 1)
+			}
+			if err := s.Compactions(); err != nil {
+				b.Fatal(err)
+			}
+			f := percolator.Filter{Family: "n"}
+			for b.Loop() {
+				got := 0
+				err := s.ReadRows(ctx, "", "", func(string, []percolator.Cell) bool { got++; return true }, f)
+				if err != nil || got != pending {
+					b.Fatal(got, err)
+				}
+			}
+		})
+	}
+}
