@@ -62,6 +62,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	mem.Apply(ctx, *data)
 	tableCache = mem.TableBytes()
+	trimStats = mem.Trims
 	crawlAhead = *ahead
 	progressEvery, progressOut = *progress, stderr
 	copt := crawl.Options{Seeds: strings.Split(*seeds, ","), AllowPrivate: true, Delay: -1, Parallel: *parallel, MaxPages: *maxPages}
@@ -113,13 +114,15 @@ func crawlOnly(ctx context.Context, dir string, copt crawl.Options) (Result, err
 }
 
 // tableCache is the table's share of the -cache-mb budget, crawlAhead
-// the engine's -crawl-ahead, and progressEvery how often the engine's run
-// prints a progress line to progressOut (0: never).
+// the engine's -crawl-ahead, progressEvery how often the engine's run
+// prints a progress line to progressOut (0: never), and trimStats what
+// the budget's trimmer has done (for those lines).
 var (
 	tableCache    int64
 	crawlAhead    int
 	progressEvery time.Duration
 	progressOut   io.Writer
+	trimStats     = func() budget.TrimStats { return budget.TrimStats{} }
 )
 
 // oneProcess runs the engine as cmd/search does with seeds (and -bulk in

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/caffeine-go/caffeine/internal/budget"
 )
 
 // TestMain runs a mode when the benchmark starts this test binary as its
@@ -247,8 +249,20 @@ func TestMaxPagesProgress(t *testing.T) {
 	if !regexp.MustCompile(`\| engine \| 60 \|`).Match(out.Bytes()) {
 		t.Errorf("the engine did not stop at 60 pages:\n%s", out.String())
 	}
-	if !regexp.MustCompile(`bulkbench: +\d+ s  fetched \d+ \(\d+/s\)  applied \d+  backlog \d+  pending \d+  rss \d+\+\d+ MB \(peak \d+\)  runs`).Match(errb.Bytes()) {
+	if !regexp.MustCompile(`bulkbench: +\d+ s  fetched \d+ \(\d+/s\)  applied \d+  backlog \d+  pending \d+  rss \d+\+\d+ MB \(peak \d+(; trims \d+: \d+ MB paged out, slowest \d+ ms, at most \d+ MB over)?\)  runs`).Match(errb.Bytes()) {
 		t.Errorf("no progress line in\n%s", errb.String())
+	}
+}
+
+// The progress line says what the trimmer did, once it has done
+// something.
+func TestTrimNote(t *testing.T) {
+	if got := trimNote(budget.TrimStats{}); got != "" {
+		t.Errorf("trimNote of no trims = %q, want none", got)
+	}
+	st := budget.TrimStats{Trims: 3, Paged: 1500 << 20, Slowest: 120 * time.Millisecond, Over: 700 << 20}
+	if got, want := trimNote(st), "; trims 3: 1500 MB paged out, slowest 120 ms, at most 700 MB over"; got != want {
+		t.Errorf("trimNote = %q, want %q", got, want)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/engine"
+	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/percolator"
 )
 
@@ -18,7 +19,8 @@ import (
 // function is called: the time since began, the pages fetched and the
 // Bleve documents written, the worker's backlog, the notifications
 // pending (as the worker's last pass over them saw), the resident set
-// (anonymous and file-backed) and its peak so far, and each observer's runs so far, busiest
+// (anonymous and file-backed) and its peak so far, what the budget's
+// trimmer paged out (trimNote), and each observer's runs so far, busiest
 // first. A long run (the million-page fixture) shows what limits it as it
 // goes, not only once idle. An interval of 0 prints nothing.
 func reportProgress(e *engine.Engine, began time.Time, interval time.Duration, w io.Writer) (stop func()) {
@@ -51,8 +53,8 @@ func progressLine(e *engine.Engine, elapsed time.Duration) string {
 	for _, o := range stats {
 		pending += o.Pending
 	}
-	fmt.Fprintf(&b, "bulkbench: %4.0f s  fetched %d (%.0f/s)  applied %d  backlog %d  pending %d  rss %.0f+%.0f MB (peak %.0f)  runs",
-		elapsed.Seconds(), fetched, float64(fetched)/elapsed.Seconds(), e.Feeder.Applied(), e.Worker.Backlog(), pending, anon, file, peakResident())
+	fmt.Fprintf(&b, "bulkbench: %4.0f s  fetched %d (%.0f/s)  applied %d  backlog %d  pending %d  rss %.0f+%.0f MB (peak %.0f%s)  runs",
+		elapsed.Seconds(), fetched, float64(fetched)/elapsed.Seconds(), e.Feeder.Applied(), e.Worker.Backlog(), pending, anon, file, peakResident(), trimNote(trimStats()))
 	slices.SortFunc(stats, func(a, b percolator.ObserverStats) int { return int(b.Runs - a.Runs) })
 	for _, o := range stats {
 		if o.Runs > 0 {
@@ -60,6 +62,16 @@ func progressLine(e *engine.Engine, elapsed time.Duration) string {
 		}
 	}
 	return b.String()
+}
+
+// trimNote says what the trimmer did so far: its trims, the megabytes
+// they paged out, the slowest, and the most the mapped files held over
+// their limit when it looked (how far a burst outran it); "" before any.
+func trimNote(st budget.TrimStats) string {
+	if st.Trims == 0 && st.Over == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; trims %d: %.0f MB paged out, slowest %.0f ms, at most %.0f MB over", st.Trims, float64(st.Paged)/(1<<20), float64(st.Slowest)/float64(time.Millisecond), float64(st.Over)/(1<<20))
 }
 
 // progressLog returns a logger for the engine that prints its records

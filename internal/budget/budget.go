@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,7 @@ const DefaultMB = 384
 // and no memory limit).
 type Budget struct {
 	MB int
+	t  atomic.Pointer[trimmer] // Apply's
 }
 
 // Flag registers -cache-mb on fs and returns the budget it sets.
@@ -40,6 +42,15 @@ func (b *Budget) TableBytes() int64 {
 		return 0
 	}
 	return int64(b.MB) << 20 / 4
+}
+
+// Trims returns what the trimmer that Apply started has done so far
+// (zero without one).
+func (b *Budget) Trims() TrimStats {
+	if t := b.t.Load(); t != nil {
+		return t.Stats()
+	}
+	return TrimStats{}
 }
 
 // Apply holds the process to the budget until ctx is done: it keeps the
@@ -62,7 +73,9 @@ func (b *Budget) Apply(ctx context.Context, dirs ...string) {
 		return
 	}
 	if canTrim && len(dirs) > 0 {
-		go newTrimmer(int64(b.MB)<<20, dirs).run(ctx)
+		t := newTrimmer(int64(b.MB)<<20, dirs)
+		b.t.Store(t)
+		go t.run(ctx)
 	}
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return

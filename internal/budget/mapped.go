@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -59,9 +60,11 @@ type trimmer struct {
 	// libraries) held at the last trim: a trim is due once RssFile
 	// passes limit + other.
 	other int64
-	// trims and paged count the trims made and the bytes they paged out
-	// (their mappings' resident bytes before).
-	trims, paged int64
+	// stats says what the trimmer did so far (Stats).
+	stats struct {
+		sync.Mutex
+		TrimStats
+	}
 	// read returns the process's file-backed and anonymous resident
 	// bytes: rss; tests replace it.
 	read func() (file, anon int64)
@@ -119,10 +122,41 @@ func (t *trimmer) run(ctx context.Context) {
 func (t *trimmer) tick() error {
 	file, anon := t.read()
 	limit := t.limit(anon)
-	if file <= limit+t.other {
+	over := file - limit - t.other
+	if over <= 0 {
 		return nil
 	}
-	return t.trim(limit)
+	began := time.Now()
+	paged, err := t.trim(limit)
+	took := time.Since(began)
+	t.stats.Lock()
+	defer t.stats.Unlock()
+	st := &t.stats.TrimStats
+	st.Over = max(st.Over, over)
+	if paged > 0 {
+		st.Trims++
+		st.Paged += paged
+		st.Slowest = max(st.Slowest, took)
+	}
+	return err
+}
+
+// TrimStats is what a trimmer has done so far.
+type TrimStats struct {
+	Trims   int64         // trims that paged something out
+	Paged   int64         // bytes they paged out (resident before)
+	Slowest time.Duration // the longest of them
+	// Over is the most that the mapped files held above their limit when
+	// a tick looked: what a burst of mapped pages (a compaction, a scan)
+	// brought in since the tick before.
+	Over int64
+}
+
+// Stats returns what t has done so far.
+func (t *trimmer) Stats() TrimStats {
+	t.stats.Lock()
+	defer t.stats.Unlock()
+	return t.stats.TrimStats
 }
 
 // trim pages out the mappings under t.dirs until those left hold at
@@ -130,12 +164,13 @@ func (t *trimmer) tick() error {
 // used since the last trim (old tables and segments), then those with
 // the most pages resident. It then clears the process's referenced bits
 // (/proc/self/clear_refs), so that the next trim sees what was used
-// since this one. It returns pageOut's error where the kernel refused
+// since this one. It returns the bytes paged out (the mappings'
+// resident bytes before), and pageOut's error where the kernel refused
 // one.
-func (t *trimmer) trim(limit int64) error {
+func (t *trimmer) trim(limit int64) (paged int64, err error) {
 	ms, other, err := t.mappings()
 	if err != nil {
-		return nil // no smaps to read: try again at the next tick
+		return 0, nil // no smaps to read: try again at the next tick
 	}
 	t.other = other
 	var held int64
@@ -144,7 +179,7 @@ func (t *trimmer) trim(limit int64) error {
 	}
 	target := limit / 4 * 3
 	if held <= target {
-		return nil
+		return 0, nil
 	}
 	slices.SortFunc(ms, func(a, b mapping) int {
 		if c := cmp.Compare(b.cold, a.cold); c != 0 {
@@ -152,19 +187,18 @@ func (t *trimmer) trim(limit int64) error {
 		}
 		return cmp.Compare(b.rss, a.rss)
 	})
-	t.trims++
 	defer clearReferenced()
 	for _, m := range ms {
 		if held <= target {
 			break
 		}
 		if err := pageOut(m.start, m.end); err != nil {
-			return err
+			return paged, err
 		}
 		held -= m.rss
-		t.paged += m.rss
+		paged += m.rss
 	}
-	return nil
+	return paged, nil
 }
 
 // mappings reads /proc/self/smaps: the file mappings under t.dirs with

@@ -109,7 +109,8 @@ func TestTrimPagesOutMappedFiles(t *testing.T) {
 	}
 
 	tr := newTrimmer(16*mb, []string{data})
-	if err := tr.trim(16 * mb); err != nil {
+	paged, err := tr.trim(16 * mb)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if r := resident(t, clean) + resident(t, dirty); r > 12*mb {
@@ -118,8 +119,8 @@ func TestTrimPagesOutMappedFiles(t *testing.T) {
 	if r := resident(t, other); r < 12*mb {
 		t.Errorf("%d MiB of the 16 MiB mapping outside the data directory resident after the trim: it was paged out", r/mb)
 	}
-	if tr.trims != 1 || tr.paged < 40*mb {
-		t.Errorf("trims %d, paged %d MiB; want 1 and at least 40", tr.trims, tr.paged/mb)
+	if paged < 40*mb {
+		t.Errorf("paged %d MiB; want at least 40", paged/mb)
 	}
 	if !bytes.Equal(clean, pattern(len(clean), 0)) {
 		t.Error("the clean mapping reads back other bytes after the trim")
@@ -145,14 +146,15 @@ func TestApplyTrimsMappedFiles(t *testing.T) {
 	const mb = 1 << 20
 	small := mapFile(t, data, "small.sst", 4*mb, false)
 	tr := newTrimmer(16*mb, []string{data})
-	if err := tr.trim(16 * mb); err != nil || tr.trims != 0 {
-		t.Fatalf("a trim under the limit: %d trims, err %v", tr.trims, err)
+	if paged, err := tr.trim(16 * mb); err != nil || paged != 0 {
+		t.Fatalf("a trim under the limit: %d bytes paged out, err %v", paged, err)
 	}
 	if r := resident(t, small); r < 3*mb {
 		t.Fatalf("a trim under the limit paged out the mapping (%d MiB left)", r/mb)
 	}
 
-	(&Budget{MB: 16}).Apply(t.Context(), data)
+	b := &Budget{MB: 16}
+	b.Apply(t.Context(), data)
 	big := mapFile(t, data, "big.sst", 64*mb, false)
 	deadline := time.Now().Add(10 * trimEvery)
 	for resident(t, big)+resident(t, small) > 16*mb {
@@ -163,6 +165,9 @@ func TestApplyTrimsMappedFiles(t *testing.T) {
 	}
 	if !bytes.Equal(big, pattern(len(big), 0)) {
 		t.Error("the mapping reads back other bytes after the trim")
+	}
+	if st := b.Trims(); st.Trims == 0 || st.Paged == 0 {
+		t.Errorf("Trims() = %+v after the trimmer paged out the mapping", st)
 	}
 }
 
@@ -179,7 +184,7 @@ func TestTrimColdFirst(t *testing.T) {
 		sink += hot[i]
 	}
 	tr := newTrimmer(64*mb, []string{data})
-	if err := tr.trim(64 * mb); err != nil {
+	if _, err := tr.trim(64 * mb); err != nil {
 		t.Fatal(err)
 	}
 	if r := resident(t, cold); r > mb {
@@ -207,8 +212,14 @@ func TestTrimLeavesTheAnonymousTheirShare(t *testing.T) {
 	if err := tr.tick(); err != nil {
 		t.Fatal(err)
 	}
-	if r := resident(t, m); tr.trims != 1 || r > 24*mb {
-		t.Errorf("%d trims, %d MiB of the mapping left, with 40 MiB of anonymous memory under a budget of 64; want 1 trim and 24 MiB at most", tr.trims, r/mb)
+	st := tr.Stats()
+	if r := resident(t, m); st.Trims != 1 || r > 24*mb {
+		t.Errorf("%d trims, %d MiB of the mapping left, with 40 MiB of anonymous memory under a budget of 64; want 1 trim and 24 MiB at most", st.Trims, r/mb)
+	}
+	// The tick saw the mapping's 64 MiB where 24 (64 less 40) were
+	// allowed, and paged out at least the 40 above.
+	if st.Over < 32*mb || st.Paged < 32*mb || st.Slowest <= 0 {
+		t.Errorf("stats after one trim: %+v; want about 40 MiB over, as many paged, a duration", st)
 	}
 	if got := tr.limit(tr.budget); got != tr.budget/4 {
 		t.Errorf("limit with the whole budget anonymous = %d, want a quarter of the budget, %d", got, tr.budget/4)
