@@ -280,6 +280,23 @@ func TestStagedCountsReadPagesOnce(t *testing.T) {
 	if !c2.at.Equal(c1.at) {
 		t.Errorf("the pages were read again during a stage (at %v, then %v)", c1.at, c2.at)
 	}
+	// A frontier row comes due (its time made past): the due rows alone
+	// are read again, and agree with a whole count.
+	e.computeMu.Lock()
+	e.lastCounts.pageCounts.nextDue = time.Now().UnixMilli() - 1
+	e.computeMu.Unlock()
+	c3 := counts()
+	full, err := e.countPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c3.at.Equal(c1.at) || c3.dueAt.IsZero() {
+		t.Errorf("a row came due: the pages read again at %v (first at %v), the due rows at %v; want the due rows alone", c3.at, c1.at, c3.dueAt)
+	}
+	if c3.pages != full.pages || c3.frontier != full.frontier || c3.due != full.due || c3.nextDue != full.nextDue {
+		t.Errorf("a row came due: %d pages, %d in the frontier, %d due, next at %d; a whole count: %d, %d, %d, next at %d",
+			c3.pages, c3.frontier, c3.due, c3.nextDue, full.pages, full.frontier, full.due, full.nextDue)
+	}
 	releaseRank()
 	if err := e.WaitIdle(ctx); err != nil {
 		t.Fatal(err)
@@ -287,8 +304,8 @@ func TestStagedCountsReadPagesOnce(t *testing.T) {
 	for e.Worker.Staging() {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if c3 := counts(); c3.pages != pages || !c3.at.After(c2.at) || c3.staged {
-		t.Errorf("once drained: %d pages read at %v (staged %v; before: at %v), want %d read afresh", c3.pages, c3.at, c3.staged, c2.at, pages)
+	if c4 := counts(); c4.pages != pages || !c4.at.After(c2.at) || c4.staged {
+		t.Errorf("once drained: %d pages read at %v (staged %v; before: at %v), want %d read afresh", c4.pages, c4.at, c4.staged, c2.at, pages)
 	}
 }
 
