@@ -210,7 +210,7 @@ func TestScanSparseDifferential(t *testing.T) {
 // which would walk every deleted version.
 func TestScanSparseSkipsDeleted(t *testing.T) {
 	s := openSparseScan(t, t.TempDir())
-	live := writeDeletedLocks(t, s, 50000, 10)
+	live := writeDeleted(t, s, "l", 50000, 10)
 	cursors := countCursors(t)
 	f := percolator.Filter{Family: "l"}
 	got := scanText(t, s.ReadRows, "", "", 0, f)
@@ -228,10 +228,10 @@ func TestScanSparseSkipsDeleted(t *testing.T) {
 	}
 }
 
-// writeDeletedLocks writes n lock cells (l:c, on rows of their own, as
-// Percolator's prewrites do) and deletes all but live of them, in batches,
-// and returns live.
-func writeDeletedLocks(tb testing.TB, s *Store, n, live int) int {
+// writeDeleted writes n cells of family (fam:c, on rows of their own, as
+// Percolator's prewrites write locks and its commits notifications) and
+// deletes all but live of them, in batches, and returns live.
+func writeDeleted(tb testing.TB, s *Store, fam string, n, live int) int {
 	tb.Helper()
 	ctx := context.Background()
 	const batch = 1000
@@ -239,12 +239,12 @@ func writeDeletedLocks(tb testing.TB, s *Store, n, live int) int {
 		for i := 0; i < n; i += batch {
 			var rms []percolator.RowMutation
 			for j := i; j < min(i+batch, n); j++ {
-				m := percolator.Mutation{Op: percolator.SetCell, Family: "l", Column: "c", Ts: uint64(j + 1), Value: []byte("primary lock of some page")}
+				m := percolator.Mutation{Op: percolator.SetCell, Family: fam, Column: "c", Ts: uint64(j + 1), Value: []byte("primary lock of some page")}
 				if op == 1 {
 					if j%(n/live) == 0 {
 						continue
 					}
-					m = percolator.Mutation{Op: percolator.DeleteCell, Family: "l", Column: "c", Ts: uint64(j + 1)}
+					m = percolator.Mutation{Op: percolator.DeleteCell, Family: fam, Column: "c", Ts: uint64(j + 1)}
 				}
 				rms = append(rms, percolator.RowMutation{Row: fmt.Sprintf("page%06d", j), Mutations: []percolator.Mutation{m}})
 			}
@@ -421,7 +421,7 @@ func checkPair(row string, cs []percolator.Cell) error {
 // deleted versions until compaction drops them.
 func BenchmarkScanSparseAfterDeletes(b *testing.B) {
 	s := openSparseScan(b, b.TempDir())
-	live := writeDeletedLocks(b, s, 20000, 10)
+	live := writeDeleted(b, s, "l", 20000, 10)
 	ctx := context.Background()
 	f := percolator.Filter{Family: "l"}
 	for _, sc := range []struct {
