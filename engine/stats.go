@@ -204,30 +204,39 @@ func (e *Engine) pagesStill() bool {
 	return e.Indexing() && e.Worker != nil && e.Worker.Staging() && e.stages != nil
 }
 
-// countDue returns pc with the frontier's due rows counted again: the
-// rows in time order up to the first one not due yet, whose time is the
-// next due time. It reads as many rows as are due, where countPages reads
-// every page and every frontier row.
+// countDue returns pc with the frontier's due rows counted again:
+// scanFrontier up to the first row not due yet. It reads as many rows as
+// are due, where countPages reads every page and every frontier row.
 func (e *Engine) countDue(ctx context.Context, pc pageCounts) (pageCounts, error) {
 	pc.dueAt = time.Now()
-	nowMs := pc.dueAt.UnixMilli()
-	pc.due, pc.nextDue = 0, 0
 	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
-		return tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", webtable.DuePage, func(row, _ string, _ []byte) bool {
-			t, _, ok := webtable.ParseDueRow(row)
-			switch {
-			case !ok:
-			case t <= nowMs:
-				pc.due++
-			default:
-				pc.nextDue = t
-				return false
-			}
-			return true
-		})
+		_, err := scanFrontier(ctx, tx, pc.dueAt.UnixMilli(), true, &pc)
+		return err
 	})
 	pc.dueTook = time.Since(pc.dueAt)
 	return pc, err
+}
+
+// scanFrontier sets c.due and c.nextDue (the first due time after nowMs,
+// 0 if none) from the frontier's rows, which are in time order, and
+// returns the rows it read: all of them, or with untilNext those due and
+// the first one not due.
+func scanFrontier(ctx context.Context, tx *percolator.Tx, nowMs int64, untilNext bool, c *pageCounts) (rows int, err error) {
+	c.due, c.nextDue = 0, 0
+	err = tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", webtable.DuePage, func(row, _ string, _ []byte) bool {
+		rows++
+		t, _, ok := webtable.ParseDueRow(row)
+		switch {
+		case !ok:
+		case t <= nowMs:
+			c.due++
+		case c.nextDue == 0:
+			c.nextDue = t
+			return !untilNext
+		}
+		return true
+	})
+	return rows, err
 }
 
 // countPages counts the pages and the frontier rows, due and not.
@@ -244,18 +253,8 @@ func (e *Engine) countPages(ctx context.Context) (pageCounts, error) {
 		if err != nil {
 			return err
 		}
-		return tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", webtable.DuePage, func(row, _ string, _ []byte) bool {
-			c.frontier++
-			t, _, ok := webtable.ParseDueRow(row)
-			switch {
-			case !ok:
-			case t <= nowMs:
-				c.due++
-			case c.nextDue == 0 || t < c.nextDue:
-				c.nextDue = t
-			}
-			return true
-		})
+		c.frontier, err = scanFrontier(ctx, tx, nowMs, false, &c)
+		return err
 	})
 	c.took = time.Since(c.at)
 	return c, err
