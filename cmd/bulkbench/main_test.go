@@ -249,7 +249,7 @@ func TestMaxPagesProgress(t *testing.T) {
 	if !regexp.MustCompile(`\| engine \| 60 \|`).Match(out.Bytes()) {
 		t.Errorf("the engine did not stop at 60 pages:\n%s", out.String())
 	}
-	if !regexp.MustCompile(`bulkbench: +\d+ s  fetched \d+ \(\d+/s\)  applied \d+  backlog \d+  pending \d+  rss \d+\+\d+ MB \(peak \d+(; trims \d+: \d+ MB paged out, slowest \d+ ms, at most \d+ MB over)?\)  runs`).Match(errb.Bytes()) {
+	if !regexp.MustCompile(`bulkbench: +\d+ s  fetched \d+ \(\d+/s\)  applied \d+  backlog \d+  pending \d+  rss \d+\+\d+ MB \(peak \d+(; trims \d+: \d+ MB dropped, \d+ MB paged out, slowest \d+ ms, at most \d+ MB over)?\)  runs`).Match(errb.Bytes()) {
 		t.Errorf("no progress line in\n%s", errb.String())
 	}
 }
@@ -260,8 +260,8 @@ func TestTrimNote(t *testing.T) {
 	if got := trimNote(budget.TrimStats{}); got != "" {
 		t.Errorf("trimNote of no trims = %q, want none", got)
 	}
-	st := budget.TrimStats{Trims: 3, Paged: 1500 << 20, Slowest: 120 * time.Millisecond, Over: 700 << 20}
-	if got, want := trimNote(st), "; trims 3: 1500 MB paged out, slowest 120 ms, at most 700 MB over"; got != want {
+	st := budget.TrimStats{Trims: 3, Dropped: 1200 << 20, Paged: 300 << 20, Slowest: 120 * time.Millisecond, Over: 700 << 20}
+	if got, want := trimNote(st), "; trims 3: 1200 MB dropped, 300 MB paged out, slowest 120 ms, at most 700 MB over"; got != want {
 		t.Errorf("trimNote = %q, want %q", got, want)
 	}
 }

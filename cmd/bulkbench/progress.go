@@ -20,7 +20,7 @@ import (
 // Bleve documents written, the worker's backlog, the notifications
 // pending (as the worker's last pass over them saw), the resident set
 // (anonymous and file-backed) and its peak so far, what the budget's
-// trimmer paged out (trimNote), and each observer's runs so far, busiest
+// trimmer dropped and paged out (trimNote), and each observer's runs so far, busiest
 // first. A long run (the million-page fixture) shows what limits it as it
 // goes, not only once idle. An interval of 0 prints nothing.
 func reportProgress(e *engine.Engine, began time.Time, interval time.Duration, w io.Writer) (stop func()) {
@@ -65,13 +65,14 @@ func progressLine(e *engine.Engine, elapsed time.Duration) string {
 }
 
 // trimNote says what the trimmer did so far: its trims, the megabytes
-// they paged out, the slowest, and the most the mapped files held over
+// of held tables they dropped and of other mappings they paged out, the
+// slowest, and the most the mapped files held over
 // their limit when it looked (how far a burst outran it); "" before any.
 func trimNote(st budget.TrimStats) string {
 	if st.Trims == 0 && st.Over == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; trims %d: %.0f MB paged out, slowest %.0f ms, at most %.0f MB over", st.Trims, float64(st.Paged)/(1<<20), float64(st.Slowest)/float64(time.Millisecond), float64(st.Over)/(1<<20))
+	return fmt.Sprintf("; trims %d: %.0f MB dropped, %.0f MB paged out, slowest %.0f ms, at most %.0f MB over", st.Trims, float64(st.Dropped)/(1<<20), float64(st.Paged)/(1<<20), float64(st.Slowest)/float64(time.Millisecond), float64(st.Over)/(1<<20))
 }
 
 // progressLog returns a logger for the engine that prints its records

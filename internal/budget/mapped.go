@@ -43,6 +43,7 @@ const trimEvery = 250 * time.Millisecond
 // directory.
 type mapping struct {
 	start, end uintptr
+	path       string
 	rss        int64 // bytes resident
 	// cold is the resident bytes not referenced since the last trim
 	// (Rss less Referenced: the trim clears the referenced bits).
@@ -127,15 +128,16 @@ func (t *trimmer) tick() error {
 		return nil
 	}
 	began := time.Now()
-	paged, err := t.trim(limit)
+	paged, dropped, err := t.trim(limit)
 	took := time.Since(began)
 	t.stats.Lock()
 	defer t.stats.Unlock()
 	st := &t.stats.TrimStats
 	st.Over = max(st.Over, over)
-	if paged > 0 {
+	if paged+dropped > 0 {
 		st.Trims++
 		st.Paged += paged
+		st.Dropped += dropped
 		st.Slowest = max(st.Slowest, took)
 	}
 	return err
@@ -145,6 +147,7 @@ func (t *trimmer) tick() error {
 type TrimStats struct {
 	Trims   int64         // trims that paged something out
 	Paged   int64         // bytes they paged out (resident before)
+	Dropped int64         // bytes of held mappings they dropped (see Holder)
 	Slowest time.Duration // the longest of them
 	// Over is the most that the mapped files held above their limit when
 	// a tick looked: what a burst of mapped pages (a compaction, a scan)
@@ -159,18 +162,23 @@ func (t *trimmer) Stats() TrimStats {
 	return t.stats.TrimStats
 }
 
-// trim pages out the mappings under t.dirs until those left hold at
-// most three quarters of limit: first those with the most pages not
+// trim pages out the mappings under t.dirs (drops the pages of those a
+// Holder holds, see Holder) until those left hold at most three quarters
+// of limit: first those with the most pages not
 // used since the last trim (old tables and segments), then those with
 // the most pages resident. It then clears the process's referenced bits
 // (/proc/self/clear_refs), so that the next trim sees what was used
 // since this one. It returns the bytes paged out (the mappings'
-// resident bytes before), and pageOut's error where the kernel refused
-// one.
-func (t *trimmer) trim(limit int64) (paged int64, err error) {
+// resident bytes before) and those it dropped, and the error where the
+// kernel refused a call.
+func (t *trimmer) trim(limit int64) (paged, dropped int64, err error) {
+	// Held before smaps is read: a held file's mapping seen there is
+	// the one that stays (see Holder).
+	hold, release := holdMapped()
+	defer release()
 	ms, other, err := t.mappings()
 	if err != nil {
-		return 0, nil // no smaps to read: try again at the next tick
+		return 0, 0, nil // no smaps to read: try again at the next tick
 	}
 	t.other = other
 	var held int64
@@ -179,7 +187,7 @@ func (t *trimmer) trim(limit int64) (paged int64, err error) {
 	}
 	target := limit / 4 * 3
 	if held <= target {
-		return 0, nil
+		return 0, 0, nil
 	}
 	slices.SortFunc(ms, func(a, b mapping) int {
 		if c := cmp.Compare(b.cold, a.cold); c != 0 {
@@ -192,13 +200,20 @@ func (t *trimmer) trim(limit int64) (paged int64, err error) {
 		if held <= target {
 			break
 		}
-		if err := pageOut(m.start, m.end); err != nil {
-			return paged, err
+		if hold[m.path] {
+			if err := drop(m.start, m.end); err != nil {
+				return paged, dropped, err
+			}
+			dropped += m.rss
+		} else {
+			if err := pageOut(m.start, m.end); err != nil {
+				return paged, dropped, err
+			}
+			paged += m.rss
 		}
 		held -= m.rss
-		paged += m.rss
 	}
-	return paged, nil
+	return paged, dropped, nil
 }
 
 // mappings reads /proc/self/smaps: the file mappings under t.dirs with
@@ -261,7 +276,7 @@ func (t *trimmer) mappings() (ms []mapping, other int64, err error) {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		ms = append(ms, mapping{start: uintptr(start), end: uintptr(end)})
+		ms = append(ms, mapping{start: uintptr(start), end: uintptr(end), path: path})
 		cur = &ms[len(ms)-1]
 	}
 	if err := sc.Err(); err != nil {

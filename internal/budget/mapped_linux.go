@@ -17,4 +17,16 @@ func pageOut(start, end uintptr) error {
 	return errno
 }
 
+// drop drops the resident pages of [start, end) from the page tables
+// (MADV_DONTNEED): only for a range a Holder holds (see Holder). A
+// shared file mapping loses nothing: the page cache keeps the pages,
+// dirty ones for writeback.
+func drop(start, end uintptr) error {
+	_, _, errno := unix.Syscall(unix.SYS_MADVISE, start, end-start, unix.MADV_DONTNEED)
+	if errno == 0 || errors.Is(errno, unix.EAGAIN) {
+		return nil
+	}
+	return errno
+}
+
 const canTrim = true

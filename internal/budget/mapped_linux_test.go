@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -109,7 +112,7 @@ func TestTrimPagesOutMappedFiles(t *testing.T) {
 	}
 
 	tr := newTrimmer(16*mb, []string{data})
-	paged, err := tr.trim(16 * mb)
+	paged, _, err := tr.trim(16 * mb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +149,7 @@ func TestApplyTrimsMappedFiles(t *testing.T) {
 	const mb = 1 << 20
 	small := mapFile(t, data, "small.sst", 4*mb, false)
 	tr := newTrimmer(16*mb, []string{data})
-	if paged, err := tr.trim(16 * mb); err != nil || paged != 0 {
+	if paged, _, err := tr.trim(16 * mb); err != nil || paged != 0 {
 		t.Fatalf("a trim under the limit: %d bytes paged out, err %v", paged, err)
 	}
 	if r := resident(t, small); r < 3*mb {
@@ -184,7 +187,7 @@ func TestTrimColdFirst(t *testing.T) {
 		sink += hot[i]
 	}
 	tr := newTrimmer(64*mb, []string{data})
-	if _, err := tr.trim(64 * mb); err != nil {
+	if _, _, err := tr.trim(64 * mb); err != nil {
 		t.Fatal(err)
 	}
 	if r := resident(t, cold); r > mb {
@@ -224,4 +227,162 @@ func TestTrimLeavesTheAnonymousTheirShare(t *testing.T) {
 	if got := tr.limit(tr.budget); got != tr.budget/4 {
 		t.Errorf("limit with the whole budget anonymous = %d, want a quarter of the budget, %d", got, tr.budget/4)
 	}
+}
+
+// heldFiles is a Holder of fixed files that counts its holds and
+// releases.
+type heldFiles struct {
+	files           []string
+	holds, releases int
+}
+
+func (h *heldFiles) HoldMapped() ([]string, func()) {
+	h.holds++
+	return h.files, func() { h.releases++ }
+}
+
+// inCore returns the share of m's pages in the page cache (mincore),
+// mapped or not.
+func inCore(t *testing.T, m []byte) float64 {
+	t.Helper()
+	pages := (len(m) + os.Getpagesize() - 1) / os.Getpagesize()
+	vec := make([]byte, pages)
+	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0])))
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return float64(n) / float64(pages)
+}
+
+// A trim drops the pages of a held mapping from the page tables (the
+// page cache keeps them) and pages out the others; the held mapping
+// reads back the same, the holder is released, and once unregistered
+// it is asked no more. The holder names its file through a symlink to
+// the directory, as /proc does not.
+func TestTrimDropsHeldMappings(t *testing.T) {
+	skipWithoutPageOut(t)
+	data := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(data, link); err != nil {
+		t.Fatal(err)
+	}
+	const mb = 1 << 20
+	held := mapFile(t, data, "000001.sst", 48*mb, false)
+	free := mapFile(t, data, "values.vlog", 16*mb, false)
+	if c := inCore(t, held); c < 0.9 {
+		t.Fatalf("%.0f%% of the held file in the page cache before the trim", 100*c)
+	}
+	h := &heldFiles{files: []string{filepath.Join(link, "000001.sst")}}
+	unregister := RegisterHolder(h)
+	tr := newTrimmer(8*mb, []string{link})
+	paged, dropped, err := tr.trim(8 * mb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resident(t, held) + resident(t, free); r > 6*mb {
+		t.Errorf("%d MiB of the mappings resident after the trim, want at most 6", r/mb)
+	}
+	if dropped < 40*mb || paged < 8*mb {
+		t.Errorf("dropped %d MiB, paged out %d; want the held 48 MiB dropped, the other 16 paged out", dropped/mb, paged/mb)
+	}
+	if c := inCore(t, held); c < 0.9 {
+		t.Errorf("%.0f%% of the held file in the page cache after the trim: it was paged out, not dropped", 100*c)
+	}
+	if !bytes.Equal(held, pattern(len(held), 0)) {
+		t.Error("the held mapping reads back other bytes after the trim")
+	}
+	if h.holds != 1 || h.releases != 1 {
+		t.Errorf("held %d times, released %d; want once each", h.holds, h.releases)
+	}
+	unregister()
+	for i := 0; i < len(held); i += os.Getpagesize() {
+		sink += held[i]
+	}
+	if _, dropped, err := tr.trim(8 * mb); err != nil || dropped != 0 || h.holds != 1 {
+		t.Errorf("a trim after unregister: dropped %d, err %v, held %d times; want nothing dropped, no hold", dropped, err, h.holds)
+	}
+}
+
+// BenchmarkTrimBusy pages out (MADV_PAGEOUT, pageOut) or drops
+// (MADV_DONTNEED, drop) 200 mappings of 4 MiB, one call each, while ten
+// goroutines a P keep the process busy, as a bulk load's workers do. An
+// operation is one pass over the 800 MiB; before each, every mapping is
+// written through and synced while nothing else runs, as Badger writes
+// a table it has built.
+func BenchmarkTrimBusy(b *testing.B) {
+	if err := pageOut(0, uintptr(os.Getpagesize())); errors.Is(err, unix.EINVAL) {
+		b.Skip("this kernel has no MADV_PAGEOUT")
+	}
+	const n, size = 200, 4 << 20
+	dir := b.TempDir()
+	maps := make([][]byte, n)
+	for i := range maps {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%06d.sst", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil {
+			b.Fatal(err)
+		}
+		m, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		maps[i] = m
+		defer unix.Munmap(m)
+	}
+	data := pattern(size, 1)
+	for _, c := range []struct {
+		name string
+		call func(start, end uintptr) error
+	}{{"pageout", pageOut}, {"drop", drop}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				for _, m := range maps {
+					copy(m, data)
+					if err := unix.Msync(m, unix.MS_SYNC); err != nil {
+						b.Fatal(err)
+					}
+				}
+				stop := busy(10 * runtime.GOMAXPROCS(0))
+				b.StartTimer()
+				for _, m := range maps {
+					start := uintptr(unsafe.Pointer(&m[0]))
+					if err := c.call(start, start+uintptr(len(m))); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				stop()
+			}
+		})
+	}
+}
+
+// spun keeps busy's sums from being optimized away.
+var spun atomic.Int64
+
+// busy starts n goroutines that compute until the returned func is
+// called, which waits for them.
+func busy(n int) (stop func()) {
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			x := 0
+			for !done.Load() {
+				for i := range 10000 {
+					x += i * i
+				}
+			}
+			spun.Add(int64(x))
+		})
+	}
+	return func() { done.Store(true); wg.Wait() }
 }

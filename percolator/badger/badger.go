@@ -86,6 +86,7 @@ import (
 	bdb "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
 
+	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/percolator"
 )
 
@@ -279,6 +280,10 @@ type Store struct {
 
 	blobMin int64         // the size from which values are blobs; 0: none
 	blobSeq atomic.Uint64 // the last blob id taken
+
+	// unhold unregisters the store from the memory budget's trimmer
+	// (HoldMapped); set by Open.
+	unhold func()
 }
 
 // Open opens (creating if needed) the store in dir.
@@ -374,6 +379,7 @@ func Open(dir string, opt Options) (*Store, error) {
 		s.stripes[i].seq.Store(s.stripes[i].nextSeq())
 	}
 	s.fams.Store(newFamSet(fams))
+	s.unhold = budget.RegisterHolder(s)
 	return s, nil
 }
 
@@ -382,6 +388,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.unhold() // no trim holds the tables from here on
 	s.latest.Discard()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("badger: close: %w", err)
