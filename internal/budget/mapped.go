@@ -145,7 +145,7 @@ func (t *trimmer) tick() error {
 
 // TrimStats is what a trimmer has done so far.
 type TrimStats struct {
-	Trims   int64         // trims that paged something out
+	Trims   int64         // trims that paged out or dropped something
 	Paged   int64         // bytes they paged out (resident before)
 	Dropped int64         // bytes of held mappings they dropped (see Holder)
 	Slowest time.Duration // the longest of them
