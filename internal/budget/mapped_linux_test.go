@@ -307,6 +307,32 @@ func TestTrimDropsHeldMappings(t *testing.T) {
 	}
 }
 
+// A trim drops the held mappings before it pages out any other, however
+// cold: dropping is the faster, and here enough.
+func TestTrimDropsHeldFirst(t *testing.T) {
+	skipWithoutPageOut(t)
+	data := t.TempDir()
+	const mb = 1 << 20
+	free := mapFile(t, data, "values.vlog", 16*mb, false)
+	held := mapFile(t, data, "000001.sst", 48*mb, false)
+	clearReferenced()
+	for i := 0; i < len(held); i += os.Getpagesize() {
+		sink += held[i]
+	}
+	defer RegisterHolder(&heldFiles{files: []string{filepath.Join(data, "000001.sst")}})()
+	tr := newTrimmer(32*mb, []string{data})
+	paged, dropped, err := tr.trim(32 * mb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dropped < 40*mb || paged != 0 {
+		t.Errorf("dropped %d MiB, paged out %d; want the held 48 MiB dropped and nothing paged out", dropped/mb, paged/mb)
+	}
+	if r := resident(t, free); r < 12*mb {
+		t.Errorf("%d MiB of the mapping not held left resident, want its 16: dropping the held one was enough", r/mb)
+	}
+}
+
 // BenchmarkTrimBusy pages out (MADV_PAGEOUT, pageOut) or drops
 // (MADV_DONTNEED, drop) 200 mappings of 4 MiB, one call each, while ten
 // goroutines a P keep the process busy, as a bulk load's workers do. An
