@@ -136,9 +136,10 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string
 	var writes, batches, lastContent, crawled atomic.Int64
 	began := time.Now()
 	copt.CaughtUp = func() { crawled.Store(int64(time.Since(began))) }
+	log := progressLog(began, progressEvery, progressOut)
 	e, err := engine.Open(ctx, engine.Config{
 		Dir: dir, Crawl: &copt, Observers: observers.Chain(), Scanners: 2, Workers: 16, CacheBytes: tableCache, CrawlAhead: crawlAhead, Bulk: bulk, Stages: stages,
-		Logger: progressLog(began, progressEvery, progressOut),
+		Logger: log,
 		OnApply: func(as []serving.Applied) {
 			writes.Add(int64(len(as)))
 			batches.Add(1)
@@ -157,9 +158,12 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	stop := reportProgress(e, began, progressEvery, progressOut)
+	// The progress lines go on through the searches and the wait for the
+	// run's end (GC's first pass after a bulk load, a million pages'
+	// table flattened), which the lines of idle and of the searches below
+	// precede: a run stopped then has its figures all the same.
+	defer reportProgress(e, began, progressEvery, progressOut)()
 	waited := e.WaitIdle(ctx)
-	stop()
 	took := time.Since(began)
 	r := Result{Mode: mode, Seconds: took.Seconds(), CrawlSeconds: time.Duration(crawled.Load()).Seconds(), Pages: e.Crawler.Stats().Fetched,
 		BleveWrites: writes.Load(), BleveBatches: batches.Load(), ContentSeconds: time.Duration(lastContent.Load()).Seconds(), ObserverRuns: make(map[string]int64), ObserverEmpty: make(map[string]int64)}
@@ -179,10 +183,18 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string
 	}
 	l := e.Index.Latency()
 	r.P50, r.P90, r.P99 = l.P50, l.P90, l.P99
+	if log != nil && waited == nil {
+		log.Info("idle", "pages", r.Pages, "crawl_s", fmt.Sprintf("%.0f", r.CrawlSeconds), "bleve_writes", r.BleveWrites,
+			"disk_mb", r.DiskBytes>>20, "peak_mb", fmt.Sprintf("%.0f", peakResident()))
+	}
 	var searchErr error
 	if searches > 0 {
 		r.Searches, r.Clients = searches, clients
 		r.QPS, r.QueryP50, r.QueryP99, searchErr = searchLoad(ctx, e, clients, searches, words)
+		if log != nil && searchErr == nil {
+			log.Info("searches", "queries", searches, "clients", clients, "per_s", fmt.Sprintf("%.0f", r.QPS),
+				"p50_ms", fmt.Sprintf("%.1f", r.QueryP50*1e3), "p99_ms", fmt.Sprintf("%.1f", r.QueryP99*1e3), "peak_mb", fmt.Sprintf("%.0f", peakResident()))
+		}
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -268,12 +268,14 @@ func TestTrimNote(t *testing.T) {
 
 // With -progress, the bulk path's course (the crawl's end, each stage's
 // seed and drain) is printed with the seconds since the start, between
-// the progress lines (none here: their interval is longer than the run).
+// the progress lines (none here: their interval is longer than the run),
+// and then the figures once idle and those of the searches, ahead of the
+// run's end (which waits for GC's first pass).
 func TestProgressPrintsStages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
-	if code := run(ctx, []string{"-fixture", "200", "-modes", "bulk", "-progress", "1h"}, &out, &errb); code != 0 {
+	if code := run(ctx, []string{"-fixture", "200", "-modes", "bulk", "-progress", "1h", "-searches", "40"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
 	for _, re := range []string{
@@ -281,6 +283,8 @@ func TestProgressPrintsStages(t *testing.T) {
 		`bulkbench: +\d+ s  stage drained stage=\[parse links links-more cluster\] took=`,
 		`bulkbench: +\d+ s  stage's Before done stage=\[rank rank-outside\] took=`,
 		`bulkbench: +\d+ s  stage drained stage=\[elect elect-rank\] took=`,
+		`bulkbench: +\d+ s  idle pages=\d+ crawl_s=\d+ bleve_writes=\d+ disk_mb=\d+ peak_mb=\d+\n`,
+		`bulkbench: +\d+ s  searches queries=40 clients=8 per_s=\d+ p50_ms=[\d.]+ p99_ms=[\d.]+ peak_mb=\d+\n`,
 	} {
 		if !regexp.MustCompile(re).Match(errb.Bytes()) {
 			t.Errorf("no line matching %s in\n%s", re, errb.String())

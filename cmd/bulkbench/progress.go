@@ -95,7 +95,7 @@ type courseHandler struct {
 	mu    *sync.Mutex
 }
 
-var courseMessages = []string{"stage", "bulk crawl", "crawl done"}
+var courseMessages = []string{"stage", "bulk crawl", "crawl done", "idle", "searches"}
 
 func (h *courseHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
 
