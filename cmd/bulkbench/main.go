@@ -53,7 +53,10 @@
 // same pages every run. With -progress D the engine prints a line to
 // stderr every D while it runs: time, pages fetched and their rate,
 // documents applied to the index, the worker's foreground backlog, the
-// resident set (anonymous + file-backed) and each observer's runs so far.
+// resident set (anonymous + file-backed) and each observer's runs so far;
+// between them the bulk path's course, and once idle a line of the
+// figures then and one of the searches', ahead of the run's end (which
+// waits for GC's first pass).
 // With -cpuprofile DIR -profile-every D, a run's CPU profile is one file
 // a window of D (MODE-RUN-SSSSSs.pprof, the window's start in seconds):
 // the late windows of a long run show what grows with the table; `go tool
