@@ -333,6 +333,35 @@ func TestTrimDropsHeldFirst(t *testing.T) {
 	}
 }
 
+// A trim pages out about pageOutSlice and leaves the rest to the next,
+// which looks afresh.
+func TestTrimPagesOutASliceATrim(t *testing.T) {
+	skipWithoutPageOut(t)
+	data := t.TempDir()
+	const mb = 1 << 20
+	var ms [][]byte
+	for i := range 3 {
+		ms = append(ms, mapFile(t, data, fmt.Sprintf("%d.vlog", i), pageOutSlice/2, false))
+	}
+	left := func() (n int64) {
+		for _, m := range ms {
+			n += resident(t, m)
+		}
+		return n
+	}
+	tr := newTrimmer(8*mb, []string{data})
+	paged, _, err := tr.trim(8 * mb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paged < pageOutSlice-8*mb || paged > pageOutSlice || left() < pageOutSlice/2-4*mb {
+		t.Errorf("the first trim paged out %d MiB and left %d resident; want %d paged, the rest left", paged/mb, left()/mb, pageOutSlice/mb)
+	}
+	if paged, _, err = tr.trim(8 * mb); err != nil || paged < pageOutSlice/2-4*mb || left() > 4*mb {
+		t.Errorf("the second trim paged out %d MiB (err %v) and left %d resident; want the rest paged out", paged/mb, err, left()/mb)
+	}
+}
+
 // BenchmarkTrimBusy pages out (MADV_PAGEOUT, pageOut) or drops
 // (MADV_DONTNEED, drop) 200 mappings of 4 MiB, one call each, while ten
 // goroutines a P keep the process busy, as a bulk load's workers do. An
