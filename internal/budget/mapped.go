@@ -22,9 +22,9 @@ import (
 // pages). The trimmer keeps those pages within the budget: when the
 // mapped files' resident pages outgrow it, it drops the pages of the
 // mappings a Holder holds in place (holder.go) and asks the kernel to
-// page out the others (madvise MADV_PAGEOUT), the held ones first and
-// those least used since the last trim first among each, until they hold
-// three quarters of it. A page read again afterwards is read from the
+// page out the others (madvise MADV_PAGEOUT, a slice a trim), those
+// least used since the last trim first, until they hold three quarters
+// of it. A page read again afterwards is read from the
 // page cache if the kernel kept it, from disk if not.
 //
 // MADV_PAGEOUT never changes what memory holds: clean file pages are
@@ -41,11 +41,11 @@ import (
 // hundreds of megabytes at a million pages.
 const trimEvery = 250 * time.Millisecond
 
-// pageOutSlice is about what one trim pages out (it stops at the first
-// mapping after it): with the process busy on both cores paging out
-// runs at about 90 MB a second, and a trim sees nothing mapped while it
-// runs, so a trim with much to page out leaves the rest to the next
-// ones, each of which drops first what was held and mapped meanwhile.
+// pageOutSlice is about what one trim pages out (the mapping that
+// crosses it is the last): with the process busy on both cores paging
+// out runs at about 90 MB a second, and a trim sees nothing mapped while
+// it runs, so a trim with much to page out leaves the rest to the next
+// ones, a fresh look each, and meanwhile only drops held mappings.
 const pageOutSlice = 128 << 20
 
 // mapping is one file mapping of /proc/self/smaps under a trimmed
@@ -173,13 +173,12 @@ func (t *trimmer) Stats() TrimStats {
 
 // trim pages out the mappings under t.dirs (drops the pages of those a
 // Holder holds, see Holder) until those left hold at most three quarters
-// of limit. The held mappings come first, as dropping is several times
-// as fast as paging out and a trim is blind to what is mapped while it
+// of limit: first those with the most pages not used since the last trim
+// (old tables and segments), then those with the most pages resident.
+// Once it has paged out about pageOutSlice it only drops: paging out is
+// several times as slow, and a trim is blind to what is mapped while it
 // runs (at a million pages, a compaction mapped 1.6 GB during one trim
-// of 15 s); within each kind, those with the most pages not used since the
-// last trim (old tables and segments) first, then those with the most
-// pages resident. It pages out about pageOutSlice at most. It then
-// clears the process's referenced bits
+// of 15 s that paged out). It then clears the process's referenced bits
 // (/proc/self/clear_refs), so that the next trim sees what was used
 // since this one. It returns the bytes paged out (the mappings'
 // resident bytes before) and those it dropped, and the error where the
@@ -203,12 +202,6 @@ func (t *trimmer) trim(limit int64) (paged, dropped int64, err error) {
 		return 0, 0, nil
 	}
 	slices.SortFunc(ms, func(a, b mapping) int {
-		if ha, hb := hold[a.path], hold[b.path]; ha != hb {
-			if ha {
-				return -1
-			}
-			return 1
-		}
 		if c := cmp.Compare(b.cold, a.cold); c != 0 {
 			return c
 		}
@@ -226,7 +219,7 @@ func (t *trimmer) trim(limit int64) (paged, dropped int64, err error) {
 			dropped += m.rss
 		} else {
 			if paged >= pageOutSlice {
-				break // the rest at the next tick, after a fresh look
+				continue // the next trim's, after a fresh look
 			}
 			if err := pageOut(m.start, m.end); err != nil {
 				return paged, dropped, err

@@ -307,55 +307,39 @@ func TestTrimDropsHeldMappings(t *testing.T) {
 	}
 }
 
-// A trim drops the held mappings before it pages out any other, however
-// cold: dropping is the faster, and here enough.
-func TestTrimDropsHeldFirst(t *testing.T) {
+// A trim pages out about pageOutSlice, the coldest mappings first, and
+// then only drops held ones; the next trim, looking afresh, pages out
+// the rest.
+func TestTrimPagesOutASliceATrim(t *testing.T) {
 	skipWithoutPageOut(t)
 	data := t.TempDir()
 	const mb = 1 << 20
-	free := mapFile(t, data, "values.vlog", 16*mb, false)
+	var free [][]byte
+	for i := range 3 {
+		free = append(free, mapFile(t, data, fmt.Sprintf("%d.vlog", i), pageOutSlice/2, false))
+	}
 	held := mapFile(t, data, "000001.sst", 48*mb, false)
 	clearReferenced()
 	for i := 0; i < len(held); i += os.Getpagesize() {
 		sink += held[i]
 	}
 	defer RegisterHolder(&heldFiles{files: []string{filepath.Join(data, "000001.sst")}})()
-	tr := newTrimmer(32*mb, []string{data})
-	paged, dropped, err := tr.trim(32 * mb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dropped < 40*mb || paged != 0 {
-		t.Errorf("dropped %d MiB, paged out %d; want the held 48 MiB dropped and nothing paged out", dropped/mb, paged/mb)
-	}
-	if r := resident(t, free); r < 12*mb {
-		t.Errorf("%d MiB of the mapping not held left resident, want its 16: dropping the held one was enough", r/mb)
-	}
-}
-
-// A trim pages out about pageOutSlice and leaves the rest to the next,
-// which looks afresh.
-func TestTrimPagesOutASliceATrim(t *testing.T) {
-	skipWithoutPageOut(t)
-	data := t.TempDir()
-	const mb = 1 << 20
-	var ms [][]byte
-	for i := range 3 {
-		ms = append(ms, mapFile(t, data, fmt.Sprintf("%d.vlog", i), pageOutSlice/2, false))
-	}
 	left := func() (n int64) {
-		for _, m := range ms {
+		for _, m := range free {
 			n += resident(t, m)
 		}
 		return n
 	}
 	tr := newTrimmer(8*mb, []string{data})
-	paged, _, err := tr.trim(8 * mb)
+	paged, dropped, err := tr.trim(8 * mb)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if paged < pageOutSlice-8*mb || paged > pageOutSlice || left() < pageOutSlice/2-4*mb {
 		t.Errorf("the first trim paged out %d MiB and left %d resident; want %d paged, the rest left", paged/mb, left()/mb, pageOutSlice/mb)
+	}
+	if dropped < 40*mb || resident(t, held) > 4*mb {
+		t.Errorf("the first trim dropped %d MiB of the held mapping and left %d; want it dropped after the slice", dropped/mb, resident(t, held)/mb)
 	}
 	if paged, _, err = tr.trim(8 * mb); err != nil || paged < pageOutSlice/2-4*mb || left() > 4*mb {
 		t.Errorf("the second trim paged out %d MiB (err %v) and left %d resident; want the rest paged out", paged/mb, err, left()/mb)
