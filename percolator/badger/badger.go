@@ -170,7 +170,8 @@ func cacheOptions(bo bdb.Options, cache int64) bdb.Options {
 		// table builders, whose tables are held in memory and then
 		// written through a mapping of the whole file, so compactions at
 		// once come as a burst of heap and mapped pages. At 100,000 pages
-		// in bulk, two reached idle the sooner (BENCHMARKS.md § Memory).
+		// in bulk, one run each, two reached idle the sooner with the
+		// smaller peak (BENCHMARKS.md § Memory).
 		WithNumCompactors(2)
 }
 
