@@ -31,6 +31,9 @@ const (
 	// modeBulkFlat is bulk with the whole chain at once (no
 	// engine.Config.Stages), for comparison.
 	modeBulkFlat = "bulk-flat"
+	// modeSearch answers the search load over a table an earlier run
+	// kept (-reopen), serving only.
+	modeSearch = "search"
 )
 
 // indexes tells whether a mode runs the chain and the feeder.
@@ -131,6 +134,7 @@ type bench struct {
 	parallel     int
 	verify       bool
 	keep         string
+	reopen       string        // -reopen: the kept table to search, nothing else
 	profile      string        // directory of CPU profiles, one a run
 	profileEvery time.Duration // one CPU profile a window of this length (-profile-every)
 	cacheMB      int           // memory budget (-cache-mb)
@@ -144,6 +148,9 @@ type bench struct {
 }
 
 func (b *bench) run(ctx context.Context, modes []string, runs int) ([]Result, error) {
+	if b.reopen != "" {
+		return b.searchOnly(ctx)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -191,6 +198,29 @@ func (b *bench) run(ctx context.Context, modes []string, runs int) ([]Result, er
 	return out, nil
 }
 
+// searchOnly runs the search load in a child process over the table and
+// serving index that b.reopen holds (kept by an earlier -keep run),
+// serving only: no corpus served, no crawl, no chain, no GC. On the
+// fixture (b.fixture > 0) it asks the fixture's words.
+func (b *bench) searchOnly(ctx context.Context) ([]Result, error) {
+	if b.fixture > 0 {
+		b.words = changingweb.Vocabulary()
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	prof := ""
+	if b.profile != "" {
+		prof = filepath.Join(b.profile, modeSearch+"-1.pprof")
+	}
+	r, err := b.child(ctx, exe, modeSearch, nil, b.reopen, prof)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", modeSearch, b.reopen, err)
+	}
+	return []Result{r}, nil
+}
+
 // child runs one mode in a child process and returns its result, with the
 // child's CPU time and peak RSS from the kernel.
 func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, keep, profile string) (Result, error) {
@@ -211,7 +241,7 @@ func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, kee
 		}
 	}
 	args = append(args, "-cache-mb", strconv.Itoa(b.cacheMB))
-	if indexes(mode) && b.searches > 0 {
+	if (indexes(mode) || mode == modeSearch) && b.searches > 0 {
 		args = append(args, "-searches", strconv.Itoa(b.searches), "-clients", strconv.Itoa(b.clients))
 		if len(b.words) > 0 {
 			args = append(args, "-words", strings.Join(b.words, ","))
@@ -291,6 +321,11 @@ type Result struct {
 	QueryP50 float64 `json:"query_p50_s,omitempty"`
 	QueryP99 float64 `json:"query_p99_s,omitempty"`
 	Clients  int     `json:"clients,omitempty"`
+	// SearchErrors counts the queries that failed (a timeout's 503, say;
+	// their latency counts in the percentiles), SearchFirstError says the
+	// first one.
+	SearchErrors     int    `json:"search_errors,omitempty"`
+	SearchFirstError string `json:"search_first_error,omitempty"`
 	// DiskBytes is the data directory's size once idle (the table and
 	// the serving index): blocks allocated, as du counts them.
 	DiskBytes int64 `json:"disk_bytes"`
@@ -305,6 +340,10 @@ type Result struct {
 const verifyAgrees = "agrees"
 
 func printTable(w io.Writer, rs []Result) {
+	if len(rs) == 1 && rs[0].Mode == modeSearch {
+		printSearches(w, rs[0])
+		return
+	}
 	fmt.Fprintln(w, "| mode | pages | to idle s | content searchable s | pages/s | CPU-ms a page | export runs a page | Bleve writes a page | crawl→searchable p50 / p90 / p99 s | peak RSS MB | disk MB |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	per := func(n float64, r Result) float64 {
@@ -348,9 +387,26 @@ func printTable(w io.Writer, rs []Result) {
 			line += "; verify: " + r.Verify
 		}
 		if r.Searches > 0 {
-			line += fmt.Sprintf("; then %d searches, %d clients: %.0f queries/s, p50 %.1f ms, p99 %.1f ms (peak RSS includes them)",
+			line += fmt.Sprintf("; then %d searches, %d clients: %.0f queries/s, p50 %.1f ms, p99 %.1f ms",
 				r.Searches, r.Clients, r.QPS, r.QueryP50*1e3, r.QueryP99*1e3)
+			if r.SearchErrors > 0 {
+				line += fmt.Sprintf(", %d failed (first: %s; counted in p50/p99)", r.SearchErrors, r.SearchFirstError)
+			}
+			line += " (peak RSS includes them)"
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// printSearches prints the search load over a reopened table (-reopen).
+func printSearches(w io.Writer, r Result) {
+	fmt.Fprintln(w, "| mode | documents | searches | clients | queries/s | p50 ms | p99 ms | failed | CPU s | peak RSS MB | disk MB |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintf(w, "| %s | %d | %d | %d | %.0f | %.1f | %.1f | %d | %.1f | %.0f | %.1f |\n",
+		r.Mode, r.Documents, r.Searches, r.Clients, r.QPS, r.QueryP50*1e3, r.QueryP99*1e3, r.SearchErrors,
+		r.CPUSeconds, r.PeakRSSMB, float64(r.DiskBytes)/(1<<20))
+	if r.SearchErrors > 0 {
+		fmt.Fprintf(w, "%s: first failure: %s (failed queries count in p50/p99 with the time they took)\n", r.Mode, r.SearchFirstError)
+	}
+	fmt.Fprintf(w, "%s: resident after the searches %.0f MB anonymous + %.0f MB file-backed\n", r.Mode, r.RSSAnonMB, r.RSSFileMB)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/engine"
 	"github.com/caffeine-go/caffeine/internal/budget"
+	"github.com/caffeine-go/caffeine/internal/loadgen"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/serving"
@@ -44,7 +45,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		maxPages = fs.Int("max-pages", 0, "stop the crawl after this many pages")
 		progress = fs.Duration("progress", 0, "print a progress line to stderr at this interval (engine)")
 	)
-	if err := fs.Parse(args); err != nil || *data == "" || *seeds == "" {
+	if err := fs.Parse(args); err != nil || *data == "" || (*seeds == "") != (*mode == modeSearch) {
 		fmt.Fprintln(stderr, "bulkbench: bad child arguments")
 		return 2
 	}
@@ -74,11 +75,9 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case modeCrawl:
 		r, err = crawlOnly(ctx, *data, copt)
 	case modeEngine, modeBulk, modeBulkFlat:
-		var ws []string
-		if *words != "" {
-			ws = strings.Split(*words, ",")
-		}
-		r, err = oneProcess(ctx, *data, copt, *mode, *verify, *searches, *clients, ws)
+		r, err = oneProcess(ctx, *data, copt, *mode, *verify, *searches, *clients, splitWords(*words))
+	case modeSearch:
+		r, err = searchOnly(ctx, *data, *searches, *clients, splitWords(*words))
 	default:
 		err = fmt.Errorf("unknown mode %q", *mode)
 	}
@@ -190,10 +189,14 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string
 	var searchErr error
 	if searches > 0 {
 		r.Searches, r.Clients = searches, clients
-		r.QPS, r.QueryP50, r.QueryP99, searchErr = searchLoad(ctx, e, clients, searches, words)
+		searchErr = r.setSearches(searchLoad(ctx, e, clients, searches, words))
 		if log != nil && searchErr == nil {
-			log.Info("searches", "queries", searches, "clients", clients, "per_s", fmt.Sprintf("%.0f", r.QPS),
-				"p50_ms", fmt.Sprintf("%.1f", r.QueryP50*1e3), "p99_ms", fmt.Sprintf("%.1f", r.QueryP99*1e3), "peak_mb", fmt.Sprintf("%.0f", peakResident()))
+			attrs := []any{"queries", searches, "clients", clients, "per_s", fmt.Sprintf("%.0f", r.QPS),
+				"p50_ms", fmt.Sprintf("%.1f", r.QueryP50*1e3), "p99_ms", fmt.Sprintf("%.1f", r.QueryP99*1e3)}
+			if r.SearchErrors > 0 {
+				attrs = append(attrs, "failed", r.SearchErrors, "first_failure", r.SearchFirstError)
+			}
+			log.Info("searches", append(attrs, "peak_mb", fmt.Sprintf("%.0f", peakResident()))...)
 		}
 	}
 	cancel()
@@ -221,6 +224,53 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string
 		}
 	}
 	return r, nil
+}
+
+// setSearches records the search load's figures in r. Failed queries (a
+// timeout's 503) are part of them; only a load with no answer at all is
+// an error.
+func (r *Result) setSearches(lr loadgen.Result, err error) error {
+	r.QPS, r.QueryP50, r.QueryP99, r.SearchErrors = lr.PerSecond(), lr.P50.Seconds(), lr.P99.Seconds(), lr.Errors
+	if err != nil && lr.Errors == lr.Ops {
+		return err
+	}
+	if err != nil {
+		r.SearchFirstError = err.Error()
+	}
+	return nil
+}
+
+// searchOnly opens the table and the serving index that an earlier run
+// kept in dir, serving only (no crawl, no worker, no feeder, no GC: the
+// index as it was left), and answers the search load over it.
+func searchOnly(ctx context.Context, dir string, searches, clients int, words []string) (Result, error) {
+	e, err := engine.Open(ctx, engine.Config{Dir: dir, NoFeeder: true, GCInterval: -1, CacheBytes: tableCache})
+	if err != nil {
+		return Result{}, err
+	}
+	defer e.Close()
+	r := Result{Mode: modeSearch, Searches: searches, Clients: clients}
+	if r.Documents, err = e.Index.Count(); err != nil {
+		return Result{}, err
+	}
+	began := time.Now()
+	if err := r.setSearches(searchLoad(ctx, e, clients, searches, words)); err != nil {
+		return Result{}, err
+	}
+	r.Seconds = time.Since(began).Seconds()
+	r.RSSAnonMB, r.RSSFileMB = residentSet()
+	if r.DiskBytes, err = diskUsage(dir); err != nil {
+		return Result{}, err
+	}
+	return r, nil
+}
+
+// splitWords splits the child's -words list; none for an empty one.
+func splitWords(list string) []string {
+	if list == "" {
+		return nil
+	}
+	return strings.Split(list, ",")
 }
 
 // residentSet returns the resident set's anonymous and file-backed parts

@@ -4,6 +4,7 @@
 //
 //	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-cache-mb 384] [-crawl-ahead N] [-verify]
 //	bulkbench -fixture N [-modes crawl,engine,bulk] [-searches N] [-max-pages M] [-progress 30s] [-cpuprofile DIR [-profile-every 300s]] [-verify]
+//	bulkbench -reopen DIR -searches N [-clients 8] [-fixture N]
 //
 // It serves DIR with http.FileServer on 127.0.0.1, or with -fixture N the
 // changing-web fixture (package freshness/changingweb) of N pages, frozen,
@@ -66,6 +67,18 @@
 // Every run's table is a fresh embedded Badger one in a temporary directory
 // (or -keep DIR), so that runs compare: bulkbench takes no -table.
 //
+// With -reopen DIR, bulkbench only measures searches over the table and
+// serving index that an earlier -keep DIR run left: a child process opens
+// them serving only (no crawl, no chain, no feeder, no GC: the index as it
+// was left, nothing beside the queries) and answers -searches N queries
+// from -clients clients through the JSON API, as above (with -fixture N,
+// the fixture's words; else the indexed titles' words). It prints the
+// documents, queries/s, p50/p99, the queries that failed (a timeout's 503;
+// they count in p50/p99 with the time they took), the child's CPU
+// seconds, its peak RSS and the directory's size. A million-page index
+// takes hours to build: its searches are measured apart from the run,
+// when nothing else runs.
+//
 // Exit codes: 0 done, 1 failure, 2 bad usage.
 package main
 
@@ -77,6 +90,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/caffeine-go/caffeine/engine"
@@ -109,6 +123,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		modes    = fs.String("modes", "crawl,engine", "comma-separated modes to run: crawl, engine, bulk (the crawler alone, then the chain and the feeder on its table, stage by stage), bulk-flat (bulk with the whole chain at once)")
 		verify   = fs.Bool("verify", false, "check the engine's table against a batch recomputation once idle (not timed)")
 		keep     = fs.String("keep", "", "keep the engine's table in this `directory` (must not exist) instead of a temporary one")
+		reopen   = fs.String("reopen", "", "only answer -searches queries over the table and serving index an earlier -keep run left in this `directory`: no corpus, no crawl, no chain, no GC (with -fixture N, the fixture's words)")
 		profile  = fs.String("cpuprofile", "", "write a CPU profile of every run to this `directory` (MODE-RUN.pprof)")
 		every    = fs.Duration("profile-every", 0, "with -cpuprofile, one profile a window of this `length` (MODE-RUN-SSSSSs.pprof, SSSSS the window's start in seconds), to see what grows on a long run; 0: one a run")
 		mem      = budget.Flag(fs)
@@ -121,6 +136,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-crawl-ahead N] [-verify]")
 		fmt.Fprintln(stderr, "       bulkbench -fixture N [-modes crawl,engine,bulk] [-searches N] [-max-pages M] [-progress 30s] [-verify]")
+		fmt.Fprintln(stderr, "       bulkbench -reopen DIR -searches N [-clients 8] [-fixture N]")
 		fmt.Fprintln(stderr, "Every run's table is a fresh embedded Badger one in a temporary directory (or -keep DIR): bulkbench takes no -table.")
 		fs.PrintDefaults()
 	}
@@ -130,7 +146,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if (*dir == "") == (*fixture == 0) || *fixture < 0 {
+	if *reopen != "" {
+		if *dir != "" || *keep != "" || *searches <= 0 {
+			fmt.Fprintln(stderr, "bulkbench: -reopen DIR takes -searches N (N > 0), and neither -corpus nor -keep")
+			return 2
+		}
+		if _, err := os.Stat(filepath.Join(*reopen, engine.IndexDir)); err != nil {
+			fmt.Fprintf(stderr, "bulkbench: -reopen %s: no table kept there (%v)\n", *reopen, err)
+			return 2
+		}
+	} else if (*dir == "") == (*fixture == 0) || *fixture < 0 {
 		fmt.Fprintln(stderr, "bulkbench: give exactly one of -corpus DIR and -fixture N (N > 0)")
 		fs.Usage()
 		return 2
@@ -144,10 +169,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}
-	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, parallel: *parallel, verify: *verify, keep: *keep, profile: *profile, profileEvery: *every, ahead: *ahead, progress: *progress, maxPages: *maxPages, stderr: stderr}
-	if *fixture > 0 {
+	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, parallel: *parallel, verify: *verify, keep: *keep, reopen: *reopen, profile: *profile, profileEvery: *every, ahead: *ahead, progress: *progress, maxPages: *maxPages, stderr: stderr}
+	switch {
+	case *reopen != "": // nothing to crawl
+	case *fixture > 0:
 		b.seeds = fixtureSeeds(*seeds)
-	} else if b.seeds, err = seedPaths(*dir, *seeds); err != nil {
+	default:
+		b.seeds, err = seedPaths(*dir, *seeds)
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}

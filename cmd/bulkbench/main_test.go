@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/internal/budget"
+	"github.com/caffeine-go/caffeine/internal/loadgen"
 )
 
 // TestMain runs a mode when the benchmark starts this test binary as its
@@ -198,6 +200,50 @@ func TestBenchFixture(t *testing.T) {
 	}
 }
 
+// -reopen measures searches alone over the table an earlier -keep run
+// left: the same documents, no crawl; a directory with no table kept in
+// it, or no -searches, is a usage error.
+func TestReopenSearches(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	kept := filepath.Join(t.TempDir(), "kept")
+	var out, errb bytes.Buffer
+	if code := run(ctx, []string{"-fixture", "150", "-modes", "bulk", "-keep", kept}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	m := regexp.MustCompile(`bulk: (\d+) documents`).FindSubmatch(out.Bytes())
+	if m == nil {
+		t.Fatalf("no bulk summary in\n%s", out.String())
+	}
+	docs := string(m[1])
+	out.Reset()
+	errb.Reset()
+	if code := run(ctx, []string{"-reopen", kept, "-fixture", "150", "-searches", "60", "-clients", "3"}, &out, &errb); code != 0 {
+		t.Fatalf("-reopen: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	t.Logf("\n%s", out.String())
+	row := regexp.MustCompile(`\| search \| ` + docs + ` \| 60 \| 3 \| \d+ \| [\d.]+ \| [\d.]+ \| 0 \| [\d.]+ \| (\d+) \| [\d.]+ \|\n`).FindSubmatch(out.Bytes())
+	if row == nil {
+		t.Fatalf("no search row of %s documents, 60 searches, none failed, in\n%s", docs, out.String())
+	}
+	if rss, _ := strconv.Atoi(string(row[1])); rss <= 0 {
+		t.Errorf("peak RSS %d MB", rss)
+	}
+	if bytes.Contains(errb.Bytes(), []byte("pages in")) {
+		t.Errorf("-reopen crawled:\n%s", errb.String())
+	}
+	for _, args := range [][]string{
+		{"-reopen", t.TempDir(), "-searches", "10"}, // no table kept there
+		{"-reopen", kept}, // nothing to measure
+		{"-reopen", kept, "-searches", "10", "-corpus", t.TempDir()},
+	} {
+		errb.Reset()
+		if code := run(ctx, args, &out, &errb); code != 2 {
+			t.Errorf("%q: exit %d, want 2\n%s", args, code, errb.String())
+		}
+	}
+}
+
 // The fixture is frozen: a page's content and Last-Modified do not move,
 // and Last-Modified is old enough that the first revisit is the longest.
 func TestFixtureFrozen(t *testing.T) {
@@ -337,5 +383,27 @@ func TestProfileWindows(t *testing.T) {
 	// -profile-every needs -cpuprofile.
 	if code := run(ctx, []string{"-fixture", "10", "-profile-every", "1s"}, &out, &errb); code != 2 {
 		t.Errorf("-profile-every without -cpuprofile: exit %d, want 2", code)
+	}
+}
+
+// A search load with failed queries (a timeout's 503) keeps its figures
+// and says the first failure; only one with no answer at all is an error.
+func TestSetSearches(t *testing.T) {
+	boom := errors.New("503 Service Unavailable")
+	var r Result
+	if err := r.setSearches(loadgen.Result{Ops: 10, Errors: 3, Took: time.Second, P50: time.Millisecond, P99: 5 * time.Second}, boom); err != nil {
+		t.Fatalf("setSearches with 3 of 10 failed = %v, want the figures kept", err)
+	}
+	if r.SearchErrors != 3 || r.SearchFirstError != boom.Error() || r.QueryP99 != 5 || r.QPS != 10 {
+		t.Errorf("recorded %+v", r)
+	}
+	var out bytes.Buffer
+	r.Mode, r.Searches, r.Clients = modeSearch, 10, 2
+	printTable(&out, []Result{r})
+	if !bytes.Contains(out.Bytes(), []byte("| 3 |")) || !bytes.Contains(out.Bytes(), []byte("first failure: 503 Service Unavailable")) {
+		t.Errorf("the failures are not printed:\n%s", out.String())
+	}
+	if err := new(Result).setSearches(loadgen.Result{Ops: 4, Errors: 4}, boom); !errors.Is(err, boom) {
+		t.Errorf("setSearches with every query failed = %v, want %v", err, boom)
 	}
 }

@@ -18,34 +18,33 @@ import (
 // searchLoad is the search phase of the engine mode: once idle, clients
 // goroutines ask the JSON API (web.Server, over loopback HTTP as a user's
 // client would) n one-word queries in all: words, or if none, words of
-// the indexed titles. It returns queries/s and the latency percentiles in
-// seconds.
-func searchLoad(ctx context.Context, e *engine.Engine, clients, n int, words []string) (qps, p50, p99 float64, err error) {
+// the indexed titles. It returns what loadgen measured: queries/s, the
+// latency percentiles and the queries that failed (a timeout's 503, say),
+// which count in the percentiles with the time they took; and the first
+// failure, if any.
+func searchLoad(ctx context.Context, e *engine.Engine, clients, n int, words []string) (loadgen.Result, error) {
 	if len(words) == 0 {
+		var err error
 		if words, err = titleWords(ctx, e); err != nil {
-			return 0, 0, 0, err
+			return loadgen.Result{}, err
 		}
 	}
 	if len(words) == 0 {
-		return 0, 0, 0, fmt.Errorf("search load: no title words in the index")
+		return loadgen.Result{}, fmt.Errorf("search load: no title words in the index")
 	}
 	// The words are the index's own or given: the first one must find
 	// something, or the load would measure empty answers.
 	if res, err := e.Search(ctx, serving.Query{Q: words[0], N: 10}); err != nil {
-		return 0, 0, 0, err
+		return loadgen.Result{}, err
 	} else if res.Total == 0 {
-		return 0, 0, 0, fmt.Errorf("search load: %q finds nothing", words[0])
+		return loadgen.Result{}, fmt.Errorf("search load: %q finds nothing", words[0])
 	}
 	srv := httptest.NewServer(web.New(e, web.Options{}))
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-	r, err := loadgen.Run(clients, n, func(rng *rand.Rand) error {
+	return loadgen.Run(clients, n, func(rng *rand.Rand) error {
 		return get(ctx, client, srv.URL+"/api/search?q="+url.QueryEscape(words[rng.IntN(len(words))]))
 	})
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	return r.PerSecond(), r.P50.Seconds(), r.P99.Seconds(), nil
 }
 
 func get(ctx context.Context, c *http.Client, u string) error {

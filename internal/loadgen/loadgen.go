@@ -13,9 +13,10 @@ import (
 
 // Result is what Run measured.
 type Result struct {
-	Ops      int           // operations done
+	Ops      int           // operations done, failed ones included
+	Errors   int           // operations that returned an error
 	Took     time.Duration // wall time of the whole run
-	P50, P99 time.Duration // latency of one operation
+	P50, P99 time.Duration // latency of one operation, failed ones included
 }
 
 // PerSecond is operations a second.
@@ -28,8 +29,11 @@ func (r Result) PerSecond() float64 {
 
 // Run does n operations from clients goroutines at once, each client with
 // a random source of its own (seeded by its number, so runs repeat), and
-// returns their latencies. The first error stops its client and is
-// returned once all are done.
+// returns their latencies. An operation's error stops nothing: every one
+// of the n operations runs, a failed one counts in Errors and its latency
+// in the percentiles (a query that timed out took its time as a client
+// sees it), and the first error is returned with the Result once all are
+// done.
 func Run(clients, n int, op func(rng *rand.Rand) error) (Result, error) {
 	next := make(chan struct{}, n)
 	for range n {
@@ -39,6 +43,7 @@ func Run(clients, n int, op func(rng *rand.Rand) error) (Result, error) {
 	var (
 		mu    sync.Mutex
 		lat   []time.Duration
+		errs  int
 		first error
 		wg    sync.WaitGroup
 	)
@@ -46,17 +51,24 @@ func Run(clients, n int, op func(rng *rand.Rand) error) (Result, error) {
 	for c := range max(clients, 1) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(c), 11))
-			var mine []time.Duration
-			var err error
+			var (
+				mine   []time.Duration
+				failed int
+				err    error
+			)
 			for range next {
 				t := time.Now()
-				if err = op(rng); err != nil {
-					break
+				if e := op(rng); e != nil {
+					failed++
+					if err == nil {
+						err = e
+					}
 				}
 				mine = append(mine, time.Since(t))
 			}
 			mu.Lock()
 			lat = append(lat, mine...)
+			errs += failed
 			if first == nil {
 				first = err
 			}
@@ -64,14 +76,13 @@ func Run(clients, n int, op func(rng *rand.Rand) error) (Result, error) {
 		})
 	}
 	wg.Wait()
-	r := Result{Ops: len(lat), Took: time.Since(began)}
-	if first != nil || len(lat) == 0 {
-		return r, first
+	r := Result{Ops: len(lat), Errors: errs, Took: time.Since(began)}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		q := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+		r.P50, r.P99 = q(0.50), q(0.99)
 	}
-	slices.Sort(lat)
-	q := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
-	r.P50, r.P99 = q(0.50), q(0.99)
-	return r, nil
+	return r, first
 }
 
 // Words returns the distinct words of more than three letters a–z in

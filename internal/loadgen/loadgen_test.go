@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestRunDoesEveryOperationOnce(t *testing.T) {
@@ -16,17 +17,24 @@ func TestRunDoesEveryOperationOnce(t *testing.T) {
 	}
 }
 
-func TestRunReportsAnError(t *testing.T) {
+func TestRunCountsErrorsAndGoesOn(t *testing.T) {
 	boom := errors.New("boom")
 	var n atomic.Int64
-	_, err := Run(4, 100, func(*rand.Rand) error {
-		if n.Add(1) == 50 {
+	r, err := Run(4, 100, func(*rand.Rand) error {
+		if k := n.Add(1); k == 50 || k == 70 {
+			time.Sleep(20 * time.Millisecond) // as a query that times out
 			return boom
 		}
 		return nil
 	})
 	if !errors.Is(err, boom) {
-		t.Fatalf("Run = %v, want the operation's error", err)
+		t.Fatalf("Run = %v, want the operation's first error", err)
+	}
+	if r.Ops != 100 || r.Errors != 2 || n.Load() != 100 {
+		t.Fatalf("Run = %+v after %d operations, want all 100 done and 2 errors", r, n.Load())
+	}
+	if r.P99 < 20*time.Millisecond {
+		t.Fatalf("p99 %v: the failed operations' latency is not counted", r.P99)
 	}
 }
 
