@@ -221,6 +221,10 @@ func (b *bench) searchOnly(ctx context.Context) ([]Result, error) {
 	return []Result{r}, nil
 }
 
+// stopWait is how long an interrupted child has to stop before it is
+// killed.
+var stopWait = time.Minute
+
 // child runs one mode in a child process and returns its result, with the
 // child's CPU time and peak RSS from the kernel.
 func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, keep, profile string) (Result, error) {
@@ -263,7 +267,7 @@ func (b *bench) child(ctx context.Context, exe, mode string, seeds []string, kee
 	// Interrupted, the child stops as cmd/search does on ^C, so that it
 	// still writes its CPU profile; it is killed if that takes a minute.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = time.Minute
+	cmd.WaitDelay = stopWait
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, b.stderr

@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// testRun bounds a test's runs: generous, as a loaded 2-core machine
+// under -race takes minutes for what takes seconds alone.
+const testRun = 5 * time.Minute
+
 // writeSite writes a small corpus laid out as the Debian handbook is: a
 // directory per language, each with an index.html linking its pages,
 // which link each other and back.
@@ -64,7 +68,7 @@ func writeSite(t *testing.T, langs []string, pages int) string {
 // run's tables verified.
 func TestBenchSmallSite(t *testing.T) {
 	dir := writeSite(t, []string{"en-US", "fr-FR"}, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testRun)
 	defer cancel()
 	var out, errb bytes.Buffer
 	if code := run(ctx, []string{"-corpus", dir, "-verify", "-modes", "crawl,engine,bulk"}, &out, &errb); code != 0 {
@@ -159,7 +163,7 @@ func TestUsageCorpusOrFixture(t *testing.T) {
 // reach idle, and the engine's table verifies; the table has the disk
 // column, and the search load asks the fixture's words.
 func TestBenchFixture(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testRun)
 	defer cancel()
 	var out, errb bytes.Buffer
 	const pages = 200
@@ -204,7 +208,7 @@ func TestBenchFixture(t *testing.T) {
 // left: the same documents, no crawl; a directory with no table kept in
 // it, or no -searches, is a usage error.
 func TestReopenSearches(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testRun)
 	defer cancel()
 	kept := filepath.Join(t.TempDir(), "kept")
 	var out, errb bytes.Buffer
@@ -272,7 +276,7 @@ func TestFixtureFrozen(t *testing.T) {
 func TestCPUProfileDir(t *testing.T) {
 	dir := writeSite(t, []string{"en-US"}, 2)
 	prof := filepath.Join(t.TempDir(), "not", "yet")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testRun)
 	defer cancel()
 	var out, errb bytes.Buffer
 	if code := run(ctx, []string{"-corpus", dir, "-modes", "crawl", "-cpuprofile", prof}, &out, &errb); code != 0 {
@@ -286,7 +290,7 @@ func TestCPUProfileDir(t *testing.T) {
 // -max-pages stops the crawl after that many pages and the engine runs to
 // idle on them; -progress prints lines while it runs.
 func TestMaxPagesProgress(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testRun)
 	defer cancel()
 	var out, errb bytes.Buffer
 	if code := run(ctx, []string{"-fixture", "500", "-modes", "engine", "-max-pages", "60", "-progress", "20ms"}, &out, &errb); code != 0 {
@@ -318,7 +322,7 @@ func TestTrimNote(t *testing.T) {
 // and then the figures once idle and those of the searches, ahead of the
 // run's end (which waits for GC's first pass).
 func TestProgressPrintsStages(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testRun)
 	defer cancel()
 	var out, errb bytes.Buffer
 	if code := run(ctx, []string{"-fixture", "200", "-modes", "bulk", "-progress", "1h", "-searches", "40"}, &out, &errb); code != 0 {
@@ -341,6 +345,8 @@ func TestProgressPrintsStages(t *testing.T) {
 // Interrupted, the engine's child stops as cmd/search does on ^C and still
 // writes its CPU profile.
 func TestInterruptWritesProfile(t *testing.T) {
+	defer func(d time.Duration) { stopWait = d }(stopWait)
+	stopWait = testRun // stopping takes a minute and more under load
 	prof := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(3*time.Second, cancel)
@@ -357,7 +363,7 @@ func TestInterruptWritesProfile(t *testing.T) {
 // the window's start, each a profile pprof reads; no whole-run file.
 func TestProfileWindows(t *testing.T) {
 	prof := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testRun)
 	defer cancel()
 	var out, errb bytes.Buffer
 	args := []string{"-fixture", "2000", "-modes", "engine", "-max-pages", "400", "-cpuprofile", prof, "-profile-every", "300ms"}
