@@ -289,6 +289,10 @@ type Store struct {
 	blobMin int64         // the size from which values are blobs; 0: none
 	blobSeq atomic.Uint64 // the last blob id taken
 
+	intentSeq   atomic.Uint64 // the last intent's sequence (intent.go)
+	maxTxnBytes int64         // the size of Badger's largest transaction
+	log         *slog.Logger  // Options.Logger; may be nil
+
 	// unhold unregisters the store from the memory budget's trimmer
 	// (HoldMapped); set by Open.
 	unhold func()
@@ -358,6 +362,13 @@ func Open(dir string, opt Options) (*Store, error) {
 		vers:    newVers(),
 		latest:  db.NewTransactionAt(math.MaxUint64, false),
 		blobMin: blobMin,
+		// Badger's own bound: 15% of a memtable.
+		maxTxnBytes: bo.MemTableSize * 15 / 100,
+		log:         opt.Logger,
+	}
+	if !s.mem {
+		// Before anything reads the table: finish what a crash cut short.
+		err = s.replayIntents()
 	}
 	// Tombstones written before this open are unknown, so assume one may
 	// sit at any existing version.
@@ -366,7 +377,10 @@ func Open(dir string, opt Options) (*Store, error) {
 		s.stripes[i].tomb = top
 		s.stripes[i].top.Store(top)
 	}
-	fams, err := s.loadFamilies()
+	var fams map[string]*family
+	if err == nil {
+		fams, err = s.loadFamilies()
+	}
 	if err == nil {
 		err = s.loadBlobSeq()
 	}
@@ -405,7 +419,7 @@ func (s *Store) Close() error {
 }
 
 // DB returns the underlying Badger database, in managed mode. Writing to it
-// with keys that start with 'b', 'c', 'f' or 'z' corrupts the store.
+// with keys that start with 'b', 'c', 'f', 'i' or 'z' corrupts the store.
 func (s *Store) DB() *bdb.DB { return s.db }
 
 // Size returns the disk space of the LSM tree's tables and of the value

@@ -81,14 +81,13 @@ func (b *batch) add(e entry) {
 	b.entries = append(b.entries, e)
 }
 
-// flush writes entries to Badger atomically, as far as Badger allows.
+// flush writes entries to Badger atomically, crashes included.
 //
 // Entries that all have one version go in a managed transaction committed
-// at that version: Badger marks its entries as one transaction in the value
-// log, so that a crash keeps all or none of them, and it is the cheapest way
-// to write. Entries of several versions need a managed write batch, which
-// Badger commits without those marks (so a crash in mid-write may keep part
-// of it) and, when it outgrows a transaction, in several commits.
+// at that version: Badger marks its entries as one transaction in its log,
+// so that a crash keeps all or none of them, and it is the cheapest way to
+// write. Entries of several versions, or too many for one transaction, go
+// with an intent that Open replays after a crash (see intent.go).
 //
 // A write of several versions that sets or deletes blobs goes in three
 // steps: the blobs it sets, its cell entries, then the deletions of blobs
@@ -134,18 +133,39 @@ func isBlobEntry(e entry) bool { return e.key[0] == tagBlob }
 // there, as a crash would.
 var testHookFlushStep func(step int) error
 
-// flushAll writes entries to Badger, in one managed transaction if they
-// all have one version, else in a managed write batch.
+// flushAll writes entries to Badger all or none, crashes included: in one
+// managed transaction if they all have one version and fit, else with an
+// intent (see intent.go). In memory, where nothing survives a crash, what
+// one transaction cannot take goes in a write batch.
 func (s *Store) flushAll(entries []entry) error {
-	if sameVersion(entries) {
-		err := s.commitAt(entries)
-		if !errors.Is(err, bdb.ErrTxnTooBig) {
-			if err != nil {
-				return fmt.Errorf("badger: write: %w", err)
+	var err error
+	switch one := sameVersion(entries); {
+	case testForceLogged && !s.mem:
+		err = s.flushLogged(entries)
+	case one:
+		err = s.commitStep(0, entries)
+		if errors.Is(err, bdb.ErrTxnTooBig) {
+			if s.mem {
+				err = s.writeBatch(entries)
+			} else {
+				err = s.flushLogged(entries)
 			}
-			return nil
 		}
+	case s.mem:
+		err = s.writeBatch(entries)
+	default:
+		err = s.flushVersions(entries)
 	}
+	if err != nil {
+		return fmt.Errorf("badger: write: %w", err)
+	}
+	return nil
+}
+
+// writeBatch writes entries in a managed write batch: in several commits
+// if they outgrow one, and with no mark that makes a crash keep all or
+// none of them.
+func (s *Store) writeBatch(entries []entry) error {
 	wb := s.db.NewManagedWriteBatch()
 	for _, e := range entries {
 		var err error
@@ -156,13 +176,10 @@ func (s *Store) flushAll(entries []entry) error {
 		}
 		if err != nil {
 			wb.Cancel()
-			return fmt.Errorf("badger: write: %w", err)
+			return err
 		}
 	}
-	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("badger: write: %w", err)
-	}
-	return nil
+	return wb.Flush()
 }
 
 func sameVersion(entries []entry) bool {

@@ -49,6 +49,10 @@ const diffTopTs = 40 // timestamps are mostly in [1, diffTopTs]
 
 func TestDifferential(t *testing.T) { testDifferential(t, 0) }
 
+// TestDifferentialCrashes also crashes writes at every step of their way
+// into Badger (crashMutate).
+func TestDifferentialCrashes(t *testing.T) { testDifferential(t, -1) }
+
 // TestDifferentialBlobs stores nearly every value as a blob.
 func TestDifferentialBlobs(t *testing.T) { testDifferential(t, 2) }
 
@@ -74,6 +78,7 @@ func testDifferential(t *testing.T, blobBytes int64) {
 	}
 	t.Logf("seed %d, %d operations (BADGER_DIFF_SEED=%d to repeat)", seed, ops, seed)
 	d := newDiff(t, seed, blobBytes)
+	d.crashes = blobBytes < 0
 	for i := range ops {
 		d.step(i)
 		if t.Failed() {
@@ -100,6 +105,9 @@ type diff struct {
 	safe uint64
 	log  []string // the last operations, shown on failure
 	blob int64    // the store's Options.BlobBytes
+	// crashes enables crashMutate; the store keeps no blobs then (a crash
+	// may leave a blob unreferenced, by design).
+	crashes bool
 }
 
 type colID struct{ row, fam, col string }
@@ -169,7 +177,9 @@ func (d *diff) step(i int) {
 		d.invalid(ctx)
 	case n < 89:
 		d.reopen()
-	case n < 90:
+	case n < 90 && d.crashes:
+		d.crashMutate(ctx)
+	case n < 91:
 		if d.rnd.IntN(2) == 0 {
 			d.compact(ctx)
 		}
@@ -481,6 +491,75 @@ func (d *diff) compact(ctx context.Context) {
 		d.fail("Compact(%d): %v", d.safe, err)
 	}
 	d.compareAll(fmt.Sprintf("after Compact(%d)", d.safe))
+}
+
+var errCrash = errors.New("injected crash")
+
+// crashMutate runs a MutateRows that a crash cuts short at a random step
+// of its way into Badger (in a write batch, after a random subset of its
+// entries), sometimes logged as a write too large for a transaction, then
+// reopens the store. The write must be all there or not at all, and there
+// if MutateRows returned nil. If it is not there, it is written again, so
+// that store and model go on alike.
+func (d *diff) crashMutate(ctx context.Context) {
+	rows := make([]percolator.RowMutation, 1+d.rnd.IntN(3))
+	for i := range rows {
+		rows[i].Row = d.row()
+		rows[i].Mutations = d.mutations(rows[i].Row)
+	}
+	logged := d.rnd.IntN(3) == 0
+	stopAt := d.rnd.IntN(5)
+	mask := d.rnd.Uint64()
+	d.record("crash at step %d (logged %v, mask %x): MutateRows %v", stopAt, logged, mask, rows)
+	fs := allFilters()
+	before, err := scan(ctx, d.st, "", "", len(diffRows)+1, fs)
+	if err != nil {
+		d.fail("scan: %v", err)
+		return
+	}
+	badger.SetForceLogged(d.t, logged)
+	badger.SetWriteStepHook(d.t, func(i int, batch bool, n int) (func(int) bool, error) {
+		if i != stopAt {
+			return nil, nil
+		}
+		return func(j int) bool { return mask>>(j%64)&1 == 1 }, errCrash
+	})
+	err = d.st.MutateRows(ctx, rows)
+	badger.SetWriteStepHook(d.t, nil)
+	badger.SetForceLogged(d.t, false)
+	if err != nil && !errors.Is(err, errCrash) {
+		d.fail("MutateRows(%v) = %v", rows, err)
+		return
+	}
+	if err := d.st.Close(); err != nil {
+		d.fail("Close: %v", err)
+	}
+	d.st = nil
+	d.open()
+	if n, err := d.st.LiveIntents(); err != nil || n != 0 {
+		d.fail("after reopen: %d intents live (%v)", n, err)
+	}
+	got, gerr := scan(ctx, d.st, "", "", len(diffRows)+1, fs)
+	if werr := d.model.MutateRows(ctx, rows); werr != nil || gerr != nil {
+		d.fail("scan %v, model MutateRows %v", gerr, werr)
+		return
+	}
+	want, werr := scan(ctx, d.model, "", "", len(diffRows)+1, fs)
+	if werr != nil {
+		d.fail("model scan: %v", werr)
+		return
+	}
+	switch {
+	case sameRows(got, want, fs):
+	case err != nil && sameRows(got, before, fs):
+		// Lost whole: write it again.
+		if err := d.st.MutateRows(ctx, rows); err != nil {
+			d.fail("MutateRows(%v) again: %v", rows, err)
+		}
+	default:
+		d.fail("after a crash at step %d (MutateRows = %v): neither the write whole nor nothing of it\n got %s\nwant %s\n  or %s", stopAt, err, showRows(got), showRows(want), showRows(before))
+	}
+	d.compareAll("after a crash")
 }
 
 // allFilters selects every cell of every family.

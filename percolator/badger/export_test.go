@@ -190,3 +190,30 @@ func (s *Store) Compactions() error {
 	}
 	return s.db.Flatten(1)
 }
+
+// SetWriteStepHook sets testHookStep until the test ends.
+func SetWriteStepHook(t interface{ Cleanup(func()) }, fn func(i int, batch bool, n int) (keep func(int) bool, stop error)) {
+	testHookStep = fn
+	t.Cleanup(func() { testHookStep = nil })
+}
+
+// SetForceLogged makes every write go through the intent in chunks, as one
+// too large for a transaction does, while force is true; until the test
+// ends.
+func SetForceLogged(t interface{ Cleanup(func()) }, force bool) {
+	testForceLogged = force
+	t.Cleanup(func() { testForceLogged = false })
+}
+
+// LiveIntents returns how many intents are live in Badger.
+func (s *Store) LiveIntents() (int, error) {
+	txn := s.db.NewTransactionAt(math.MaxUint64, false)
+	defer txn.Discard()
+	it := txn.NewIterator(bdb.IteratorOptions{Prefix: []byte{tagIntent}})
+	defer it.Close()
+	n := 0
+	for it.Rewind(); it.Valid(); it.Next() {
+		n++
+	}
+	return n, nil
+}

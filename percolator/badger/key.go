@@ -13,6 +13,7 @@ import (
 //	tagFamily family name                                    the persisted Family declaration
 //	tagFlush  (nothing)                                      a throwaway key Compact drops to flush memtables
 //	tagBlob   big-endian id                                  a large cell value (see blob.go)
+//	tagIntent big-endian sequence, chunk                     what a write of several versions has left to do (see intent.go)
 //
 // esc(x) is x with every 0x00 replaced by 0x00 0xFF, followed by the
 // terminator 0x00 0x01. The encoding is order-preserving and prefix-free: a <
