@@ -152,6 +152,7 @@ func (tx *Tx) commitOnePhaseOnce(ctx context.Context, r rowWrites) error {
 	}
 	if matched {
 		tx.commitTs = 0
+		tx.resolveBlockers(ctx, r)
 		return fmt.Errorf("%w: row %q", ErrConflict, r.row)
 	}
 	tx.db.notified([]rowWrites{r})
@@ -253,9 +254,39 @@ func (tx *Tx) prewrite(ctx context.Context, r rowWrites, lk lock) error {
 		return fmt.Errorf("percolator: prewrite %q: %w", r.row, err)
 	}
 	if matched {
+		tx.resolveBlockers(ctx, r)
 		return fmt.Errorf("%w: row %q", ErrConflict, r.row)
 	}
 	return nil
+}
+
+// resolveBlockers resolves the locks on r's cells whose writers are dead
+// or stuck, as a reader meeting them does, so that a retry of a
+// transaction that found them in its way can commit: a blind writer (one
+// that writes cells it never reads) would otherwise conflict with a dead
+// writer's lock until a reader or a sweep came by. Locks of live writers
+// stay; errors leave the conflict as it is.
+func (tx *Tx) resolveBlockers(ctx context.Context, r rowWrites) {
+	fs := make([]Filter, len(r.cols))
+	for i, col := range r.cols {
+		fs[i] = Filter{Family: famLock, Column: col}
+	}
+	cells, err := tx.db.st.ReadRow(ctx, r.row, fs...)
+	if err != nil {
+		return
+	}
+	for _, c := range cells {
+		if c.Ts == tx.startTs {
+			continue
+		}
+		l, err := decodeLock(c.Value)
+		if err != nil {
+			continue
+		}
+		if _, err := tx.db.resolve(ctx, r.row, c.Column, c.Ts, l); err != nil {
+			return
+		}
+	}
 }
 
 // prewriteSecondaries prewrites the secondary rows in parallel. While it

@@ -168,6 +168,18 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 		db.wg.Wait()
 		return nil, err
 	}
+	if db.ex != nil {
+		// No other process can reach an exclusive store: every lock in it
+		// is left over from an earlier one, dead. Resolve them now rather
+		// than make readers and writers meet them one by one.
+		if n, err := db.CleanLocks(ctx); err != nil {
+			db.cancel()
+			db.wg.Wait()
+			return nil, err
+		} else if n > 0 {
+			opt.Logger.Info("resolved the locks an earlier process left", "locks", n)
+		}
+	}
 	if db.ex == nil {
 		// Other processes judge our locks by this heartbeat, and GC
 		// keeps what our transactions read.
