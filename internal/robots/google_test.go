@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -369,13 +370,13 @@ func TestGoogleSuite(t *testing.T) {
 	for _, c := range googleCases() {
 		for _, ch := range c.checks {
 			n++
-			if !c.google {
+			if strings.HasPrefix(c.test, "ID_") {
 				rfc++
 			}
 			got := Parse([]byte(c.robots), ch.agent).Allowed(googlePath(ch.url))
 			if got == ch.want {
 				agree++
-				if !c.google {
+				if strings.HasPrefix(c.test, "ID_") {
 					rfcAgree++
 				}
 				continue
@@ -386,7 +387,39 @@ func TestGoogleSuite(t *testing.T) {
 	if n != googleChecks {
 		t.Errorf("%d expectations, robots_test.cc has %d", n, googleChecks)
 	}
-	t.Logf("%d/%d of Google's expectations agree (RFC 9309 cases %d/%d)", agree, n, rfcAgree, rfc)
+	t.Logf("%d/%d of Google's expectations agree (RFC 9309 tests, ID_: %d/%d)", agree, n, rfcAgree, rfc)
+}
+
+// TestGoogleSuiteAsTheCrawlerAsks runs the suite as the crawler asks:
+// with the product token of the User-Agent (Token) and the path of the
+// parsed URL (Path). It differs from Google's answers only where the
+// crawler does what the suite leaves to the caller.
+func TestGoogleSuiteAsTheCrawlerAsks(t *testing.T) {
+	differ := map[string]string{
+		// The token of "Foo Bar" is Foo, whose group allows /x/.
+		"Foo Bar http://foo.bar/x/y": "the crawler matches by product token",
+		// Path percent-encodes the URL, as RFC 9309 section 2.2.2 asks.
+		"FooBot http://foo.bar/foo/bar/ツ": "the crawler percent-encodes the URL",
+	}
+	var n, agree int
+	for _, c := range googleCases() {
+		for _, ch := range c.checks {
+			n++
+			u, err := url.Parse(ch.url)
+			if err != nil {
+				t.Fatalf("%s: %v", c.test, err)
+			}
+			got := Parse([]byte(c.robots), Token(ch.agent)).Allowed(Path(u))
+			_, expected := differ[ch.agent+" "+ch.url]
+			if got == ch.want {
+				agree++
+			}
+			if got == ch.want == expected {
+				t.Errorf("%s: agent %q url %q: allowed = %v, Google's %v (expected to differ: %v)", c.test, ch.agent, clip(ch.url), got, ch.want, expected)
+			}
+		}
+	}
+	t.Logf("%d/%d of Google's expectations agree as the crawler asks", agree, n)
 }
 
 // clip shortens s for a message.
