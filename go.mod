@@ -14,7 +14,6 @@ require (
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/nlnwa/gowarc v1.6.0
 	github.com/prometheus/client_golang v1.25.0
-	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/net v0.59.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.48.0
@@ -101,6 +100,7 @@ require (
 	github.com/prometheus/prometheus v0.40.3 // indirect
 	github.com/saintfish/chardet v0.0.0-20230101081208-5e3ef4b5456d // indirect
 	github.com/spiffe/go-spiffe/v2 v2.7.0 // indirect
+	github.com/temoto/robotstxt v1.1.2 // indirect
 	go.etcd.io/bbolt v1.4.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/detectors/gcp v1.44.0 // indirect

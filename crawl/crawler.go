@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/extract"
+	"github.com/caffeine-go/caffeine/internal/robots"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -28,6 +29,7 @@ type Crawler struct {
 	id        string // lease owner: DB id / crawler id
 	exclusive bool   // the store has one process: other DBs' leases are stale
 	log       *slog.Logger
+	token     string // robots.txt product token of Options.UserAgent
 
 	transport http.RoundTripper // guarded against private addresses, maybe wrapped
 	plain     *http.Client      // robots.txt and sitemaps: follows up to 5 redirects
@@ -62,7 +64,8 @@ func New(db *percolator.DB, opt Options) (*Crawler, error) {
 		known:   newLRU(opt.KnownRows),
 		heldMax: maxHeld,
 	}
-	if token, _, _ := strings.Cut(opt.UserAgent, "/"); !strings.EqualFold(strings.TrimSpace(token), extract.Agent) {
+	c.token = robots.Token(opt.UserAgent)
+	if !strings.EqualFold(c.token, extract.Agent) {
 		// The parse observer cannot know the User-Agent a page was
 		// fetched with, so both read page robots rules for one token.
 		c.log.Warn("robots meta and X-Robots-Tag rules are read for "+extract.Agent+", not for this User-Agent", "user_agent", opt.UserAgent)

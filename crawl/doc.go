@@ -39,7 +39,9 @@
 //     or 429 that outlasts the retries (it is then retried with backoff,
 //     not after the revisit interval); robots.txt and private-address
 //     refusals delete it too. A fetch without a response (timeout,
-//     connection refused) keeps the last body.
+//     connection refused) keeps the last body, as does a robots.txt that
+//     cannot be had (no answer, 5xx, 429): the host's pages fail until it
+//     answers (asked again after a minute).
 //   - A 304 leaves fetch:status at the last full response's status.
 //   - Due rows whose host has no request slot free are held in memory
 //     (per host, up to 100,000 rows) and each pass reads the index from

@@ -13,6 +13,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/caffeine-go/caffeine/extract"
+	"github.com/caffeine-go/caffeine/internal/robots"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -234,7 +235,7 @@ func (c *Crawler) process(ctx, fetchCtx context.Context, f *fetcher, j *job) boo
 		}
 	}
 	asked := time.Now()
-	robots, fresh, err := c.robotsFor(fetchCtx, j.host)
+	rules, fresh, err := c.robotsFor(fetchCtx, j.host)
 	if fresh || err != nil {
 		j.sent = asked // err may be a cached one: assume a request
 	}
@@ -243,13 +244,9 @@ func (c *Crawler) process(ctx, fetchCtx context.Context, f *fetcher, j *job) boo
 		return true
 	}
 	if fresh && !c.opt.NoSitemaps {
-		defer c.readSitemaps(ctx, j.host, robots.Sitemaps)
+		defer c.readSitemaps(ctx, j.host, rules.Sitemaps)
 	}
-	path := u.EscapedPath()
-	if u.RawQuery != "" {
-		path += "?" + u.RawQuery
-	}
-	if !robots.TestAgent(path, c.opt.UserAgent) {
+	if !rules.Allowed(robots.Path(u)) {
 		j.res = result{err: ErrRobots, permanent: true}
 		return true
 	}

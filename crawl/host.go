@@ -2,14 +2,13 @@ package crawl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/temoto/robotstxt"
+	"github.com/caffeine-go/caffeine/internal/robots"
 )
 
 // host is the politeness state of one origin (scheme, host, port): the
@@ -27,7 +26,7 @@ type host struct {
 	slot       int  // the request slot to try first across processes (see polite.go)
 
 	robotsMu  sync.Mutex // guards the fields below; held while robots.txt is fetched
-	robots    *robotstxt.RobotsData
+	robots    *robots.Rules
 	robotsErr error
 	robotsExp time.Time
 }
@@ -172,10 +171,11 @@ func (hs *hosts) backOff(h *host, t time.Time) {
 	hs.mu.Unlock()
 }
 
-// robotsFor returns h's robots.txt, fetching it when it is missing or
-// expired; fresh reports a fetch (so the caller reads its sitemaps). An
-// unreachable robots.txt is an error, retried after a minute.
-func (c *Crawler) robotsFor(ctx context.Context, h *host) (r *robotstxt.RobotsData, fresh bool, err error) {
+// robotsFor returns h's robots.txt rules for the crawler, fetching them
+// when they are missing or expired; fresh reports a fetch (so the caller
+// reads the sitemaps). An unreachable robots.txt (no answer, 5xx, 429) is
+// an error, which disallows every page and is retried after a minute.
+func (c *Crawler) robotsFor(ctx context.Context, h *host) (r *robots.Rules, fresh bool, err error) {
 	h.robotsMu.Lock()
 	defer h.robotsMu.Unlock()
 	if time.Now().Before(h.robotsExp) {
@@ -187,12 +187,8 @@ func (c *Crawler) robotsFor(ctx context.Context, h *host) (r *robotstxt.RobotsDa
 		return nil, false, err
 	}
 	h.robots, h.robotsErr, h.robotsExp = r, nil, time.Now().Add(c.opt.RobotsTTL)
-	var delay time.Duration
-	if g := r.FindGroup(c.opt.UserAgent); g != nil {
-		delay = g.CrawlDelay
-	}
 	c.hosts.mu.Lock()
-	h.crawlDelay, h.robotsSeen = delay, true
+	h.crawlDelay, h.robotsSeen = r.CrawlDelay, true
 	// The fetch that follows started under the old delay.
 	if next := time.Now().Add(c.hosts.delay(h)); next.After(h.nextAt) {
 		h.nextAt = next
@@ -201,10 +197,10 @@ func (c *Crawler) robotsFor(ctx context.Context, h *host) (r *robotstxt.RobotsDa
 	return r, true, nil
 }
 
-// robotsMax is the most of a robots.txt read (Google reads 500 KiB).
-const robotsMax = 512 << 10
-
-func (c *Crawler) fetchRobots(ctx context.Context, origin string) (*robotstxt.RobotsData, error) {
+// fetchRobots reads origin's robots.txt as RFC 9309 says: a 2xx body is
+// parsed (up to robots.MaxSize), a 4xx or a redirect past the fifth
+// allows every page, a 5xx or 429 is an error (see robots.FromStatus).
+func (c *Crawler) fetchRobots(ctx context.Context, origin string) (*robots.Rules, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+"/robots.txt", nil)
@@ -218,25 +214,15 @@ func (c *Crawler) fetchRobots(ctx context.Context, origin string) (*robotstxt.Ro
 	}
 	defer resp.Body.Close()
 	at := time.Now()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, robotsMax+1))
+	// One byte past the limit tells Parse whether the limit cut a line.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, robots.MaxSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("robots.txt: %w", err)
 	}
-	truncated := len(body) > robotsMax
-	body = body[:min(len(body), robotsMax)]
 	if c.archive != nil {
 		// Archived as wget and Heritrix do; an import skips it.
-		c.archive.add(resp.Request.URL.String(), &result{status: resp.StatusCode, header: resp.Header, body: body, truncated: truncated, at: at, resp: resp})
+		kept := body[:min(len(body), robots.MaxSize)]
+		c.archive.add(resp.Request.URL.String(), &result{status: resp.StatusCode, header: resp.Header, body: kept, truncated: len(body) > len(kept), at: at, resp: resp})
 	}
-	r, err := robotstxt.FromStatusAndBytes(resp.StatusCode, body)
-	if err != nil {
-		var perr *robotstxt.ParseError
-		if errors.As(err, &perr) || resp.StatusCode < 200 || resp.StatusCode >= 300 {
-			// Unparseable, or a status robots.txt gives no meaning
-			// (1xx, or 3xx past the redirect limit): no restrictions.
-			return robotstxt.FromStatusAndBytes(http.StatusNotFound, nil)
-		}
-		return nil, fmt.Errorf("robots.txt: %w", err)
-	}
-	return r, nil
+	return robots.FromStatus(resp.StatusCode, body, c.token)
 }

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/temoto/robotstxt"
-
 	"github.com/caffeine-go/caffeine/extract"
+	"github.com/caffeine-go/caffeine/internal/robots"
 )
 
 // errDisallowed is why a document is skipped when robots.txt forbids the
@@ -33,7 +32,7 @@ type liveFetcher struct {
 }
 
 type liveHost struct {
-	robots *robotstxt.Group // nil: everything allowed
+	robots *robots.Rules
 	delay  time.Duration
 	last   time.Time // start of the last request
 }
@@ -48,8 +47,7 @@ type live struct {
 }
 
 func newLiveFetcher(opt *ProbeOptions) *liveFetcher {
-	agent, _, _ := strings.Cut(opt.UserAgent, "/")
-	return &liveFetcher{opt: opt, agent: strings.TrimSpace(agent), hosts: make(map[string]*liveHost)}
+	return &liveFetcher{opt: opt, agent: robots.Token(opt.UserAgent), hosts: make(map[string]*liveHost)}
 }
 
 func (lf *liveFetcher) fetch(ctx context.Context, raw string) (live, error) {
@@ -61,7 +59,7 @@ func (lf *liveFetcher) fetch(ctx context.Context, raw string) (live, error) {
 	if err != nil {
 		return live{}, err
 	}
-	if h.robots != nil && !h.robots.Test(u.RequestURI()) {
+	if !h.robots.Allowed(robots.Path(u)) {
 		return live{}, errDisallowed
 	}
 	resp, body, err := lf.get(ctx, h, raw)
@@ -81,8 +79,8 @@ func (lf *liveFetcher) fetch(ctx context.Context, raw string) (live, error) {
 }
 
 // host returns origin's state, reading its robots.txt the first time.
-// robots.txt answers as the crawler reads them: 4xx allows everything, 5xx
-// or no answer forbids everything.
+// robots.txt answers as the crawler reads them (robots.FromStatus): 4xx
+// allows everything, 5xx, 429 or no answer forbids everything.
 func (lf *liveFetcher) host(ctx context.Context, origin string) (*liveHost, error) {
 	if h := lf.hosts[origin]; h != nil {
 		return h, nil
@@ -93,23 +91,17 @@ func (lf *liveFetcher) host(ctx context.Context, origin string) (*liveHost, erro
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		h.robots = disallowAll()
+		h.robots = robots.DisallowAll()
 	} else {
-		data, err := robotstxt.FromStatusAndBytes(resp.StatusCode, body)
+		r, err := robots.FromStatus(resp.StatusCode, body, lf.agent)
 		if err != nil {
-			h.robots = disallowAll()
-		} else {
-			h.robots = data.FindGroup(lf.agent)
-			h.delay = max(h.delay, min(h.robots.CrawlDelay, maxCrawlDelay))
+			r = robots.DisallowAll()
 		}
+		h.robots = r
+		h.delay = max(h.delay, min(r.CrawlDelay, maxCrawlDelay))
 	}
 	lf.hosts[origin] = h
 	return h, nil
-}
-
-func disallowAll() *robotstxt.Group {
-	data, _ := robotstxt.FromStatusAndBytes(http.StatusInternalServerError, nil)
-	return data.FindGroup("*")
 }
 
 // get waits out h's delay and GETs u, reading at most MaxBody bytes. The
