@@ -164,17 +164,6 @@ func TestSitemapGzipBomb(t *testing.T) {
 	}
 }
 
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
 func FuzzParseSitemap(f *testing.F) {
 	f.Add(`<urlset><url><loc>http://a/1</loc><lastmod>2024-01-01</lastmod></url></urlset>`)
 	f.Add(`<sitemapindex><sitemap><loc>x</loc></sitemap></sitemapindex>`)
