@@ -51,7 +51,7 @@ type Importer struct {
 
 	records, loaded, changed, malformed, unchecked, offset atomic.Int64
 
-	payloads payloadIndex   // records read, by payload digest, for revisits
+	payloads payloadIndex    // records read, by payload digest, for revisits
 	warned   map[string]bool // digest warnings logged once
 
 	mu      sync.Mutex       // guards skipped and file
