@@ -32,6 +32,7 @@ func Flags(fs *flag.FlagSet) func() (Options, error) {
 		maxIv     = fs.Duration("max-interval", 365*24*time.Hour, "longest revisit interval")
 		initIv    = fs.Duration("initial-interval", 30*24*time.Hour, "revisit interval after the first fetch of a page without Last-Modified (with one: the time since then, within -min-interval and -max-interval)")
 		noSitemap = fs.Bool("no-sitemaps", false, "do not read sitemaps")
+		sitemapN  = fs.Int("sitemap-max-urls", 50000, "pages new to the table taken from one host's sitemaps each time its robots.txt is read (known pages get their lastmod hints and do not count)")
 		warcOut   = fs.String("warc-out", "", "archive every fetch as WARC records (gzipped, a warcinfo record first in each file) in this `directory`")
 		warcMax   = fs.Int64("warc-max-size", 1e9, "`bytes` at which a -warc-out file is closed and the next begun")
 	)
@@ -46,13 +47,16 @@ func Flags(fs *flag.FlagSet) func() (Options, error) {
 			Delay: *delay, Parallel: *parallel, Workers: *workers, Timeout: *timeout,
 			MaxBodySize: *maxBody, Retries: *retries,
 			MinInterval: *minIv, MaxInterval: *maxIv, InitialInterval: *initIv,
-			NoSitemaps: *noSitemap, WARCDir: *warcOut, WARCMaxSize: *warcMax,
+			NoSitemaps: *noSitemap, MaxSitemapURLs: *sitemapN, WARCDir: *warcOut, WARCMaxSize: *warcMax,
 		}
 		if *delay == 0 {
 			opt.Delay = -1
 		}
 		if *retries == 0 {
 			opt.Retries = -1
+		}
+		if *sitemapN < 1 {
+			return Options{}, fmt.Errorf("%w: -sitemap-max-urls %d (want 1 or more; -no-sitemaps reads none)", ErrInvalidOptions, *sitemapN)
 		}
 		return opt, nil
 	}

@@ -107,8 +107,11 @@ type Options struct {
 	// NoSitemaps turns off reading sitemaps (robots.txt Sitemap: lines and
 	// /sitemap.xml).
 	NoSitemaps bool
-	// MaxSitemapURLs bounds the URLs taken from one host's sitemaps per
-	// robots.txt refresh. Default 50,000.
+	// MaxSitemapURLs bounds the pages new to the table taken from one
+	// host's sitemaps each time its robots.txt is read (RobotsTTL); pages
+	// the table has get their lastmod hints and do not count, so the next
+	// reading goes on past them. Default 50,000 (at the default Delay, a
+	// host's fetches for about 14 hours).
 	MaxSitemapURLs int
 
 	// LeaseTTL is how long a claimed page stays leased to this crawler;

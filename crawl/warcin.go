@@ -6,9 +6,6 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"context"
-	"crypto/sha1"
-	"encoding/base32"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -52,7 +49,10 @@ type Importer struct {
 	hosts map[string]bool // hosts with a seed
 	seeds []string
 
-	records, loaded, changed, malformed, offset atomic.Int64
+	records, loaded, changed, malformed, unchecked, offset atomic.Int64
+
+	payloads payloadIndex    // records read, by payload digest, for revisits
+	warned   map[string]bool // digest warnings logged once
 
 	mu      sync.Mutex       // guards skipped and file
 	skipped map[string]int64 // by reason
@@ -66,6 +66,7 @@ type ImportStats struct {
 	Changed   int64            // of those, loads that gave the page new content
 	Skipped   map[string]int64 // records not loaded, by reason
 	Malformed int64            // records that could not be read (a file that stops reading is an ImportError)
+	Unchecked int64            // records imported with a digest not checked: an unknown algorithm or encoding
 	File      string           // the file being read
 	Offset    int64            // where in File, in bytes of the file
 }
@@ -99,7 +100,8 @@ func NewImporter(ctx context.Context, db *percolator.DB, opt Options) (*Importer
 	if err != nil {
 		return nil, err
 	}
-	im := &Importer{c: c, hosts: map[string]bool{}, skipped: map[string]int64{}, seeds: seeds}
+	im := &Importer{c: c, hosts: map[string]bool{}, skipped: map[string]int64{}, seeds: seeds,
+		payloads: payloadIndex{max: maxPayloads}, warned: map[string]bool{}}
 	for _, s := range seeds {
 		im.hosts[hostPort(s)] = true
 	}
@@ -113,7 +115,7 @@ func (im *Importer) Stats() ImportStats {
 	defer im.mu.Unlock()
 	return ImportStats{
 		Records: im.records.Load(), Loaded: im.loaded.Load(), Changed: im.changed.Load(),
-		Skipped: maps.Clone(im.skipped), Malformed: im.malformed.Load(),
+		Skipped: maps.Clone(im.skipped), Malformed: im.malformed.Load(), Unchecked: im.unchecked.Load(),
 		File: im.file, Offset: im.offset.Load(),
 	}
 }
@@ -171,7 +173,8 @@ func (im *Importer) ImportFile(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer func() { r.Close() }()
+	limit := im.c.opt.MaxBodySize + 1<<20
 	for n := int64(1); ; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -181,13 +184,20 @@ func (im *Importer) ImportFile(ctx context.Context, path string) error {
 			return nil
 		}
 		var b *block
-		if err == nil {
-			b, err = readBlock(rec, im.c.opt.MaxBodySize+1<<20)
+		switch {
+		case err == nil:
+			b, err = readBlock(rec, limit)
+		case rec != nil && rec.Block() == nil && strings.Contains(err.Error(), "unsupported digest algorithm"):
+			// gowarc reads no record whose digest it cannot compute:
+			// read this one here, and go on with a reader after it.
+			var next int64
+			if b, next, err = readUnparsed(path, off, rec, limit); err == nil {
+				r.Close()
+				r, err = gowarc.NewWarcFileReader(path, next, warcOptions...)
+			}
 		}
 		if err != nil {
-			if rec != nil {
-				rec.Close()
-			}
+			closeRecord(rec)
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF
 			}
@@ -196,17 +206,105 @@ func (im *Importer) ImportFile(ctx context.Context, path string) error {
 		im.offset.Store(off)
 		im.records.Add(1)
 		if b.badDigest != "" {
-			rec.Close()
+			closeRecord(rec)
 			im.malformed.Add(1)
 			im.c.log.Info("import: record does not match its digest", "file", path, "offset", off, "digest", b.badDigest)
 			continue
 		}
+		if len(b.unchecked) > 0 {
+			im.unchecked.Add(1)
+			for _, why := range b.unchecked {
+				if !im.warned[why] && len(im.warned) < 100 {
+					im.warned[why] = true
+					im.c.log.Warn("import: "+why+" (the record is imported; later ones are logged at debug level)", "file", path, "offset", off)
+				} else {
+					im.c.log.Debug("import: "+why, "file", path, "offset", off)
+				}
+			}
+		}
+		if t := rec.Type(); b.payload != "" && (t == gowarc.Response || t == gowarc.Resource) {
+			im.payloads.add(b.payload, recordLoc{file: path, off: off})
+		}
 		err = im.record(ctx, rec, b)
-		rec.Close()
+		closeRecord(rec)
 		if err != nil {
 			return &ImportError{File: path, Offset: off, Record: n, Err: err}
 		}
 	}
+}
+
+// closeRecord closes rec if gowarc gave it a block (it panics otherwise).
+func closeRecord(rec gowarc.WarcRecord) {
+	if rec != nil && rec.Block() != nil {
+		rec.Close()
+	}
+}
+
+// readUnparsed reads the record at off in the WARC file at path, whose
+// header gowarc parsed as rec, as readBlock does, and returns where the
+// next record starts. A record gzipped with the records after it (a file
+// gzipped whole) cannot be read so.
+func readUnparsed(path string, off int64, rec gowarc.WarcRecord, limit int64) (*block, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, 0, err
+	}
+	cr := &countingReader{r: f}
+	br := bufio.NewReader(cr)
+	r := br
+	magic, _ := br.Peek(2)
+	gzipped := len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b
+	if gzipped {
+		zr, err := gzip.NewReader(br) // br is a ByteReader: gzip reads no further than its member
+		if err != nil {
+			return nil, 0, err
+		}
+		zr.Multistream(false)
+		r = bufio.NewReader(zr)
+	}
+	for { // the header, which gowarc read
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return nil, 0, fmt.Errorf("record header: %w", err)
+		}
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			break
+		}
+	}
+	length, err := rec.ContentLength()
+	if err != nil {
+		return nil, 0, err
+	}
+	b, err := readBlockFrom(rec.WarcHeader(), rec.Type(), io.LimitReader(r, length), length, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	end := make([]byte, 4)
+	if _, err := io.ReadFull(r, end); err != nil || string(end) != "\r\n\r\n" {
+		return nil, 0, fmt.Errorf("end of record: %q, %v", end, err)
+	}
+	if gzipped {
+		if more, _ := io.Copy(io.Discard, r); more > 0 {
+			return nil, 0, errors.New("a record whose digest gowarc cannot read, in a file gzipped whole")
+		}
+	}
+	return b, off + cr.n - int64(br.Buffered()), nil
+}
+
+// countingReader counts the bytes read from r.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // sniff checks that r starts with a WARC record, gzipped or not.
@@ -228,48 +326,6 @@ func sniff(r io.Reader) error {
 	return nil
 }
 
-// block is a record's content block as read.
-type block struct {
-	raw       []byte // at most the limit readBlock was given
-	cut       bool   // the block was longer than raw
-	badDigest string // the WARC-Block-Digest the block does not match
-}
-
-// errCut is returned for a record shorter than its Content-Length.
-var errCut = errors.New("record cut short")
-
-// readBlock reads rec's block, keeping up to limit bytes, and checks its
-// length and its WARC-Block-Digest (sha1, base32 or hex, as tools write
-// it).
-func readBlock(rec gowarc.WarcRecord, limit int64) (*block, error) {
-	r, err := rec.Block().RawBytes()
-	if err != nil {
-		return nil, err
-	}
-	h := sha1.New()
-	tr := io.TeeReader(r, h)
-	raw, err := io.ReadAll(io.LimitReader(tr, limit))
-	if err != nil {
-		return nil, err
-	}
-	rest, err := io.Copy(io.Discard, tr)
-	if err != nil {
-		return nil, err
-	}
-	b := &block{raw: raw, cut: rest > 0}
-	if want, err := rec.ContentLength(); err == nil && int64(len(raw))+rest != want {
-		return nil, fmt.Errorf("%w: %d of %d bytes", errCut, int64(len(raw))+rest, want)
-	}
-	if d := rec.WarcHeader().Get(gowarc.WarcBlockDigest); len(d) > 5 && strings.EqualFold(d[:5], "sha1:") {
-		sum := h.Sum(nil)
-		got := d[5:]
-		if got != base32.StdEncoding.EncodeToString(sum) && !strings.EqualFold(got, hex.EncodeToString(sum)) {
-			b.badDigest = d
-		}
-	}
-	return b, nil
-}
-
 // record imports one record, whose block is b. Only a store failure is an
 // error; a record it cannot use is counted as skipped or malformed.
 func (im *Importer) record(ctx context.Context, rec gowarc.WarcRecord, b *block) error {
@@ -281,7 +337,7 @@ func (im *Importer) record(ctx context.Context, rec gowarc.WarcRecord, b *block)
 		return nil
 	}
 	raw := h.Get(gowarc.WarcTargetURI)
-	u, err := url.Parse(strings.TrimSuffix(strings.TrimPrefix(raw, "<"), ">")) // WARC/1.0 as wget writes it: <URI>
+	u, err := url.Parse(unbracket(raw))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		im.skip("not an http(s) URL")
 		return nil
@@ -304,12 +360,17 @@ func (im *Importer) record(ctx context.Context, rec gowarc.WarcRecord, b *block)
 	}
 	var res result
 	switch rec.Type() {
-	case gowarc.Response, gowarc.Revisit:
+	case gowarc.Revisit:
+		var ok bool
+		if res, ok, err = im.revisit(ctx, rec, b, pageURL); err != nil || !ok {
+			return err
+		}
+	case gowarc.Response:
 		if ct := strings.ToLower(h.Get(gowarc.ContentType)); !strings.HasPrefix(ct, gowarc.ApplicationHttp) {
-			im.skip(rec.Type().String() + " record not of HTTP")
+			im.skip("response record not of HTTP")
 			return nil
 		}
-		if res, err = im.httpResult(b, rec.Type() == gowarc.Revisit); err != nil {
+		if res, err = im.httpResult(b, false); err != nil {
 			if errors.Is(err, errUnsupported) {
 				im.skip(err.Error())
 				return nil
@@ -318,27 +379,29 @@ func (im *Importer) record(ctx context.Context, rec gowarc.WarcRecord, b *block)
 			im.c.log.Info("import: unreadable HTTP response", "url", pageURL, "err", err)
 			return nil
 		}
-		if rec.Type() == gowarc.Revisit {
-			res = result{status: http.StatusNotModified, header: res.header}
-		}
 	default: // resource, conversion: loaded as a 200 when HTML
-		ct := h.Get(gowarc.ContentType)
-		body := b.raw
-		if int64(len(body)) > im.c.opt.MaxBodySize {
-			body = body[:im.c.opt.MaxBodySize]
-		}
-		if !extract.IsHTML(ct, body) {
+		var html bool
+		if res, html = im.resourceResult(h.Get(gowarc.ContentType), b); !html {
 			im.skip(rec.Type().String() + " record not HTML")
 			return nil
 		}
-		res = result{status: http.StatusOK, header: http.Header{"Content-Type": {ct}}, body: body,
-			truncated: b.cut || len(body) < len(b.raw)}
 	}
 	if h.Has(gowarc.WarcTruncated) && res.status/100 == 2 {
 		res.truncated = true
 	}
 	res.read(pageURL)
 	return im.load(ctx, pageURL, res, at)
+}
+
+// resourceResult is a resource or conversion record's block b, of
+// Content-Type ct, as a 200 response, and whether it is HTML.
+func (im *Importer) resourceResult(ct string, b *block) (result, bool) {
+	body := b.raw
+	if int64(len(body)) > im.c.opt.MaxBodySize {
+		body = body[:im.c.opt.MaxBodySize]
+	}
+	return result{status: http.StatusOK, header: http.Header{"Content-Type": {ct}}, body: body,
+		truncated: b.cut || len(body) < len(b.raw)}, extract.IsHTML(ct, body)
 }
 
 // errUnsupported marks a response the importer skips rather than a
@@ -521,5 +584,9 @@ func (s ImportStats) Summary() string {
 	if len(why) > 0 {
 		out += " (" + strings.Join(why, ", ") + ")"
 	}
-	return out + fmt.Sprintf(", %d malformed", s.Malformed)
+	out += fmt.Sprintf(", %d malformed", s.Malformed)
+	if s.Unchecked > 0 {
+		out += fmt.Sprintf(", %d with a digest not checked", s.Unchecked)
+	}
+	return out
 }
