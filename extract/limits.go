@@ -41,8 +41,8 @@ const (
 	maxHrefBytes = 4 * MaxURLBytes
 )
 
-// collapseCut is collapse, but text longer than limit is cut to fit with
-// Ellipsis at its end.
+// collapseCut returns s with whitespace collapsed, and cut to fit within
+// limit bytes with Ellipsis at its end when it is longer.
 func collapseCut(s []byte, limit int) string {
 	c := collapser{limit: limit}
 	c.write(s)
