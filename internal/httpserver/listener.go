@@ -8,7 +8,9 @@ import (
 
 // listener caps the connections of the listener it wraps: Accept waits
 // for one to close when max are open, and closes the connection idle the
-// longest meanwhile.
+// longest meanwhile. Idle connections are ordered by when their last
+// request began, which follows the order clients sent them in, where the
+// moment the server sees a connection go idle may not.
 type listener struct {
 	net.Listener
 	slots chan struct{} // a token per open connection
@@ -17,7 +19,7 @@ type listener struct {
 	once  sync.Once
 
 	mu    sync.Mutex
-	idles map[*conn]time.Time // guarded by mu: idle connections, since when
+	idles map[*conn]time.Time // guarded by mu: idle connections, by when their last request began
 }
 
 func newListener(ln net.Listener, max int) *listener {
@@ -66,7 +68,8 @@ func (l *listener) Conns() int {
 	return len(l.slots)
 }
 
-// closeIdlest closes the connection idle the longest, if any.
+// closeIdlest closes the idle connection whose last request is the
+// oldest, if any.
 func (l *listener) closeIdlest() {
 	l.mu.Lock()
 	var (
@@ -85,9 +88,18 @@ func (l *listener) closeIdlest() {
 	}
 }
 
+// active notes that a request begins on c.
+func (l *listener) active(c *conn) {
+	l.mu.Lock()
+	delete(l.idles, c)
+	c.began = time.Now()
+	l.mu.Unlock()
+}
+
+// idle notes that c waits for its next request.
 func (l *listener) idle(c *conn) {
 	l.mu.Lock()
-	l.idles[c] = time.Now()
+	l.idles[c] = c.began
 	l.mu.Unlock()
 	select {
 	case l.idled <- struct{}{}:
@@ -95,7 +107,8 @@ func (l *listener) idle(c *conn) {
 	}
 }
 
-func (l *listener) busy(c *conn) {
+// gone notes that c is closed or hijacked.
+func (l *listener) gone(c *conn) {
 	l.mu.Lock()
 	delete(l.idles, c)
 	l.mu.Unlock()
@@ -104,14 +117,15 @@ func (l *listener) busy(c *conn) {
 // conn gives its slot back when closed.
 type conn struct {
 	net.Conn
-	l    *listener
-	once sync.Once
+	l     *listener
+	once  sync.Once
+	began time.Time // guarded by l.mu: when the last request began
 }
 
 func (c *conn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(func() {
-		c.l.busy(c)
+		c.l.gone(c)
 		<-c.l.slots
 	})
 	return err

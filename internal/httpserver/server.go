@@ -170,9 +170,11 @@ func connState(c net.Conn, st http.ConnState) {
 		return
 	}
 	switch st {
+	case http.StateActive:
+		lc.l.active(lc)
 	case http.StateIdle:
 		lc.l.idle(lc)
-	case http.StateActive, http.StateClosed, http.StateHijacked:
-		lc.l.busy(lc)
+	case http.StateClosed, http.StateHijacked:
+		lc.l.gone(lc)
 	}
 }

@@ -114,7 +114,7 @@ func idles(s *Server) int {
 }
 
 // TestIdleFlood opens many more kept-alive connections than the cap: each
-// new one is served, the server closes the idle ones the longest, and no
+// new one is served, the server closes the ones idle the longest, and no
 // more than the cap stay open.
 func TestIdleFlood(t *testing.T) {
 	const max, n = 8, 100
