@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -295,8 +296,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 // until ctx is done or one of them fails. A crawler that finishes
 // (Options.Once, MaxPages) or has nothing to crawl (crawl.ErrNoSeeds,
 // crawl.ErrPrivateSeeds) stops alone and the rest keeps going; a crawler
-// or feeder that fails stops everything, and Run returns its error (the
-// first, if several fail). Run returns nil when ctx ends it.
+// or feeder that fails, or a GC pass that the operating system failed
+// (out of file descriptors, say), stops everything, and Run returns its
+// error (the first, if several fail). Run returns nil when ctx ends it.
 func (e *Engine) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	if e.Worker != nil {
@@ -339,7 +341,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		})
 	}
 	if e.cfg.GCInterval > 0 {
-		g.Go(func() error { e.gcLoop(ctx); return nil })
+		g.Go(func() error { return e.gcLoop(ctx) })
 	}
 	e.sampleBase()
 	g.Go(func() error { e.every(ctx, e.cfg.SampleInterval, e.sample); return nil })
@@ -397,15 +399,17 @@ const gcIdle = 9
 
 // gcLoop collects old versions every GCInterval, or gcIdle times the last
 // pass's duration when that is longer. While a Bulk engine's first load
-// goes on (bulkLoading) it only moves the safe point.
-func (e *Engine) gcLoop(ctx context.Context) {
+// goes on (bulkLoading) it only moves the safe point. A pass that fails is
+// retried at the next interval, but one that the system failed (storeFault)
+// stops the engine.
+func (e *Engine) gcLoop(ctx context.Context) error {
 	wait := e.cfg.GCInterval
 	for {
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return
+			return nil
 		case <-t.C:
 		}
 		if e.bulkLoading() {
@@ -421,6 +425,10 @@ func (e *Engine) gcLoop(ctx context.Context) {
 		began := time.Now()
 		s, err := e.DB.GC(ctx)
 		took := time.Since(began)
+		if err != nil && ctx.Err() == nil && storeFault(err) {
+			e.log.Error("gc failed in the table's store: stopping", "err", err)
+			return fmt.Errorf("engine: gc: %w", err)
+		}
 		if err != nil && ctx.Err() == nil {
 			e.log.Warn("gc", "err", err)
 		} else if err == nil {
@@ -428,6 +436,16 @@ func (e *Engine) gcLoop(ctx context.Context) {
 		}
 		wait = max(e.cfg.GCInterval, gcIdle*took)
 	}
+}
+
+// storeFault reports whether err comes from the operating system (out of
+// file descriptors or disk space, an I/O error). A GC pass compacts the
+// table, and an embedded store whose compaction failed that way is not
+// safe to go on with (Badger's DropPrefix leaves its memtables half
+// released): stopping beats a panic in the store later.
+func storeFault(err error) bool {
+	var errno syscall.Errno
+	return errors.As(err, &errno)
 }
 
 // bulkLoading reports whether a Bulk engine's first load goes on: its

@@ -31,6 +31,16 @@
 // observer reads a page long after its fetch and must reach the same
 // verdict.
 //
+// # Limits
+//
+// A page cannot make the table store more than a bounded amount: Title is
+// cut at [MaxTitleBytes], Description at [MaxDescriptionBytes], each anchor
+// text at [MaxAnchorRunes] runes, always at a rune boundary and ending in
+// [Ellipsis]; Links keeps the first [MaxLinks] targets, and links or a
+// canonical longer than [MaxURLBytes] are dropped (a cut URL would name
+// another page). Text is cut at Options.MaxTextBytes, unmarked: it is
+// indexed, not shown whole.
+//
 // # Caveats
 //
 //   - Text follows token order, not the tree builder's: text misnested in a

@@ -52,6 +52,9 @@ func checkPage(t testing.TB, p Page, maxText int) {
 	if maxText > 0 && len(p.Text) > maxText {
 		t.Errorf("len(Text) = %d > %d", len(p.Text), maxText)
 	}
+	if len(p.Title) > MaxTitleBytes || len(p.Description) > MaxDescriptionBytes || len(p.Links) > MaxLinks || len(p.Canonical) > MaxURLBytes {
+		t.Errorf("Title of %d bytes, Description of %d, %d links, Canonical of %d: past the limits", len(p.Title), len(p.Description), len(p.Links), len(p.Canonical))
+	}
 	if p.Hash == "" && p.Text != "" {
 		t.Errorf("no Hash for Text %q", p.Text) // boilerplate only: a Hash and no Text
 	}
@@ -70,6 +73,9 @@ func checkPage(t testing.TB, p Page, maxText int) {
 	seen := make(map[string]bool)
 	for _, l := range p.Links {
 		checkNormal(t, l.URL)
+		if len(l.URL) > MaxURLBytes {
+			t.Errorf("link URL of %d bytes > MaxURLBytes", len(l.URL))
+		}
 		if seen[l.URL] {
 			t.Errorf("duplicate link %q", l.URL)
 		}

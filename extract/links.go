@@ -7,20 +7,17 @@ import (
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
-const (
-	maxAnchorRunes = 200 // per anchor text
-	maxAnchors     = 10  // distinct anchor texts kept per target
-	anchorSep      = " | "
-)
+const anchorSep = " | "
 
 // Link is one outlink of a page.
 type Link struct {
 	// URL is absolute and normalized by webtable: the crawler's key for it.
 	URL string
 	// Anchor is the link's text (whitespace collapsed; else the alt of an
-	// image in it; else its title attribute), at most 200 runes. When the
-	// page links to URL several times, the distinct non-empty texts are
-	// joined with " | ", at most 10 of them, in document order.
+	// image in it; else its title attribute), at most MaxAnchorRunes runes
+	// (cut ones end in Ellipsis). When the page links to URL several times,
+	// the distinct non-empty texts are joined with " | ", at most
+	// MaxAnchorsPerLink of them, in document order.
 	Anchor string
 }
 
@@ -63,11 +60,14 @@ func (r *resolver) resolve(href string) string {
 	if u, ok := r.memo[href]; ok {
 		return u
 	}
+	if len(href) > maxHrefBytes {
+		return ""
+	}
 	// Resolve cleans the href as browsers do (spaces and controls around
 	// it, tabs and newlines in it) and returns a URL that is its own
 	// normal form.
 	u, err := webtable.Resolve(r.base, href)
-	if err != nil {
+	if err != nil || len(u) > MaxURLBytes {
 		u = ""
 	}
 	r.memo[href] = u
@@ -75,7 +75,7 @@ func (r *resolver) resolve(href string) string {
 }
 
 // links resolves raw in order, drops the unusable, self-links and repeats,
-// and joins the anchors of repeats.
+// and joins the anchors of repeats. It keeps the first MaxLinks targets.
 func (r *resolver) links(raw []rawLink, self string) []Link {
 	if len(raw) == 0 {
 		return nil
@@ -93,6 +93,9 @@ func (r *resolver) links(raw []rawLink, self string) []Link {
 		}
 		i, ok := index[u]
 		if !ok {
+			if len(out) == MaxLinks {
+				continue
+			}
 			i = len(out)
 			index[u] = i
 			out = append(out, target{url: u})

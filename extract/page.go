@@ -18,6 +18,8 @@ const DefaultMaxTextBytes = 1 << 20
 // Page is what one fetched page says about itself. Every string is valid
 // UTF-8.
 type Page struct {
+	// Title is the first <title>, whitespace collapsed, at most
+	// MaxTitleBytes (cut ones end in Ellipsis).
 	Title string
 	// Text is the visible text of the page's own content: script, style,
 	// noscript, template, iframe and head contents left out, and so are
@@ -37,7 +39,8 @@ type Page struct {
 	// included) that is link text, 0 to 1: near 1 for an index or a table
 	// of contents.
 	LinkDensity float64
-	// Description is <meta name=description>, whitespace collapsed.
+	// Description is <meta name=description>, whitespace collapsed, at
+	// most MaxDescriptionBytes (cut ones end in Ellipsis).
 	Description string
 	// Lang is <html lang>, else <meta http-equiv=content-language>,
 	// lower-cased as declared ("en", "en-us"); "" if neither is a tag.
@@ -50,9 +53,10 @@ type Page struct {
 	// the rules for all robots and for Agent.
 	NoIndex  bool
 	NoFollow bool
-	// Links are the outlinks in document order, one per URL. Left out:
-	// rel=nofollow/ugc/sponsored links, non-http(s) URLs, links to the page
-	// itself, links inside <template>, and all links when NoFollow.
+	// Links are the outlinks in document order, one per URL, at most
+	// MaxLinks. Left out: rel=nofollow/ugc/sponsored links, non-http(s)
+	// URLs, URLs longer than MaxURLBytes, links to the page itself, links
+	// inside <template>, and all links when NoFollow.
 	Links []Link
 	// Hash is the hex SHA-256 of the lower-cased visible text, boilerplate
 	// included -- of all the text, that is, even past MaxTextBytes, so long
@@ -66,8 +70,10 @@ type Page struct {
 
 // Options tunes HTML. The zero value is ready to use.
 type Options struct {
-	// MaxTextBytes caps Text, Title and Description (cut at a rune
-	// boundary). 0 means DefaultMaxTextBytes; negative means no limit.
+	// MaxTextBytes caps Text (cut at a rune boundary), and Title and
+	// Description when below their own limits (MaxTitleBytes,
+	// MaxDescriptionBytes). 0 means DefaultMaxTextBytes; negative means
+	// no limit on Text.
 	MaxTextBytes int
 	// XRobotsTag is the response's X-Robots-Tag header, if any (several
 	// joined with ", ").
@@ -156,6 +162,14 @@ func HTML(pageURL string, body []byte, contentType string, opt Options) (Page, e
 	return p, nil
 }
 
+// capped is limit, or max when limit is 0 (none) or greater.
+func capped(max, limit int) int {
+	if limit <= 0 {
+		return max
+	}
+	return min(max, limit)
+}
+
 // scanner is one pass over a page's tokens.
 type scanner struct {
 	z     *html.Tokenizer
@@ -222,7 +236,7 @@ func (s *scanner) onText(t []byte) {
 		// An svg <title> is a tooltip, not the page's.
 		if !s.haveTitle && s.foreign == 0 && s.template == 0 {
 			s.haveTitle = true
-			s.title = collapse(t, s.limit)
+			s.title = collapseCut(t, capped(MaxTitleBytes, s.limit))
 		}
 		return
 	case atom.Script, atom.Style, atom.Noscript, atom.Iframe, atom.Noembed, atom.Noframes:
@@ -300,7 +314,7 @@ func (s *scanner) onStart(selfClosing bool) {
 	case atom.Img, atom.Image:
 		if s.cur >= 0 && s.anchorAlt == "" {
 			if alt, ok := s.attr("alt"); ok {
-				s.anchorAlt = collapse(alt, 4*maxAnchorRunes)
+				s.anchorAlt = collapseAnchor(alt)
 			}
 		}
 	case atom.Meta:
@@ -414,7 +428,10 @@ func (s *scanner) onAnchor() {
 	if nofollow {
 		return
 	}
-	s.links = append(s.links, rawLink{href: string(href), anchor: collapse(title, 4*maxAnchorRunes)})
+	if len(s.links) == maxRawLinks {
+		return
+	}
+	s.links = append(s.links, rawLink{href: string(href), anchor: collapseAnchor(title)})
 	s.cur = len(s.links) - 1
 	s.anchor.reset()
 	s.anchorAlt = ""
@@ -429,11 +446,10 @@ func (s *scanner) closeAnchor() {
 	l := &s.links[s.cur]
 	switch {
 	case len(s.anchor.b) > 0:
-		l.anchor = s.anchor.String()
+		l.anchor = anchorText(s.anchor.String(), s.anchor.full)
 	case s.anchorAlt != "":
 		l.anchor = s.anchorAlt
 	}
-	l.anchor = truncateRunes(l.anchor, maxAnchorRunes)
 	s.cur = -1
 }
 
@@ -456,14 +472,14 @@ func (s *scanner) onArea() {
 			title = v
 		}
 	}
-	if !found || nofollow {
+	if !found || nofollow || len(s.links) == maxRawLinks {
 		return
 	}
-	anchor := collapse(alt, 4*maxAnchorRunes)
+	anchor := collapseAnchor(alt)
 	if anchor == "" {
-		anchor = collapse(title, 4*maxAnchorRunes)
+		anchor = collapseAnchor(title)
 	}
-	s.links = append(s.links, rawLink{href: string(href), anchor: truncateRunes(anchor, maxAnchorRunes)})
+	s.links = append(s.links, rawLink{href: string(href), anchor: anchor})
 }
 
 func (s *scanner) onMeta() {
@@ -486,7 +502,7 @@ func (s *scanner) onMeta() {
 	case strings.EqualFold(strings.TrimSpace(string(name)), "description"):
 		if !s.haveDesc {
 			s.haveDesc = true
-			s.description = collapse(content, s.limit)
+			s.description = collapseCut(content, capped(MaxDescriptionBytes, s.limit))
 		}
 	}
 	if s.contentLang == "" && strings.EqualFold(strings.TrimSpace(string(equiv)), "content-language") {

@@ -269,9 +269,9 @@ func TestLinks(t *testing.T) {
 			}
 		})
 	}
-	t.Run("long anchor truncated to 200 runes", func(t *testing.T) {
+	t.Run("long anchor cut to 200 runes", func(t *testing.T) {
 		p := mustHTML(t, `<a href="/x">`+strings.Repeat("é", 500)+`</a>`)
-		if len(p.Links) != 1 || p.Links[0].Anchor != strings.Repeat("é", 200) {
+		if len(p.Links) != 1 || p.Links[0].Anchor != strings.Repeat("é", 199)+Ellipsis {
 			t.Errorf("Links = %q", p.Links)
 		}
 	})

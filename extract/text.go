@@ -123,14 +123,6 @@ func (c *collapser) reset() {
 	c.b, c.full, c.space, c.any = c.b[:0], false, false, false
 }
 
-// collapse returns s with whitespace collapsed and at most limit bytes
-// (0: no limit).
-func collapse(s []byte, limit int) string {
-	c := collapser{limit: limit}
-	c.write(s)
-	return c.String()
-}
-
 // truncateRunes returns s cut to at most n runes, without a trailing space.
 func truncateRunes(s string, n int) string {
 	i := 0

@@ -144,12 +144,14 @@ func inlinedPut(b []byte) (v []byte, ok bool) {
 		return nil, false
 	}
 	// The start timestamp's uvarint: bytes with the high bit set, then one
-	// without. Timestamps stay below 2^52, eight bytes of it.
+	// without, ten bytes at most, as binary.Uvarint reads it (a tenth byte
+	// above 1 overflows). Timestamps stay below 2^52, eight bytes of it,
+	// but decodeWrite takes longer and overlong spellings too.
 	i := 1
-	for i < len(b) && i < 9 && b[i]&0x80 != 0 {
+	for i < len(b) && i < binary.MaxVarintLen64 && b[i]&0x80 != 0 {
 		i++
 	}
-	if i+1 >= len(b) || b[i]&0x80 != 0 || b[i+1] != 1 {
+	if i+1 >= len(b) || b[i]&0x80 != 0 || i == binary.MaxVarintLen64 && b[i] > 1 || b[i+1] != 1 {
 		return nil, false
 	}
 	return b[i+2:], true

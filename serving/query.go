@@ -405,8 +405,13 @@ func (r *rewriter) ensurePositive(q query.Query) (query.Query, error) {
 			r.terms = append(r.terms, d.text)
 		}
 		must = query.NewConjunctionQuery(ws)
-	case b != nil && (b.MustNot != nil || b.Filter != nil):
+	case b != nil && b.Filter != nil:
+		// host: and site: alone list their pages.
 		must = query.NewMatchAllQuery()
+	case b != nil && b.MustNot != nil:
+		// Nothing to find, only what to leave out: an error, as other
+		// engines answer, rather than every page but a few.
+		return nil, badQuery("the query has only exclusions, nothing to search for: add a word, or write * -word for every page without the word")
 	default:
 		return nil, badQuery("the query has no words to search for")
 	}

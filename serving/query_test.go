@@ -79,6 +79,9 @@ func TestBadQueryMessages(t *testing.T) {
 		{"vacuum~x", ""},
 		{"&", "no words to search for"},
 		{"-the", "no words to search for"},
+		{"-vacuum", "only exclusions"},
+		{"-vacuum -file", "write * -word"},
+		{"-vacuum -the", "only exclusions"},
 		{"foo:bar", `unknown field "foo"`},
 		{"http://example.com/", `unknown field "http"`},
 		{"title:>5", "field title cannot be searched this way"},
@@ -198,8 +201,8 @@ func TestEscapeHostValues(t *testing.T) {
 	}
 }
 
-// TestMatchAll: * lists every page by PageRank without scoring, so does a
-// query of exclusions only.
+// TestMatchAll: * lists every page by PageRank without scoring, and with
+// exclusions all pages but theirs (exclusions alone are a bad query).
 func TestMatchAll(t *testing.T) {
 	ix := queryIndex(t)
 	for _, q := range []string{"*", "*:*", "**"} {
@@ -216,8 +219,8 @@ func TestMatchAll(t *testing.T) {
 			t.Errorf("%q: %d %v, want 6 %v", q, res.Total, got, want)
 		}
 	}
-	if got := find(t, ix, "-vacuum -file"); len(got) != 4 || got[0] != "http://example.com/decorators" {
-		t.Errorf("exclusions only: %v", got)
+	if got := find(t, ix, "* -vacuum -file"); len(got) != 4 || got[0] != "http://example.com/decorators" {
+		t.Errorf("* with exclusions: %v", got)
 	}
 	p, err := parse(ix.bi.Mapping(), Query{Q: "*", N: 10})
 	if err != nil || p.ranked || p.costly {

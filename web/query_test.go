@@ -87,6 +87,8 @@ func TestRealSearch(t *testing.T) {
 		{"site:127.0.0.1:8000", []string{"http://127.0.0.1:8000/sort.html"}},
 		{"site:example.com function", []string{"http://example.com/decorators"}},
 		{"*", []string{"http://127.0.0.1:9000/vacuum", "http://example.com/decorators", "http://127.0.0.1:8000/sort.html", "http://www.example.com/file", "http://docs.example.com:8080/hamlet"}},
+		{"* -vacuum -file", []string{"http://example.com/decorators", "http://127.0.0.1:8000/sort.html", "http://docs.example.com:8080/hamlet"}},
+		{"site:example.com -function", []string{"http://www.example.com/file", "http://docs.example.com:8080/hamlet"}},
 	}
 	for _, c := range cases {
 		if got := apiURLs(t, s, c.q); strings.Join(got, " ") != strings.Join(c.want, " ") {
@@ -118,6 +120,8 @@ func TestRealSearchBadQueries(t *testing.T) {
 		{"site:bad$host", "needs a host name"},
 		{"host:127.0.0.1:99999", "needs a host name"},
 		{"nosuchfield:x", "unknown field"},
+		{"-vacuum", "only exclusions"},
+		{"-vacuum -sort", "write * -word"},
 	}
 	for _, c := range cases {
 		m := getJSON(t, s, "/api/search?q="+url.QueryEscape(c.q), http.StatusBadRequest)
@@ -129,7 +133,7 @@ func TestRealSearchBadQueries(t *testing.T) {
 		if res.StatusCode != http.StatusBadRequest {
 			t.Errorf("/search?q=%s: status %d", c.q, res.StatusCode)
 		}
-		wantContains(t, "/search?q="+c.q, body, "<!doctype html>", `name="q"`)
+		wantContains(t, "/search?q="+c.q, body, "<!doctype html>", `name="q"`, c.msg)
 	}
 	if strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("bad queries logged as errors: %s", logs)

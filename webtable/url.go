@@ -53,12 +53,30 @@ func Resolve(base *url.URL, ref string) (string, error) {
 	if m := lastBase.Load(); m != nil && m.u == *base {
 		return m.b.Resolve(ref)
 	}
-	b, err := NewBase(base.String())
+	b, err := NewBase(baseString(base))
 	if err != nil {
 		b = nil
 	}
 	lastBase.Store(&baseMemo{u: *base, b: b})
 	return b.Resolve(ref)
+}
+
+// baseString is u with its path as written: u.String re-encodes a path
+// holding characters a URL cannot (a space, a byte of no UTF-8), and then
+// escapes "!", "'", "(", ")" and "*" too, which NewBase keeps as written.
+// url.Parse keeps the path as written in RawPath whenever it differs from
+// that encoding.
+func baseString(u *url.URL) string {
+	if u.RawPath == "" || u.Opaque != "" {
+		return u.String()
+	}
+	c := *u
+	c.Path, c.RawPath, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = "", "", "", false, "", ""
+	s := c.String() + u.RawPath
+	if u.ForceQuery || u.RawQuery != "" {
+		s += "?" + u.RawQuery
+	}
+	return s
 }
 
 // lastBase is the base Resolve parsed last.

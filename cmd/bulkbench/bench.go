@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/freshness/changingweb"
+	"github.com/caffeine-go/caffeine/internal/httpserver"
 )
 
 // Modes of a run.
@@ -164,7 +165,7 @@ func (b *bench) run(ctx context.Context, modes []string, runs int) ([]Result, er
 		}
 		h, b.words = w, changingweb.Vocabulary()
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(h, httpserver.Options{})
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String() + "/"

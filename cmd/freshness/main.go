@@ -34,7 +34,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -44,6 +43,7 @@ import (
 	"github.com/caffeine-go/caffeine/freshness"
 	"github.com/caffeine-go/caffeine/freshness/changingweb"
 	"github.com/caffeine-go/caffeine/freshness/figure"
+	"github.com/caffeine-go/caffeine/internal/httpserver"
 	"github.com/caffeine-go/caffeine/internal/termline"
 )
 
@@ -251,7 +251,7 @@ func serveWeb(ctx context.Context, addr string, opt changingweb.Options, logPath
 		return err
 	}
 	base := "http://" + ln.Addr().String()
-	srv := &http.Server{Handler: w, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(w, httpserver.Options{})
 	fmt.Fprintf(stderr, "freshness: changing web of %d pages at %s/ (seed it there)\n", w.Pages(), base)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

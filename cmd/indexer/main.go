@@ -42,6 +42,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/caffeine-go/caffeine/internal/budget"
+	"github.com/caffeine-go/caffeine/internal/httpserver"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
@@ -166,9 +167,9 @@ func runWorker(ctx context.Context, db *percolator.DB, obs []percolator.Observer
 		reg.MustRegister(m)
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		srv := &http.Server{Addr: metricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		srv := httpserver.New(mux, httpserver.Options{})
 		go func() {
-			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := srv.ListenAndServe(metricsAddr); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				slog.Error("metrics server", "err", err)
 			}
 		}()

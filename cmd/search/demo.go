@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/internal/corpus"
+	"github.com/caffeine-go/caffeine/internal/httpserver"
 )
 
 // demoSite is the sample site -demo crawls: the PostgreSQL 15 manual
 // embedded in the repository (internal/corpus, PostgreSQL licence),
 // served by this process on 127.0.0.1.
 type demoSite struct {
-	srv   *http.Server
+	srv   *httpserver.Server
 	addr  netip.AddrPort
 	seed  string // its index.html
 	pages int
@@ -60,7 +61,7 @@ func startDemo(dataDir string) (*demoSite, error) {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	d := &demoSite{
-		srv:   &http.Server{Handler: corpus.Handler(pages, nil), ReadHeaderTimeout: 10 * time.Second},
+		srv:   httpserver.New(corpus.Handler(pages, nil), httpserver.Options{}),
 		addr:  addr,
 		seed:  "http://" + addr.String() + "/index.html",
 		pages: len(pages),

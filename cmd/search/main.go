@@ -58,6 +58,7 @@ import (
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/engine"
 	"github.com/caffeine-go/caffeine/internal/budget"
+	"github.com/caffeine-go/caffeine/internal/httpserver"
 	"github.com/caffeine-go/caffeine/internal/termline"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator/storeflag"
@@ -96,6 +97,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		bulk     = fs.Bool("bulk", false, "crawl before indexing: the chain and the index feeder start once nothing is due (a first crawl of a big site at the crawler's speed, indexed all at once; nothing is searchable until the crawl is over)")
 		ahead    = fs.Int("crawl-ahead", engine.DefaultCrawlAhead, "pace the crawl to the indexing chain: fetch no page while more than `N` indexing tasks wait (pages searchable seconds after their fetch during a bulk crawl, which then takes as long as indexing); 0 crawls as fast as the hosts allow")
 		timeout  = fs.Duration("query-timeout", 5*time.Second, "bound on one query")
+		maxConns = fs.Int("max-conns", httpserver.DefaultMaxConns, "most `connections` the UI and API serve at once (past it, new ones wait and the longest idle is closed); -1 for no cap")
 		verbose  = fs.Bool("v", false, "log every page and observer failure")
 		quiet    = fs.Bool("q", false, "no progress line on a terminal")
 		tf       storeflag.Flags
@@ -116,6 +118,10 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 	if err := tf.Validate(); err != nil {
 		fmt.Fprintln(stderr, "search:", err)
+		return 2
+	}
+	if *maxConns == 0 {
+		fmt.Fprintln(stderr, "search: -max-conns 0: want 1 or more, or -1 for no cap")
 		return 2
 	}
 	if *ahead < 0 {
@@ -232,7 +238,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		fmt.Fprintln(stderr, "search:", err)
 		return 1
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 2 * time.Minute}
+	srv := httpserver.New(h, httpserver.Options{MaxConns: *maxConns})
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)

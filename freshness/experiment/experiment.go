@@ -34,7 +34,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +44,7 @@ import (
 	"github.com/caffeine-go/caffeine/engine"
 	"github.com/caffeine-go/caffeine/freshness"
 	"github.com/caffeine-go/caffeine/freshness/changingweb"
+	"github.com/caffeine-go/caffeine/internal/httpserver"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -231,7 +231,7 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: web, ReadHeaderTimeout: 10 * time.Second}
+	srv := httpserver.New(web, httpserver.Options{})
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
