@@ -49,19 +49,7 @@ func startGuard(dir string, opt Options) (*diskspace.Guard, error) {
 	if reserve == 0 {
 		reserve = DefaultIndexReserve
 	}
-	log := opt.Logger
-	return diskspace.Start(diskspace.Options{
-		Dir:     dir,
-		Reserve: reserve,
-		Err:     ErrDiskFull,
-		OnChange: func(err error) {
-			if err != nil {
-				log.Error("index batches refused until space is freed", "err", err)
-			} else {
-				log.Info("disk space back: index batches accepted", "dir", dir)
-			}
-		},
-	})
+	return diskspace.Start(diskspace.Options{Dir: dir, Reserve: reserve, Err: ErrDiskFull})
 }
 
 // Health returns nil while the index takes batches; otherwise the error
@@ -100,8 +88,6 @@ func (ix *Index) batch(b *bleve.Batch, size int) (err error) {
 // returns from then on.
 func (ix *Index) breaks(err error) error {
 	e := fmt.Errorf("%w: %w", ErrIndexBroken, err)
-	if ix.broken.CompareAndSwap(nil, &e) {
-		ix.opt.Logger.Error("serving index broken: no batch is applied until the process restarts", "dir", ix.dir, "err", err)
-	}
+	ix.broken.CompareAndSwap(nil, &e)
 	return *ix.broken.Load()
 }

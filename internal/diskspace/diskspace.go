@@ -73,10 +73,6 @@ type Options struct {
 	// Step is how many bytes reported by Wrote make a look due before the
 	// period ends; default Reserve/16.
 	Step int64
-	// OnChange, if set, is called from the guard's goroutine when the
-	// state changes: with the error when the disk becomes full, with nil
-	// when space is back.
-	OnChange func(error)
 }
 
 // A Guard watches a directory's free space against a reserve. Its methods
@@ -176,14 +172,10 @@ func (g *Guard) look() error {
 	if free < g.opt.Reserve {
 		full = FullError(g.opt.Err, g.opt.Dir, free, g.opt.Reserve)
 	}
-	was := g.full.Load() != nil
 	if full != nil {
 		g.full.Store(&full)
 	} else {
 		g.full.Store(nil)
-	}
-	if was != (full != nil) && g.opt.OnChange != nil {
-		g.opt.OnChange(full)
 	}
 	return full
 }

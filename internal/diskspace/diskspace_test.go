@@ -31,8 +31,7 @@ func TestGuard(t *testing.T) {
 		t.Fatalf("Start with an impossible reserve: %v; want the full error naming %s", err, dir)
 	}
 
-	changes := make(chan error, 4)
-	g, err := Start(Options{Dir: dir, Reserve: 1, Period: time.Hour, Step: 10, OnChange: func(err error) { changes <- err }})
+	g, err := Start(Options{Dir: dir, Reserve: 1, Period: time.Hour, Step: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,18 +47,24 @@ func TestGuard(t *testing.T) {
 		t.Fatalf("Err after Need: %v", err)
 	}
 	// The reserve grows past the free space: the next look, made due by
-	// writes, reports the disk full, and OnChange says so.
-	g.opt.Reserve = math.MaxInt64 // before any look can race: the goroutine only looks when kicked
+	// writes, reports the disk full.
+	g.mu.Lock()
+	g.opt.Reserve = math.MaxInt64
+	g.mu.Unlock()
 	g.Wrote(100)
-	select {
-	case err := <-changes:
-		if !errors.Is(err, ErrFull) {
-			t.Fatalf("OnChange(%v); want ErrFull", err)
+	for deadline := time.Now().Add(10 * time.Second); g.Err() == nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no look after Step bytes written")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no look after Step bytes written")
 	}
 	if err := g.Err(); !errors.Is(err, ErrFull) {
 		t.Fatalf("Err = %v; want ErrFull", err)
+	}
+	// Check looks at once: with the reserve back, the disk has room.
+	g.mu.Lock()
+	g.opt.Reserve = 1
+	g.mu.Unlock()
+	if err := g.Check(); err != nil {
+		t.Fatalf("Check with room: %v", err)
 	}
 }

@@ -44,26 +44,11 @@ func startGuard(dir string, bo bdb.Options, opt Options) (*diskspace.Guard, erro
 	if opt.InMemory || opt.DiskReserve < 0 {
 		return nil, nil
 	}
-	log := opt.Logger
 	floor := opt.DiskReserve
 	if floor == 0 {
 		floor = DefaultDiskReserve
 	}
-	return diskspace.Start(diskspace.Options{
-		Dir:     dir,
-		Reserve: diskReserve(bo, floor),
-		Err:     ErrDiskFull,
-		OnChange: func(err error) {
-			if log == nil {
-				return
-			}
-			if err != nil {
-				log.Error("writes refused until space is freed", "err", err)
-			} else {
-				log.Info("disk space back: writes accepted", "dir", dir)
-			}
-		},
-	})
+	return diskspace.Start(diskspace.Options{Dir: dir, Reserve: diskReserve(bo, floor), Err: ErrDiskFull})
 }
 
 // spaceErr returns the error of a full disk while the store refuses
@@ -152,9 +137,7 @@ func Watch(ctx context.Context, st any) (wctx context.Context, stop context.Canc
 // state unusable, and returns the error every call returns from then on.
 func (s *Store) breaks(err error) error {
 	e := fmt.Errorf("%w: %w", ErrBroken, err)
-	if s.broken.CompareAndSwap(nil, &e) && s.log != nil {
-		s.log.Error("store broken: every call fails until the process restarts", "dir", s.dir, "err", err)
-	}
+	s.broken.CompareAndSwap(nil, &e)
 	return *s.broken.Load()
 }
 
