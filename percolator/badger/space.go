@@ -98,18 +98,20 @@ func (s *Store) Health() error {
 const healthPoll = 250 * time.Millisecond
 
 // Watch returns a context derived from ctx that is canceled once st, if it
-// has a Health method (a *Store), reports that it cannot write; the
-// context's cause (context.Cause) is then the Health error. A process that
-// runs its work under the context thus stops at a full disk or a broken
-// store with one error that names the directory, rather than retrying
-// writes that cannot succeed. For other stores it returns a plain
-// cancelable context. stop releases the watch.
-func Watch(ctx context.Context, st any) (wctx context.Context, stop context.CancelFunc) {
+// has a Health method (a *Store), reports that it cannot write: a full
+// disk or a broken store. A process that runs its work under the context
+// thus stops with one error naming the directory, rather than retrying
+// writes that cannot succeed. unwatch ends the watch and returns that
+// Health error if it canceled the context, else nil; call it once the work
+// returned, and prefer its error to the work's (which is then a context
+// error). For other stores the context is only canceled by unwatch.
+func Watch(ctx context.Context, st any) (wctx context.Context, unwatch func() error) {
+	wctx, cancel := context.WithCancelCause(ctx)
 	h, ok := st.(interface{ Health() error })
 	if !ok {
-		return context.WithCancel(ctx)
+		return wctx, func() error { cancel(nil); return nil }
 	}
-	wctx, cancel := context.WithCancelCause(ctx)
+	var failed error // set before cancel, read after done
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -117,6 +119,7 @@ func Watch(ctx context.Context, st any) (wctx context.Context, stop context.Canc
 		defer t.Stop()
 		for {
 			if err := h.Health(); err != nil {
+				failed = err
 				cancel(err)
 				return
 			}
@@ -127,9 +130,10 @@ func Watch(ctx context.Context, st any) (wctx context.Context, stop context.Canc
 			}
 		}
 	}()
-	return wctx, func() {
-		cancel(context.Canceled)
+	return wctx, func() error {
+		cancel(nil)
 		<-done
+		return failed
 	}
 }
 
