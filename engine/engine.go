@@ -125,6 +125,11 @@ type Config struct {
 	// (badger.Options.CacheBytes); 0 means Badger's defaults. Unused with
 	// Store.
 	CacheBytes int64
+	// DiskReserve is the least free space the Badger table and the serving
+	// index keep in their file system (badger.Options.DiskReserve,
+	// serving.Options.DiskReserve): zero means their defaults, negative
+	// no check.
+	DiskReserve int64
 	// Logger receives what happens. Nil discards it.
 	Logger *slog.Logger
 }
@@ -215,7 +220,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.changed, e.stopWatch = e.DB.Watch("")
-	iopt := serving.Options{OnApply: cfg.OnApply, Logger: cfg.Logger}
+	iopt := serving.Options{OnApply: cfg.OnApply, Logger: cfg.Logger, DiskReserve: cfg.DiskReserve}
 	dir := filepath.Join(cfg.Dir, IndexDir)
 	if rebuild {
 		if !cfg.Rebuild {
@@ -298,9 +303,13 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 // crawl.ErrPrivateSeeds) stops alone and the rest keeps going; a crawler
 // or feeder that fails, or a GC pass that the operating system failed
 // (out of file descriptors, say), stops everything, and Run returns its
-// error (the first, if several fail). Run returns nil when ctx ends it.
+// error (the first, if several fail). So does a table or index that can
+// no longer write (watchHealth): a full disk (diskspace.ErrFull, naming
+// the directory and the space needed) or a broken store (badger.ErrBroken,
+// serving.ErrIndexBroken). Run returns nil when ctx ends it.
 func (e *Engine) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return e.watchHealth(ctx) })
 	if e.Worker != nil {
 		g.Go(func() error {
 			if !e.waitIndexing(ctx) {
@@ -346,6 +355,47 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.sampleBase()
 	g.Go(func() error { e.every(ctx, e.cfg.SampleInterval, e.sample); return nil })
 	return g.Wait()
+}
+
+// healthPoll is how often watchHealth asks the table and the index.
+const healthPoll = 250 * time.Millisecond
+
+// healthy is a table or index that tells whether it can still write
+// (badger.Store, serving.Index).
+type healthy interface{ Health() error }
+
+// watchHealth returns the first Health error of the table or the index,
+// or nil when ctx ends. The engine stops on it rather than pause: the
+// crawler and the worker take a failed write for a failure of one page or
+// notification and retry it, which a full disk would turn into a stream
+// of failures (and fetches thrown away) while nothing progresses. What
+// was committed is on disk; a restart once space is freed goes on from
+// there, and a restart before says the disk is full at Open.
+func (e *Engine) watchHealth(ctx context.Context) error {
+	var hs []healthy
+	if h, ok := e.store.(healthy); ok {
+		hs = append(hs, h)
+	}
+	if e.Index != nil {
+		hs = append(hs, e.Index)
+	}
+	if len(hs) == 0 {
+		return nil
+	}
+	t := time.NewTicker(healthPoll)
+	defer t.Stop()
+	for {
+		for _, h := range hs {
+			if err := h.Health(); err != nil {
+				return fmt.Errorf("engine: stopped: %w", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }
 
 // startIndexing lets the worker and the feeder start.
@@ -473,7 +523,7 @@ func (e *Engine) openStore() (rebuild bool, err error) {
 		} else if name != "" {
 			return false, fmt.Errorf("%w: %s holds the serving index of %s, not a Badger table: serve that table (-table), or give another directory", ErrOtherTable, cfg.Dir, name)
 		}
-		st, err := badger.Open(cfg.Dir, badger.Options{CacheBytes: cfg.CacheBytes})
+		st, err := badger.Open(cfg.Dir, badger.Options{CacheBytes: cfg.CacheBytes, DiskReserve: cfg.DiskReserve})
 		if err != nil {
 			return false, err
 		}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/caffeine-go/caffeine/internal/diskspace"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -178,7 +179,9 @@ func (f *Feeder) Queued() int64 { return f.queued.Load() }
 // catches the index up with what the table says it has (another process
 // may have fed it meanwhile), and then applies the queue while it holds
 // the lease; it stands by again if it loses the lease, and releases it
-// when ctx ends.
+// when ctx ends. It returns the error of a full disk (diskspace.ErrFull,
+// the index's or the table's) or of a broken index (ErrIndexBroken),
+// which retrying cannot cure; other failures are logged and retried.
 func (f *Feeder) Run(ctx context.Context) error {
 	defer f.state.Store(int32(FeederStopped))
 	if f.lease == nil {
@@ -258,6 +261,10 @@ func (f *Feeder) feed(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, errLeaseLost) || errors.Is(err, errFenced):
+			return err
+		case errors.Is(err, ErrIndexBroken) || errors.Is(err, diskspace.ErrFull):
+			// Not to be retried: the process stops, says why, and is
+			// restarted once space is freed.
 			return err
 		case err != nil:
 			f.opt.Logger.Warn("serving: export queue", "index", f.opt.Name, "err", err)

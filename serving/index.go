@@ -8,12 +8,14 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	index "github.com/blevesearch/bleve_index_api"
 
+	"github.com/caffeine-go/caffeine/internal/diskspace"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -30,6 +32,11 @@ type Options struct {
 	// least one) may be costly (regexps, wildcards, fuzzy terms). Others
 	// wait for their context's deadline at most. 0 means one per core.
 	MaxSearches int
+	// DiskReserve is the least free space the index keeps in its
+	// directory's file system: OpenIndex and Apply fail with ErrDiskFull
+	// while there is less (see space.go). Zero means DefaultIndexReserve;
+	// a negative value turns the check off.
+	DiskReserve int64
 }
 
 // Applied is one document change the index applied.
@@ -52,9 +59,11 @@ type Applied struct {
 // (exports in version order, stale ones skipped), keeping the version
 // applied for every row in the table.
 type Index struct {
-	bi  bleve.Index
-	dir string
-	opt Options
+	bi     bleve.Index
+	dir    string
+	opt    Options
+	guard  *diskspace.Guard      // of free space; nil without a reserve
+	broken atomic.Pointer[error] // set by a failed batch (breaks)
 
 	mu      sync.Mutex // serializes Apply
 	latency *window
@@ -78,14 +87,21 @@ func OpenIndex(dir string, opt Options) (*Index, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
+	guard, err := startGuard(dir, opt)
+	if err != nil {
+		return nil, err
+	}
 	bi, err := bleve.OpenUsing(dir, indexConfig())
 	if errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
 		bi, err = bleve.NewUsing(dir, indexMapping(), scorch.Name, scorch.Name, indexConfig())
 	}
 	if err != nil {
+		if guard != nil {
+			guard.Close()
+		}
 		return nil, fmt.Errorf("serving: open index %s: %w", dir, err)
 	}
-	return &Index{bi: bi, dir: dir, opt: opt, latency: newWindow(10_000), limit: newLimiter(opt.MaxSearches), ranks: newRanks()}, nil
+	return &Index{bi: bi, dir: dir, opt: opt, guard: guard, latency: newWindow(10_000), limit: newLimiter(opt.MaxSearches), ranks: newRanks()}, nil
 }
 
 // indexConfig is the scorch configuration of an index, at creation and
@@ -101,7 +117,12 @@ func indexConfig() map[string]any {
 }
 
 // Close closes the index.
-func (ix *Index) Close() error { return ix.bi.Close() }
+func (ix *Index) Close() error {
+	if ix.guard != nil {
+		ix.guard.Close()
+	}
+	return ix.bi.Close()
+}
 
 // Dir is the index's directory.
 func (ix *Index) Dir() string { return ix.dir }
@@ -135,10 +156,14 @@ func (ix *Index) Version(row string) (uint64, bool, error) {
 }
 
 // Apply applies updates as one batch (for a row given twice, the newer
-// version) and returns what changed.
+// version) and returns what changed. It applies nothing and returns an
+// error wrapping ErrDiskFull or ErrIndexBroken while Health does.
 func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if err := ix.Health(); err != nil {
+		return nil, err
+	}
 
 	newest := make(map[string]Update, len(updates))
 	for _, u := range updates {
@@ -151,6 +176,7 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 	}
 	now := ix.opt.Now().UTC()
 	b := ix.bi.NewBatch()
+	size := 0 // of the documents, roughly
 	applied := make([]Applied, 0, len(newest))
 	for _, row := range sortedKeys(newest) {
 		u := newest[row]
@@ -159,6 +185,7 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 		case u.Op == webtable.OpUpsert && u.Doc != nil:
 			a.FetchedAt = u.Doc.FetchedAt
 			a.NewContent = u.Doc.FetchedAt.After(u.Prev)
+			size += docSize(u.Doc)
 			if err := b.Index(row, fields(u.Doc, u.Version, now)); err != nil {
 				return nil, fmt.Errorf("serving: index %s: %w", u.URL, err)
 			}
@@ -173,8 +200,8 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 	if b.Size() == 0 {
 		return nil, nil
 	}
-	if err := ix.bi.Batch(b); err != nil {
-		return nil, fmt.Errorf("serving: apply batch: %w", err)
+	if err := ix.batch(b, size); err != nil {
+		return nil, err
 	}
 	// Searchable from now: Batch returns once searches see the batch.
 	done := ix.opt.Now().UTC()
@@ -190,6 +217,15 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 		ix.opt.OnApply(applied)
 	}
 	return applied, nil
+}
+
+// docSize returns about how many bytes d takes in a segment.
+func docSize(d *webtable.Doc) int {
+	n := 512 + len(d.URL) + len(d.Title) + len(d.Text)
+	for _, a := range d.Anchors {
+		n += len(a.Text)
+	}
+	return n
 }
 
 // document is what Bleve indexes for a Doc.

@@ -78,9 +78,11 @@ func runImport(args []string, stderr io.Writer) int {
 	} else {
 		close(progressDone)
 	}
+	// A full disk or a broken store stops the import with its error.
+	wctx, unwatch := tb.watch(ctx)
 	code := 0
 	for _, f := range fs.Args() {
-		err := im.ImportFile(ctx, f)
+		err := im.ImportFile(wctx, f)
 		var ie *crawl.ImportError
 		switch {
 		case err == nil:
@@ -99,12 +101,17 @@ func runImport(args []string, stderr io.Writer) int {
 			break
 		}
 	}
+	herr := unwatch()
 	stopProgress()
 	<-progressDone
 	s := im.Stats()
 	elapsed := time.Since(start)
 	fmt.Fprintf(stderr, "crawler: import: %s in %v, %.1f records/s\n", s.Summary(), elapsed.Round(time.Millisecond), float64(s.Records)/elapsed.Seconds())
-	if code == 130 {
+	switch {
+	case herr != nil:
+		fmt.Fprintln(stderr, "crawler: import stopped:", herr)
+		return 1
+	case code == 130:
 		fmt.Fprintln(stderr, "crawler: interrupted; what was read is loaded")
 	}
 	return code

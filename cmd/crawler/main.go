@@ -124,7 +124,12 @@ func runCrawl(args []string, stderr io.Writer) int {
 	} else {
 		close(progressDone)
 	}
-	err = c.Run(ctx)
+	// A full disk or a broken store stops the crawl with its error.
+	wctx, unwatch := tb.watch(ctx)
+	err = c.Run(wctx)
+	if herr := unwatch(); herr != nil {
+		err = herr
+	}
 	stop()
 	<-progressDone
 	s := c.Stats()

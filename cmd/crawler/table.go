@@ -104,3 +104,9 @@ func (t *table) Close() error {
 	}
 	return err
 }
+
+// watch returns a context that a full disk or a broken store cancels, and
+// the func that ends the watch and returns that error (badger.Watch).
+func (t *table) watch(ctx context.Context) (context.Context, func() error) {
+	return badger.Watch(ctx, t.st)
+}

@@ -69,7 +69,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+func run(ctx context.Context, args []string) (err error) {
 	cmd := "run"
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
@@ -108,6 +108,13 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
+	// A full disk or a broken store ends the work with its error.
+	ctx, unwatch := badger.Watch(ctx, st)
+	defer func() {
+		if herr := unwatch(); herr != nil {
+			err = herr
+		}
+	}()
 	db, err := percolator.Open(ctx, st, percolator.Options{GCGrace: *grace, Observed: webtable.Observed, Weak: webtable.Weak, Logger: slog.Default()})
 	if err != nil {
 		return err

@@ -87,6 +87,7 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 
 	"github.com/caffeine-go/caffeine/internal/budget"
+	"github.com/caffeine-go/caffeine/internal/diskspace"
 	"github.com/caffeine-go/caffeine/percolator"
 )
 
@@ -115,6 +116,18 @@ var (
 
 	// ErrClosed is returned by every method called after Close.
 	ErrClosed = errors.New("badger: store closed")
+
+	// ErrDiskFull is returned by Open, and by writes, while the free space
+	// of the store's directory is below its reserve (Options.DiskReserve,
+	// Store.Health), and by Compact when there is no room to rewrite the
+	// tables. Its errors name the directory and the space needed; it wraps
+	// diskspace.ErrFull. Nothing was written by a call that returns it.
+	ErrDiskFull = fmt.Errorf("badger: %w", diskspace.ErrFull)
+	// ErrBroken is returned by every method once a failed call left
+	// Badger's state unusable (a memtable flush that failed midway, see
+	// Compact), wrapping that failure. What was written before is safe on
+	// disk; the process must restart to use the store again.
+	ErrBroken = errors.New("badger: store broken by a failed call; restart the process")
 )
 
 // Options configures a Store. The zero value is a durable on-disk store
@@ -154,6 +167,14 @@ type Options struct {
 	// the LSM tree. Badger's value threshold is set to it as well. In
 	// memory there are no blobs.
 	BlobBytes int64
+	// DiskReserve is the least free space the store keeps in its
+	// directory's file system: Open fails and writes fail with
+	// ErrDiskFull while there is less (see Disk space in space.go). The
+	// store never keeps less than what Badger writes without being asked
+	// (its memtables, their logs and a level-0 compaction; a few times
+	// MemTableSize). Zero means DefaultDiskReserve; a negative value turns
+	// the check off. Unused in memory.
+	DiskReserve int64
 }
 
 // cacheOptions applies Options.CacheBytes to bo.
@@ -245,7 +266,11 @@ func newFamily(f percolator.Family) *family {
 // database directory's lock: no other process can open it meanwhile, so it
 // implements percolator.ExclusiveStore.
 type Store struct {
-	closed  atomic.Bool // set by Close; methods then return ErrClosed
+	closed atomic.Bool // set by Close; methods then return ErrClosed
+	// broken holds the error of a failure that left Badger unusable; once
+	// set, methods return it and never touch Badger again (see breaks).
+	broken  atomic.Pointer[error]
+	guard   *diskspace.Guard // of free space; nil in memory or without a reserve
 	db      *bdb.DB
 	dir     string // "" in memory
 	mem     bool
@@ -347,11 +372,20 @@ func Open(dir string, opt Options) (*Store, error) {
 			// collecting one frees its space soon after its blobs die.
 			WithValueLogFileSize(64 << 20)
 	}
+	// Before Badger maps a byte: on a full disk it would fault.
+	guard, err := startGuard(dir, bo, opt)
+	if err != nil {
+		return nil, err
+	}
 	db, err := bdb.OpenManaged(bo)
 	if err != nil {
+		if guard != nil {
+			guard.Close()
+		}
 		return nil, fmt.Errorf("badger: open %q: %w", dir, err)
 	}
 	s := &Store{
+		guard:   guard,
 		db:      db,
 		dir:     dir,
 		mem:     opt.InMemory,
@@ -395,6 +429,7 @@ func Open(dir string, opt Options) (*Store, error) {
 	}
 	if err != nil {
 		db.Close()
+		s.closeGuard()
 		return nil, err
 	}
 	for i := range s.stripes {
@@ -405,17 +440,30 @@ func Open(dir string, opt Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the database. In-flight calls must have returned.
+// Close closes the database. In-flight calls must have returned. Close of
+// a broken store (ErrBroken) leaves Badger as it is, since closing it
+// would flush its broken memtables: its files stay consistent on disk and
+// its directory stays locked until the process exits.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
 	s.unhold() // no trim holds the tables from here on
+	s.closeGuard()
+	if s.broken.Load() != nil {
+		return nil
+	}
 	s.latest.Discard()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("badger: close: %w", err)
 	}
 	return nil
+}
+
+func (s *Store) closeGuard() {
+	if s.guard != nil {
+		s.guard.Close()
+	}
 }
 
 // DB returns the underlying Badger database, in managed mode. Writing to it
@@ -509,8 +557,8 @@ func (fs *famSet) get(name string) (*family, bool) {
 // with ErrFamilyConflict; redeclaring it with another Sparse flag switches
 // the in-memory copy on or off.
 func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) error {
-	if s.closed.Load() {
-		return ErrClosed
+	if err := s.usable(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -586,6 +634,9 @@ const (
 )
 
 func (s *Store) saveFamilies(fams []*family) error {
+	if err := s.spaceErr(); err != nil {
+		return err
+	}
 	s.gate.RLock()
 	defer s.gate.RUnlock()
 	wb := s.db.NewManagedWriteBatch()

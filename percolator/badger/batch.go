@@ -92,7 +92,14 @@ func (b *batch) add(e entry) {
 // A write of several versions that sets or deletes blobs goes in three
 // steps: the blobs it sets, its cell entries, then the deletions of blobs
 // (see blob.go), so that no crash leaves a cell whose blob is missing.
+//
+// It writes nothing and returns the ErrDiskFull error while the disk is
+// below the reserve (see space.go).
 func (s *Store) flush(entries []entry) error {
+	if err := s.spaceErr(); err != nil {
+		return err
+	}
+	s.wrote(entries)
 	s.gate.RLock()
 	defer s.gate.RUnlock()
 	if sameVersion(entries) || !slices.ContainsFunc(entries, isBlobEntry) {

@@ -21,10 +21,19 @@ import (
 //     more.
 //
 // This rewrites the whole LSM tree, so it suits a periodic collection (as
-// Percolator's GC runs it), not a call per write.
+// Percolator's GC runs it), not a call per write. It needs room for that:
+// without the reserve plus the tables' size (and a value log file) free,
+// it moves the discard timestamp only and returns an ErrDiskFull error.
+//
+// When the memtables cannot be flushed safely (too few file descriptors
+// left for the tables and the log it creates) it flushes nothing and
+// returns the error. Badger's flush is not undone when it fails midway: it
+// leaves memtables released but still listed, which the next read, write
+// or flush dereferences. So once it has failed the store is broken
+// (ErrBroken): every call returns that error and none touches Badger.
 func (s *Store) Compact(ctx context.Context, safeTs uint64) error {
-	if s.closed.Load() {
-		return ErrClosed
+	if err := s.usable(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -32,6 +41,14 @@ func (s *Store) Compact(ctx context.Context, safeTs uint64) error {
 	s.compactMu.Lock()
 	defer s.compactMu.Unlock()
 	s.Discard(safeTs)
+	if s.guard != nil {
+		// Flattening writes the tables again before it deletes them;
+		// value log GC rewrites a file's live values.
+		lsm, vlog := s.Size()
+		if err := s.guard.Need(lsm + min(vlog, s.db.Opts().ValueLogFileSize)); err != nil {
+			return fmt.Errorf("%w to compact; not compacted", err)
+		}
+	}
 	if err := s.flushMemtables(); err != nil {
 		return err
 	}
@@ -70,8 +87,16 @@ func (s *Store) Discard(safeTs uint64) {
 	}
 }
 
+// minSpareFiles is how many file descriptors must be free for
+// flushMemtables to start: each memtable's table and the next memtable's
+// log take one, and other goroutines may open more meanwhile.
+var minSpareFiles = 64
+
 // flushMemtables writes the memtables to level 0 and compacts it.
 func (s *Store) flushMemtables() error {
+	if spare, limit, ok := spareFiles(); ok && spare < minSpareFiles {
+		return fmt.Errorf("badger: compact: memtables not flushed: %d file descriptors free of %d, needs %d", spare, limit, minSpareFiles)
+	}
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	key := []byte{tagFlush}
@@ -84,7 +109,7 @@ func (s *Store) flushMemtables() error {
 		return fmt.Errorf("badger: compact: %w", err)
 	}
 	if err := s.db.DropPrefix(key); err != nil {
-		return fmt.Errorf("badger: compact: %w", err)
+		return s.breaks(fmt.Errorf("badger: compact: flush memtables: %w", err))
 	}
 	return nil
 }

@@ -217,3 +217,11 @@ func (s *Store) LiveIntents() (int, error) {
 	}
 	return n, nil
 }
+
+// SetMinSpareFiles sets how many file descriptors must be free for Compact
+// to flush the memtables, and returns a func that restores it.
+func SetMinSpareFiles(n int) (restore func()) {
+	old := minSpareFiles
+	minSpareFiles = n
+	return func() { minSpareFiles = old }
+}

@@ -19,7 +19,7 @@ import (
 // store registers itself on Open and unregisters on Close, before the
 // tables are unmapped.
 func (s *Store) HoldMapped() (files []string, release func()) {
-	if s.mem || s.closed.Load() {
+	if s.mem || s.usable() != nil {
 		return nil, func() {}
 	}
 	before := make(map[uint64]bool)

@@ -19,8 +19,8 @@ func (s *Store) slot(row string) int {
 // applied all or none, and so does a crash if all have one timestamp and
 // fit in one Badger transaction.
 func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {
-	if s.closed.Load() {
-		return ErrClosed
+	if err := s.usable(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -57,8 +57,8 @@ func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) e
 
 // CheckAndMutateRow implements percolator.Store.
 func (s *Store) CheckAndMutateRow(ctx context.Context, row string, predicate []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
-	if s.closed.Load() {
-		return false, ErrClosed
+	if err := s.usable(); err != nil {
+		return false, err
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -86,8 +86,8 @@ func (s *Store) CheckAndMutateRow(ctx context.Context, row string, predicate []p
 
 // CheckAndMutateRowAt implements percolator.ExclusiveStore.
 func (s *Store) CheckAndMutateRowAt(ctx context.Context, row string, predicate []percolator.Filter, ts func() (uint64, error), ifNoMatch func(ts uint64) []percolator.Mutation) (bool, error) {
-	if s.closed.Load() {
-		return false, ErrClosed
+	if err := s.usable(); err != nil {
+		return false, err
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -142,8 +142,8 @@ func (s *Store) matches(st *stripe, fams *famSet, row string, filters []percolat
 // cell at its own timestamp (or is written at timestamp 1), so a counter
 // does not accumulate versions.
 func (s *Store) Increment(ctx context.Context, row, family, column string, delta int64) (int64, error) {
-	if s.closed.Load() {
-		return 0, ErrClosed
+	if err := s.usable(); err != nil {
+		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, err

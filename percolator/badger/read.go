@@ -98,8 +98,8 @@ func (s *Store) AppendRow(ctx context.Context, dst []percolator.Cell, row string
 // none of dst, filters and buf. Reusing buf saves another allocation per
 // read.
 func (s *Store) ReadPoint(ctx context.Context, dst []percolator.Cell, row string, filters []percolator.Filter, buf []byte) ([]percolator.Cell, []byte, error) {
-	if s.closed.Load() {
-		return nil, buf, ErrClosed
+	if err := s.usable(); err != nil {
+		return nil, buf, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, buf, err

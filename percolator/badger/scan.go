@@ -132,8 +132,8 @@ func (c *cursor) scanFamily(prefix []byte, p *famPlan, fresh bool, out []percola
 // reads their in-memory copy (readRowsMirror); any other reads Badger
 // (readRowsBadger).
 func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
-	if s.closed.Load() {
-		return ErrClosed
+	if err := s.usable(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
