@@ -23,6 +23,12 @@ const (
 	// cell: rewriting it on every new value left thousands of dead
 	// versions in the block row for each run's scan to skip.
 	colHash = "rh:"
+	// colTouch + page row: the page's standing changed (it became or
+	// stopped being a page, or redirects elsewhere) and the blocks of the
+	// pages linking to it have not been told yet. Written by [Refresh]
+	// with the change, told and deleted by the block's next run, which
+	// begins after the change committed (see runTouches).
+	colTouch = "rt:"
 	// colInflow + source block: what the ok pages of the source block give
 	// the pages of this block along their links (target row → d·x/outdeg
 	// summed over the source's pages), as last sent by the source block's
