@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -204,8 +205,9 @@ func Refresh(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
 	}
 	if was.state != g.state || was.alias != g.alias {
 		// The pages linking here are told by the block's next run, not
-		// by tx: see runTouches.
-		if err := tx.Set(b, colTouch+row, nil); err != nil {
+		// by tx: see runTouches. (The value tells this change from a later
+		// one: Seed.)
+		if err := tx.Set(b, colTouch+row, strconv.AppendUint(nil, tx.StartTs(), 10)); err != nil {
 			return false, err
 		}
 	}
