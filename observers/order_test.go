@@ -595,6 +595,11 @@ func loadFetch(ctx context.Context, db *percolator.DB, ev fetchEvent) error {
 	})
 }
 
+// importMu serializes imports: gowarc (v1.6.0) sets a global of
+// google/uuid (EnableRandPool) whenever it opens a reader, a data race
+// between two imports at once.
+var importMu sync.Mutex
+
 // importFetches writes evs as the records of a WARC file and imports it.
 func importFetches(im *crawl.Importer, file string, evs []fetchEvent) error {
 	var b strings.Builder
@@ -632,7 +637,10 @@ func importFetches(im *crawl.Importer, file string, evs []fetchEvent) error {
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 		return err
 	}
-	if err := im.ImportFile(bg, file); err != nil {
+	importMu.Lock()
+	err := im.ImportFile(bg, file)
+	importMu.Unlock()
+	if err != nil {
 		return err
 	}
 	if st := im.Stats(); st.Malformed > 0 {
