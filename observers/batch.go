@@ -234,7 +234,9 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 // recomputation: the same pages indexed, the same canonical for every
 // clustered page (a different one only where PageRank nearly ties), the
 // same anchors, title and text per indexed document, and PageRank within
-// rankTol (relative). It returns the differences, at most limit of them.
+// rankTol (relative); and the invariants the chain keeps between its own
+// columns, which hold once it is idle (see check). It returns the
+// differences, at most limit of them.
 func Verify(ctx context.Context, db *percolator.DB, rankTol float64, limit int) ([]string, *Batch, error) {
 	b, err := RunBatch(ctx, db)
 	if err != nil {
@@ -325,9 +327,20 @@ func Verify(ctx context.Context, db *percolator.DB, rankTol float64, limit int) 
 				if fmt.Sprint(last.Duplicates) != fmt.Sprint(want.Duplicates) {
 					add("%s: duplicates %v, batch %v", r, last.Duplicates, want.Duplicates)
 				}
+				if last.URL != want.URL || last.Host != want.Host || last.Description != want.Description || last.Lang != want.Lang || last.ClusterSize != want.ClusterSize {
+					add("%s: exported url %q, host %q, description %q, lang %q, cluster size %d; batch %q, %q, %q, %q, %d", r,
+						last.URL, last.Host, last.Description, last.Lang, last.ClusterSize, want.URL, want.Host, want.Description, want.Lang, want.ClusterSize)
+				}
+				if er, err := get(webtable.ExportRank); err != nil {
+					return err
+				} else if er != webtable.RoundRank(last.PageRank) {
+					add("%s: %s %q, the exported document's %q", r, webtable.ExportRank, er, webtable.RoundRank(last.PageRank))
+				}
 			}
 		}
-		return nil
+		more, err := check(ctx, tx, limit-len(diffs))
+		diffs = append(diffs, more...)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -16,7 +17,9 @@ import (
 // source writes only its own cells, so sources never conflict, however
 // popular the target. The target's document is notified in the background
 // (webtable.DocLinked: only its anchors changed). (PageRank
-// follows page:links through the parse observer, rank.Refresh.)
+// follows page:links through the parse observer, rank.Refresh; a run that
+// publishes a link to a page not linked before tells the source's
+// block, rank.Linked.)
 //
 // A run writes at most maxLinkChanges of a page's changed links, so that
 // a page linking a hundred thousand pages (a site's index, a sitemap
@@ -111,9 +114,12 @@ func invertLinks(ctx context.Context, tx *percolator.Tx, row, col string) error 
 			return err
 		}
 	}
+	added := false // a link to a page not linked before
 	for _, t := range changed {
 		a, ok := now[t]
 		if ok {
+			_, was := prev[t]
+			added = added || !was
 			err = tx.Set(t, webtable.InPrefix+row, []byte(a))
 			prev[t] = a
 		} else {
@@ -124,6 +130,14 @@ func invertLinks(ctx context.Context, tx *percolator.Tx, row, col string) error 
 			return err
 		}
 		if err := tx.Notify(t, webtable.DocLinked); err != nil {
+			return err
+		}
+	}
+	if added {
+		// PageRank finds a page's linkers by these cells when the page's
+		// standing changes; the source's block may have read the page's
+		// standing before such a change that did not find this link.
+		if err := rank.Linked(tx, row); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,4 +150,89 @@ func indexerCrashes(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify(t, e)
+}
+
+// Verify finds each invariant of the chain's columns broken: a table
+// indexed to idle, then one cell changed behind the chain's back (and put
+// back after).
+func TestVerifyFindsBrokenInvariants(t *testing.T) {
+	const h = "http://broken.test"
+	e := newEnv(t)
+	e.fetch(h+"/a", 200, page("A", "page a", "/b", "to b", "/c", "to c"))
+	e.fetch(h+"/b", 200, page("B", "page b", "/a", "to a"))
+	e.fetch(h+"/c", 200, page("C", "page c"))
+	e.fetch(h+"/d1", 200, page("D", "same text"))
+	e.fetch(h+"/d2", 200, page("D", "same text", "/a", "a"))
+	e.fetch(h+"/r", 301, "", webtable.Redirect, h+"/a")
+	e.idle()
+	e.w.Close()
+	set := func(row, col string, val []byte) {
+		t.Helper()
+		err := e.db.Update(bg, func(tx *percolator.Tx) error {
+			if val == nil {
+				return tx.Delete(row, col)
+			}
+			return tx.Set(row, col, val)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name, want string
+		row, col   string // the cell to change; row as a URL unless it starts with '!'
+		val        string // "" deletes
+	}{
+		{"none", "", "", "", ""},
+		{"in cell lost", "in: cell", h + "/b", webtable.InPrefix + "test.broken:http/a", ""},
+		{"in cell stray", "in: cell of", h + "/c", webtable.InPrefix + "test.broken:http/b", "x"},
+		{"alias lost", "no alias: cell", h + "/a", webtable.AliasPrefix + "test.broken:http/r", ""},
+		{"canonical", "elect", "!dup/", webtable.ClusterCanon, "test.broken:http/zzz"},
+		{"member size", "cluster size", h + "/d1", webtable.ClusterSize, "7"},
+		{"rank graph", "graph cell", "!rank/test.broken:http", "rg:test.broken:http/b", "ok"},
+		{"rank touch", "not told", "!rank/test.broken:http", "rt:test.broken:http/b", "-"},
+		{"rank written", "written as", h + "/c", webtable.Rank, "0.5"},
+	} {
+		row := tc.row
+		if row == "!dup/" {
+			row += e.get(h+"/d1", webtable.Hash)
+		} else if row != "" && !strings.HasPrefix(row, "!") {
+			row, _ = webtable.Row(row)
+		}
+		var old []byte
+		if row != "" {
+			err := e.db.View(bg, func(tx *percolator.Tx) (err error) {
+				old, err = tx.Get(bg, row, tc.col)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var val []byte
+			if tc.val != "" {
+				val = []byte(tc.val)
+			}
+			set(row, tc.col, val)
+		}
+		diffs, _, err := observers.Verify(bg, e.db, 0.01, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch got := strings.Join(diffs, "\n"); {
+		case tc.want == "" && len(diffs) > 0:
+			t.Errorf("%s: Verify: %q; want no difference", tc.name, diffs)
+		case !strings.Contains(got, tc.want):
+			t.Errorf("%s: Verify: %q; want a difference saying %q", tc.name, diffs, tc.want)
+		}
+		if row == "" {
+			continue
+		}
+		if old == nil && tc.val == "" {
+			old = []byte{} // a cell deleted above: it was there, empty
+		}
+		set(row, tc.col, old)
+		if diffs, _, err := observers.Verify(bg, e.db, 0.01, 20); err != nil || len(diffs) > 0 {
+			t.Fatalf("%s: put back: %q %v", tc.name, diffs, err)
+		}
+	}
 }

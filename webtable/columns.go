@@ -131,9 +131,10 @@ const (
 	RankDirty = "rank:dirty" // on a page row: its rank inputs changed; the rank observer runs
 	// RankOutside is on a PageRank block row (observers/rank) when what
 	// its pages get from outside the block changed: a page of another
-	// block that they link to became or stopped being a page (their
-	// out-degrees changed), or what another block's pages give them moved
-	// a little (by less than rank.Options.UrgentEpsilon).
+	// block that they link to became or stopped being a page, or one of
+	// them links to a page it did not before (their out-degrees changed),
+	// or what another block's pages give them moved a little (by less
+	// than rank.Options.UrgentEpsilon).
 	// The background rank-outside observer solves the block again. During
 	// a bulk crawl both happen with every page crawled, and a block solved
 	// again for each (a site's index linking thousands of pages of other

@@ -32,6 +32,9 @@ var maxWrites = 2000
 func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) error {
 	key := b[len(BlockPrefix):] // the block key
 	d := o.opt.Damping
+	if err := runTouches(ctx, tx, b); err != nil {
+		return err
+	}
 	pages := make(map[string]graphCell)
 	err := tx.Scan(ctx, b, b+"\x00", colGraph, func(_, col string, v []byte) bool {
 		pages[col[len(colGraph):]] = decodeGraph(key, v)

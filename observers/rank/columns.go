@@ -23,6 +23,14 @@ const (
 	// cell: rewriting it on every new value left thousands of dead
 	// versions in the block row for each run's scan to skip.
 	colHash = "rh:"
+	// colTouch + page row: the page's standing changed (it became or
+	// stopped being a page, or redirects elsewhere) and the blocks of the
+	// pages linking to it have not been told yet; the value is the start
+	// timestamp of the change. Written by [Refresh] with the change, told
+	// and deleted by the block's next run, which begins after the change
+	// committed (see runTouches), or deleted by [Seed], which has every
+	// block solve again.
+	colTouch = "rt:"
 	// colInflow + source block: what the ok pages of the source block give
 	// the pages of this block along their links (target row → d·x/outdeg
 	// summed over the source's pages), as last sent by the source block's

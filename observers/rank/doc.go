@@ -102,12 +102,19 @@
 //     Writes are bounded (maxWrites page rows a run; the next run goes on).
 //   - The out-set of u depends on the standing of every row its links pass
 //     through. Within u's block that is in the block row; when a page's
-//     standing changes, [Refresh] notifies (webtable.RankOutside) the
-//     blocks of the pages linking to it from other blocks, found by its
+//     standing changes, [Refresh] marks it in its block row, and the
+//     block's next run notifies (webtable.RankOutside) the blocks of the
+//     pages linking to it from other blocks, found by its
 //     webtable.InPrefix cells (written by the links observer) and, through
-//     redirects, webtable.AliasPrefix cells. Whoever changes State,
-//     AliasOf, Links or Hash calls [Refresh] in the same transaction, or
-//     [Touch] to have the observer do it.
+//     redirects, webtable.AliasPrefix cells; the links observer notifies
+//     the block of a page that links to a page it did not before
+//     ([Linked]). Both are needed, and the run must not be the change's own
+//     transaction: that one and the links observer's each read what the
+//     other writes, and both could commit without seeing the other (write
+//     skew), leaving a block that read the old standing unsolved (see
+//     runTouches). Whoever changes State, AliasOf, Links or Hash calls
+//     [Refresh] in the same transaction, or [Touch] to have the observer
+//     do it.
 //   - [Init] builds the blocks of a table indexed by an earlier release,
 //     whose rank observer kept per-page residuals (and drops their
 //     columns), or whose blocks were whole hosts (and moves their pages).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,9 +71,10 @@ func (o *Options) ensureDefaults() {
 //     with Options.OutsideDelay and OutsideMaxDelay), observing
 //     webtable.RankOutside of block rows: what the block's pages get from
 //     outside it changed, a page of another block that they link to became
-//     or stopped being a page ([Refresh]), or what another block gives them
-//     moved by less than Options.UrgentEpsilon, or began or ceased (a
-//     run's sends).
+//     or stopped being a page (told by that page's block run, see
+//     runTouches), one of them links to a page it did not before
+//     ([Linked]), or what another block gives them moved by less than
+//     Options.UrgentEpsilon, or began or ceased (a run's sends).
 //     During a bulk crawl both happen for nearly every page crawled: in
 //     the foreground each cost a solve of every block it reached, and the
 //     block of a page linking to thousands of pages (a site's index)
@@ -135,9 +137,10 @@ func Touch(tx *percolator.Tx, row string) error {
 // Refresh brings the rank graph up to date with page row's State, AliasOf,
 // Links and Hash as tx sees them (its own writes included), in tx: when the page
 // changed as rank sees it, its block is notified, and when its standing
-// changed (it became or stopped being a page, or redirects elsewhere), so
-// are the blocks of the pages linking to it, directly or through
-// redirects. It reports whether anything changed. Whoever changes those
+// changed (it became or stopped being a page, or redirects elsewhere),
+// the block's next run notifies the blocks of the pages linking to it,
+// directly or through redirects (runTouches). It reports whether
+// anything changed. Whoever changes those
 // columns calls it in the same transaction (the parse observer does).
 func Refresh(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
 	state, err := tx.Get(ctx, row, webtable.State)
@@ -201,8 +204,10 @@ func Refresh(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
 		was = decodeGraph(key, old)
 	}
 	if was.state != g.state || was.alias != g.alias {
-		// Pages of the same block see the new cell; tell the others.
-		if err := touchLinkers(ctx, tx, row, map[string]bool{b: true}, 0); err != nil {
+		// The pages linking here are told by the block's next run, not
+		// by tx: see runTouches. (The value tells this change from a later
+		// one: Seed.)
+		if err := tx.Set(b, colTouch+row, strconv.AppendUint(nil, tx.StartTs(), 10)); err != nil {
 			return false, err
 		}
 	}
@@ -241,6 +246,54 @@ func refreshHash(ctx context.Context, tx *percolator.Tx, b, row, hash string) (b
 		return true, tx.Delete(b, colHash+row)
 	}
 	return true, tx.Set(b, colHash+row, []byte(hash))
+}
+
+// runTouches tells the blocks of the pages linking to the pages of block
+// row b whose standing changed (its colTouch cells), and deletes the
+// cells. It runs in a run of the block, not in the transaction that
+// changed the page ([Refresh], the parse observer's), because that
+// transaction and the links observer's that publishes a link to the page
+// (webtable.InPrefix, by which the linkers are found) each read what the
+// other writes, and under snapshot isolation both could commit without
+// seeing the other (write skew): the change would miss the new linker,
+// whose block may have read the page's old standing, and nothing would
+// have it solve again. The block's run begins after the change
+// committed, so it finds every link published before it began; a link
+// published after tells its source's block itself (Linked), and that
+// block's next run then begins after the change as well. A change that
+// commits after the run began is the next run's (it notifies the block);
+// if it rewrites a cell this run deletes, the two conflict, and the one
+// that retries sees the other.
+func runTouches(ctx context.Context, tx *percolator.Tx, b string) error {
+	var pages []string
+	err := tx.Scan(ctx, b, b+"\x00", colTouch, func(_, col string, _ []byte) bool {
+		pages = append(pages, col[len(colTouch):])
+		return true
+	})
+	if err != nil || len(pages) == 0 {
+		return err
+	}
+	// Pages of the same block read the page's cell when this run solves.
+	done := map[string]bool{b: true}
+	for _, p := range pages {
+		if err := touchLinkers(ctx, tx, p, done, 0); err != nil {
+			return err
+		}
+		if err := tx.Delete(b, colTouch+p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Linked tells the block of page row that row now links to pages it did
+// not link to before, in tx, which publishes those links (writes the
+// webtable.InPrefix cells of row in the pages it links to: the links
+// observer). The block may have read the standing of those pages before
+// a change whose run of runTouches did not find the link (see there): it
+// solves again, in the background (webtable.RankOutside).
+func Linked(tx *percolator.Tx, row string) error {
+	return tx.Notify(blockOf(row), webtable.RankOutside)
 }
 
 // touchLinkers notifies the blocks of the pages linking to row, directly

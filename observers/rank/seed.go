@@ -24,7 +24,9 @@ import (
 // list of those blocks (colSent, with the blocks of the cells it had
 // before, so that a run deletes those it no longer gives to), and a
 // notification (webtable.RankDirty) of the block and of those it gives
-// to.
+// to. Since every block with a page then solves again, it deletes the
+// marks of standing changes its snapshot saw (colTouch), whose linkers
+// need not be told.
 //
 // Each block's next run then solves in a sweep or two, sends nothing
 // (what it computes is what Seed wrote, within Options.Epsilon), and
@@ -43,10 +45,22 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 	// out-sets.
 	type standing struct{ state, alias string }
 	stand := make(map[string]standing)
-	var rows []string // ok pages
-	var out [][]int   // their edges, by index in rows
+	var rows []string                             // ok pages
+	var out [][]int                               // their edges, by index in rows
+	touched := make(map[string]map[string]string) // block key → page row → its colTouch cell
 	err := db.View(ctx, func(tx *percolator.Tx) error {
-		err := scanGraph(ctx, tx, func(key, r string, v []byte) {
+		err := tx.Scan(ctx, BlockPrefix, BlockPrefix+"\xff", colTouch, func(b, col string, v []byte) bool {
+			k := b[len(BlockPrefix):]
+			if touched[k] == nil {
+				touched[k] = make(map[string]string)
+			}
+			touched[k][col[len(colTouch):]] = string(v)
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		err = scanGraph(ctx, tx, func(key, r string, v []byte) {
 			g := decodeStanding(key, v)
 			stand[r] = standing{g.state, g.alias}
 			if g.state == webtable.StateOK {
@@ -152,8 +166,38 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 			return nil
 		})
 	}
-	err = g.Wait()
-	return int(n.Load()), err
+	if err := g.Wait(); err != nil {
+		return int(n.Load()), err
+	}
+	// Every block with a page solves again after the snapshot, so no
+	// linker of a page whose standing changed before it need be told
+	// (runTouches): forget those changes, unless changed again since.
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for _, k := range slices.Sorted(maps.Keys(touched)) {
+		g.Go(func() error {
+			err := db.Update(gctx, func(tx *percolator.Tx) error {
+				b := BlockPrefix + k
+				for r, v := range touched[k] {
+					cur, err := tx.Get(gctx, b, colTouch+r)
+					if err != nil {
+						return err
+					}
+					if cur != nil && string(cur) == v {
+						if err := tx.Delete(b, colTouch+r); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("rank: seed %q: %w", k, err)
+			}
+			return nil
+		})
+	}
+	return int(n.Load()), g.Wait()
 }
 
 // scanGraph calls fn for every graph cell of every block row that is

@@ -1,0 +1,208 @@
+package observers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/caffeine-go/caffeine/observers/rank"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// check returns what in tx's snapshot breaks the invariants that the
+// chain keeps between its own columns once it is idle, at most limit of
+// them (Verify adds them to its differences):
+//
+//   - a page publishes exactly its links (webtable.LinksOut is the links
+//     of webtable.Links, none when the page is not ok), and every
+//     published link, and only those, has its webtable.InPrefix cell in
+//     its target with its anchors;
+//   - a redirect's target has its webtable.AliasPrefix cell, and only
+//     redirects have such cells; a row marked unaliased has none;
+//   - an ok page is a member of the cluster of its hash and of no other;
+//     a page that is not ok is in no cluster; every cluster with members
+//     elected the member with the highest PageRank (Canonical, on the
+//     values in the table), and every member records that canonical and
+//     the cluster's size;
+//   - the rank graph's own invariants (rank.Check).
+func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) {
+	var bad []string
+	add := func(format string, args ...any) {
+		if len(bad) < limit {
+			bad = append(bad, fmt.Sprintf(format, args...))
+		}
+	}
+	type page struct {
+		cols    map[string]string
+		in      map[string]string // source row → anchor
+		aliases []string
+	}
+	pages := make(map[string]*page)
+	get := func(row string) *page {
+		p := pages[row]
+		if p == nil {
+			p = &page{cols: map[string]string{}, in: map[string]string{}}
+			pages[row] = p
+		}
+		return p
+	}
+	type cluster struct {
+		members []string
+		canon   string
+		digest  string
+	}
+	clusters := make(map[string]*cluster) // by hash
+	clusterEnd := webtable.ClusterPrefix + "\xff"
+	for _, prefix := range []string{"page:", "links:", "cluster:", webtable.Rank, colUnaliased, webtable.InPrefix, webtable.AliasPrefix} {
+		err := tx.Scan(ctx, "", "", prefix, func(row, col string, v []byte) bool {
+			if strings.HasPrefix(row, "!") {
+				return true
+			}
+			p := get(row)
+			switch {
+			case prefix == webtable.InPrefix:
+				p.in[col[len(prefix):]] = string(v)
+			case prefix == webtable.AliasPrefix:
+				p.aliases = append(p.aliases, col[len(prefix):])
+			default:
+				p.cols[col] = string(v)
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	err := tx.Scan(ctx, webtable.ClusterPrefix, clusterEnd, "", func(row, col string, v []byte) bool {
+		h := row[len(webtable.ClusterPrefix):]
+		c := clusters[h]
+		if c == nil {
+			c = &cluster{}
+			clusters[h] = c
+		}
+		switch {
+		case strings.HasPrefix(col, webtable.MemberPrefix):
+			c.members = append(c.members, col[len(webtable.MemberPrefix):])
+		case col == webtable.ClusterCanon:
+			c.canon = string(v)
+		case col == colMembers:
+			c.digest = string(v)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	rows := slices.Sorted(maps.Keys(pages))
+	published := make(map[string]map[string]string) // source row → target row → anchor
+	for _, s := range rows {
+		out := make(map[string]string)
+		if b := pages[s].cols[webtable.LinksOut]; b != "" {
+			if err := json.Unmarshal([]byte(b), &out); err != nil {
+				add("%s: %s unreadable: %v", s, webtable.LinksOut, err)
+			}
+		}
+		published[s] = out
+	}
+	for _, s := range rows {
+		p := pages[s]
+		state := p.cols[webtable.State]
+		// Links: published exactly, each with its in: cell.
+		want, err := outlinks([]byte(p.cols[webtable.Links]), s)
+		if err != nil {
+			add("%s: %v", s, err)
+			continue
+		}
+		out := published[s]
+		if !maps.Equal(out, want) {
+			add("%s: publishes links %v, its links are %v", s, out, want)
+		}
+		for t, a := range out {
+			if got, ok := get(t).in[s]; !ok || got != a {
+				add("%s: link to %s published as %q, the target's in: cell is %q (%v)", s, t, a, got, ok)
+			}
+		}
+		for src, a := range p.in {
+			if got, ok := published[src][s]; !ok || got != a {
+				add("%s: in: cell of %s (%q), which publishes %q here (%v)", s, src, a, got, ok)
+			}
+		}
+		// Aliases.
+		if alias := p.cols[webtable.AliasOf]; alias != "" {
+			if state != webtable.StateRedirect {
+				add("%s: redirects to %s but is %q", s, alias, state)
+			} else if !slices.Contains(get(alias).aliases, s) {
+				add("%s: redirects to %s, which has no alias: cell of it", s, alias)
+			}
+		}
+		for _, a := range p.aliases {
+			if ap := pages[a]; ap == nil || ap.cols[webtable.AliasOf] != s {
+				add("%s: alias: cell of %s, which does not redirect here", s, a)
+			}
+		}
+		if _, ok := p.cols[colUnaliased]; ok && len(p.aliases) > 0 {
+			add("%s: marked unaliased, but %v redirect here", s, p.aliases)
+		}
+		// Clusters.
+		h := p.cols[webtable.Hash]
+		switch {
+		case state == webtable.StateOK:
+			if p.cols[webtable.ClusterHash] != h {
+				add("%s: in cluster %q, its hash is %q", s, p.cols[webtable.ClusterHash], h)
+			}
+			if c := clusters[h]; c == nil || !slices.Contains(c.members, s) {
+				add("%s: not a member of the cluster of its hash %q", s, h)
+			}
+		default:
+			for _, c := range []string{webtable.Hash, webtable.ClusterHash, webtable.ClusterOf, webtable.ClusterSize} {
+				if v, ok := p.cols[c]; ok {
+					add("%s: %q but has %s %q", s, state, c, v)
+				}
+			}
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(clusters)) {
+		c := clusters[h]
+		if len(c.members) == 0 {
+			if c.canon != "" || c.digest != "" {
+				add("cluster %q: no members but canonical %q, digest %q", h, c.canon, c.digest)
+			}
+			continue
+		}
+		ranks := make(map[string]float64)
+		for _, m := range c.members {
+			mp := get(m)
+			if mp.cols[webtable.State] != webtable.StateOK || mp.cols[webtable.Hash] != h {
+				add("cluster %q: member %s is %q with hash %q", h, m, mp.cols[webtable.State], mp.cols[webtable.Hash])
+			}
+			ranks[m], _ = strconv.ParseFloat(mp.cols[webtable.Rank], 64)
+		}
+		slices.Sort(c.members)
+		if want := Canonical(c.members, func(r string) float64 { return ranks[r] }); c.canon != want {
+			add("cluster %q: canonical %s, the PageRanks %v elect %s", h, c.canon, ranks, want)
+		}
+		if d := membersDigest(c.members); c.digest != d {
+			add("cluster %q: members digest %q, its members' %q", h, c.digest, d)
+		}
+		for _, m := range c.members {
+			mp := get(m)
+			if got := mp.cols[webtable.ClusterOf]; got != c.canon {
+				add("%s: canonical %q, its cluster's %q", m, got, c.canon)
+			}
+			if got := mp.cols[webtable.ClusterSize]; got != strconv.Itoa(len(c.members)) {
+				add("%s: cluster size %q, its cluster has %d", m, got, len(c.members))
+			}
+		}
+	}
+	rb, err := rank.Check(ctx, tx, limit-len(bad))
+	if err != nil {
+		return nil, err
+	}
+	return append(bad, rb...), nil
+}
