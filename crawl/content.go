@@ -27,6 +27,14 @@ func (r *result) extract(pageURL string) {
 	if !extract.IsHTML(ct, r.body) {
 		return
 	}
+	// A share of the memory budget is held until extracted (a large
+	// body holds one since its fetch). A goroutine holds one share at
+	// most and none waits for one while holding another, so waiting with
+	// no deadline cannot deadlock.
+	if r.release == nil {
+		r.hold(int64(len(r.body)))
+		defer r.done()
+	}
 	p, err := extract.HTML(pageURL, r.body, ct, extract.Options{
 		XRobotsTag:   r.header.Get("X-Robots-Tag"),
 		MaxTextBytes: crawlerTextBytes,

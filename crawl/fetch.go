@@ -13,6 +13,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/caffeine-go/caffeine/extract"
+	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/internal/robots"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -61,6 +62,34 @@ type result struct {
 
 	at   time.Time      // when the response headers arrived; the fetch time
 	resp *http.Response // the response as the transport gave it (for the WARC writer); nil without one
+
+	// release gives back the share of the memory budget a large body
+	// holds from its fetch to the end of its extraction (see largeBody);
+	// nil when it holds none.
+	release func()
+}
+
+// largeBody is the size past which a body being fetched holds its share
+// of the memory budget (internal/budget.Hold) for itself and its
+// extraction: as declared by Content-Length, else for the most a body may
+// be once it has read this much. Smaller bodies hold theirs only while
+// they are extracted, so pages of usual sizes never wait for one.
+const largeBody = 1 << 20
+
+// hold takes the budget's share for a body of n bytes and its extraction,
+// unless r holds one already.
+func (r *result) hold(n int64) {
+	if r.release == nil {
+		r.release, _ = budget.Hold(context.Background(), extract.MemoryCost*n)
+	}
+}
+
+// done gives back what r holds of the memory budget.
+func (r *result) done() {
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
 }
 
 // fetcher fetches pages with one colly collector in synchronous mode, so
@@ -104,7 +133,7 @@ func (c *Crawler) newFetcher(ctx context.Context) *fetcher {
 // fetch makes one request for j, conditional when j has validators.
 func (f *fetcher) fetch(j *job) result {
 	f.cur = &result{}
-	defer func() { f.cur = nil }()
+	defer func() { f.cur.done(); f.cur = nil }() // r shares its release, given back once
 	hdr := http.Header{}
 	hdr.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
 	if j.bodySum != "" {
@@ -121,6 +150,7 @@ func (f *fetcher) fetch(j *job) result {
 		r = result{err: err, permanent: errors.Is(err, ErrPrivateAddress)}
 	}
 	r.read(j.url)
+	r.done()
 	return r
 }
 
@@ -161,7 +191,10 @@ func (t *tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if n := resp.ContentLength; n > 0 && res.keep {
 		res.body = make([]byte, 0, min(n, t.max))
 	}
-	resp.Body = &capture{rc: resp.Body, res: res, left: t.max}
+	if n := resp.ContentLength; n > largeBody {
+		res.hold(min(n, t.max))
+	}
+	resp.Body = &capture{rc: resp.Body, res: res, left: t.max, max: t.max}
 	return resp, nil
 }
 
@@ -178,6 +211,7 @@ type capture struct {
 	rc   io.ReadCloser
 	res  *result
 	left int64
+	max  int64
 }
 
 func (b *capture) Read(p []byte) (int, error) {
@@ -193,6 +227,9 @@ func (b *capture) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	b.left -= int64(n)
+	if b.max-b.left > largeBody {
+		b.res.hold(b.max) // blocks reading until the share is free
+	}
 	if b.res.keep {
 		b.res.body = append(b.res.body, p[:n]...)
 	}

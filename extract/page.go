@@ -80,6 +80,14 @@ type Options struct {
 	XRobotsTag string
 }
 
+// MemoryCost is the most memory HTML may hold, in multiples of the body's
+// length: the tokenizer's buffer holds the longest token (a whole body
+// of script or text at worst) and grows by doubling, the old buffer still
+// live at each step, up to six times the token (a 10 MiB script: a 32 MB
+// buffer and 64 MB behind it). Callers that extract many bodies at once
+// bound the sum (internal/budget.Hold).
+const MemoryCost = 7
+
 // HTML extracts the Page that body says about itself. pageURL is where it
 // was fetched from (after redirects); contentType is the response's
 // Content-Type header.

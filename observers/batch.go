@@ -48,7 +48,7 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 				return nil
 			}
 			c := cols
-			p, err := classify(cur, func(col string) ([]byte, error) { return c[col], nil })
+			p, err := classify(ctx, cur, func(col string) ([]byte, error) { return c[col], nil })
 			if err != nil {
 				return err
 			}

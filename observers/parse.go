@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/extract"
+	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -35,7 +36,7 @@ type parsed struct {
 	aliasOf string // target row of a redirect
 }
 
-func classify(row string, get func(col string) ([]byte, error)) (parsed, error) {
+func classify(ctx context.Context, row string, get func(col string) ([]byte, error)) (parsed, error) {
 	var p parsed
 	body, err := get(webtable.Body)
 	if err != nil {
@@ -81,6 +82,11 @@ func classify(row string, get func(col string) ([]byte, error)) (parsed, error) 
 	if err != nil {
 		return p, err
 	}
+	release, err := budget.Hold(ctx, extract.MemoryCost*int64(len(body)))
+	if err != nil {
+		return p, err
+	}
+	defer release()
 	page, err := extract.HTML(u, body, string(ctype), extract.Options{XRobotsTag: header(hdrs, "X-Robots-Tag")})
 	if err != nil {
 		p.state = webtable.StateUnparsed // recorded, not parsed; never an observer failure
@@ -126,7 +132,7 @@ func http1Canonical(s string) string { return strings.ToLower(s) }
 
 func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 	get := func(col string) ([]byte, error) { return tx.Get(ctx, row, col) }
-	p, err := classify(row, get)
+	p, err := classify(ctx, row, get)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/internal/diskspace"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -24,6 +25,12 @@ type FeederOptions struct {
 	Poll time.Duration
 	// Batch bounds the entries applied at once. Default 500.
 	Batch int
+	// BatchBytes bounds the bytes of queue entries (documents, their
+	// text included) applied at once, so that a batch of long pages does
+	// not take the memory: Bleve's analysis and segment building hold
+	// many times a batch's text. A batch holds one entry at least.
+	// Default 2 MiB.
+	BatchBytes int
 	// Lag is how far behind the newest applied entry a look every LagScan
 	// starts, for entries whose transactions committed after newer ones
 	// were applied; the looks between start at the newest applied entry,
@@ -104,6 +111,9 @@ type Feeder struct {
 	// heldDue is when the Hold of the oldest entry the last looks held is
 	// over (zero if none): feed looks back for it then.
 	heldDue time.Time
+	// filledBytes: the last look stopped at FeederOptions.BatchBytes
+	// before it had Batch entries.
+	filledBytes bool
 	// floor is where full looks start: the table's commit bound
 	// (percolator.DB.CommitBound) when the last complete full look began.
 	// An entry below it had committed by then (a transaction that began
@@ -125,6 +135,9 @@ func NewFeeder(db *percolator.DB, ix *Index, opt FeederOptions) *Feeder {
 	}
 	if opt.Batch <= 0 {
 		opt.Batch = 500
+	}
+	if opt.BatchBytes <= 0 {
+		opt.BatchBytes = 2 << 20
 	}
 	if opt.Lag <= 0 {
 		opt.Lag = 5 * time.Second
@@ -243,7 +256,7 @@ func (f *Feeder) feed(ctx context.Context) error {
 		// A look back that filled its batch may have left more behind it
 		// (held entries coming due, a burst of re-exports): the next look
 		// starts there again rather than past them.
-		again = err == nil && from != sinceNewest && n >= f.opt.Batch
+		again = err == nil && from != sinceNewest && (n >= f.opt.Batch || f.filledBytes)
 		if err == nil && f.since > 0 && f.db.SafePoint() > f.since {
 			// Every export that began before the index was registered is
 			// over: what it missed is in the table now.
@@ -311,6 +324,12 @@ type queued struct {
 	e   webtable.Export
 }
 
+// indexCost is what applying a batch holds, in multiples of its queue
+// entries' bytes: Bleve's analysis (a position per token) and the
+// segment it builds (postings and a dictionary entry per term) took
+// 30-75 times the text of a batch of pages of distinct words.
+const indexCost = 48
+
 // step applies one batch from the queue and returns its size.
 // lookFrom is where a look at the queue starts.
 type lookFrom int
@@ -360,10 +379,13 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		newest  uint64                        // the newest of them
 		held    int                           // entries left for a later look
 		minHeld uint64                        // the oldest of them
+		size    int                           // bytes of the entries read
+		full    bool                          // the look stopped at a full batch
 	)
 	now := time.Now()
 	err := f.db.View(ctx, func(tx *percolator.Tx) error {
 		batch, bad, updates, oldest, read, newest, held, minHeld = batch[:0], bad[:0], updates[:0], "", 0, 0, 0, 0
+		size, full = 0, false
 		clear(had)
 		err := tx.Scan(ctx, start, f.q.End(), webtable.ExportDoc, func(row, _ string, v []byte) bool {
 			if oldest == "" {
@@ -376,8 +398,9 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 				return true
 			}
 			batch = append(batch, queued{row, e})
-			read, newest = read+1, max(newest, e.Version)
-			return len(batch) < f.opt.Batch
+			read, newest, size = read+1, max(newest, e.Version), size+len(v)
+			full = len(batch) >= f.opt.Batch || size >= f.opt.BatchBytes
+			return !full
 		})
 		if err != nil {
 			return err
@@ -418,6 +441,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	}
 	f.queued.Store(int64(read))
 	f.held.Store(int64(held))
+	f.filledBytes = full && read < f.opt.Batch
 	if held > 0 {
 		if due := percolator.TimeFromTs(minHeld).Add(hold); f.heldDue.IsZero() || due.Before(f.heldDue) {
 			f.heldDue = due
@@ -432,7 +456,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	raise := uint64(0)
 	if from == fromStart {
 		raise = bound
-		if read >= f.opt.Batch {
+		if full {
 			raise = min(raise, f.q.Version(oldest))
 		}
 		if held > 0 {
@@ -447,7 +471,13 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		f.raiseFloor(raise)
 		return 0, nil
 	}
-	if err := f.record(ctx, batch, bad, updates, had, nil); err != nil {
+	release, err := budget.Hold(ctx, indexCost*int64(size))
+	if err != nil {
+		return 0, err
+	}
+	err = f.record(ctx, batch, bad, updates, had, nil)
+	release()
+	if err != nil {
 		return 0, err
 	}
 	f.applied.Add(int64(len(batch)))

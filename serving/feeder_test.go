@@ -318,6 +318,46 @@ func TestFeederFloorRisesUnderLoad(t *testing.T) {
 	}
 }
 
+// TestFeederBatchBytes: a look stops once its entries hold BatchBytes,
+// one entry at least, and a look stopped so is a full batch: the floor
+// rises to its first entry only, never past the entries it left.
+func TestFeederBatchBytes(t *testing.T) {
+	db, ix := openDBGrace(t, time.Millisecond), openIndex(t)
+	f := NewFeeder(db, ix, FeederOptions{BatchBytes: 1})
+	var versions []uint64
+	for i := range 3 {
+		tx, err := db.Begin(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := tx.StartTs()
+		tx.Rollback()
+		e := upsert(v, fmt.Sprintf("com.example/p%d", i), fmt.Sprintf("http://example.com/p%d", i), "Page", "okapi", 1)
+		e.Doc.FetchedAt = time.Now().UTC()
+		enqueue(t, db, e)
+		versions = append(versions, v)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if _, err := db.GC(bg); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range versions {
+		n, err := f.step(bg, fromStart)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 || !f.filledBytes || f.Floor() != v {
+			t.Fatalf("look %d applied %d entries (filled by bytes: %v), floor %d; want 1 entry, true and its version %d", i+1, n, f.filledBytes, f.Floor(), v)
+		}
+	}
+	if n, err := f.step(bg, fromStart); err != nil || n != 0 || f.filledBytes || f.Floor() <= versions[2] {
+		t.Fatalf("the last look applied %d (err %v), filled by bytes %v, floor %d; want 0, false, past %d", n, err, f.filledBytes, f.Floor(), versions[2])
+	}
+	if got := len(find(t, ix, "okapi")); got != 3 {
+		t.Fatalf("%d pages searchable, want 3", got)
+	}
+}
+
 // TestFeederFloorFollowsCommitBound: on a table this process alone
 // writes, a full look that read the whole queue moves the floor past its
 // entries to the commit bound, with no GC pass (the safe point lags by the

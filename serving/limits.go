@@ -8,6 +8,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2/search/searcher"
 	vregexp "github.com/blevesearch/vellum/regexp"
+	zapx "github.com/blevesearch/zapx/v17"
 )
 
 // maxExpansion is how many index terms one regexp, wildcard, fuzzy or
@@ -15,7 +16,15 @@ import (
 // bad query. Bleve's limit is process-wide and off by default.
 const maxExpansion = 1024
 
-func init() { searcher.DisjunctionMaxClauseCount = maxExpansion }
+func init() {
+	searcher.DisjunctionMaxClauseCount = maxExpansion
+	// A new segment's buffer starts at the last segment's bytes a
+	// document times the batch's documents plus this bump (100 by
+	// default): after a batch of one 5 MB document, the next batch of
+	// one took 470 MB at once. Without the bump the estimate is the
+	// batch's own size, and the buffer grows from there as it must.
+	zapx.NewSegmentBufferNumResultsBump = 0
+}
 
 // checkRegexp refuses what Bleve would refuse at search time, with a plain
 // message: Go regexp syntax errors, anchors and word boundaries (a term

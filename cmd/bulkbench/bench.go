@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/freshness/changingweb"
+	"github.com/caffeine-go/caffeine/internal/hostile"
 	"github.com/caffeine-go/caffeine/internal/httpserver"
 )
 
@@ -131,6 +132,7 @@ func newFixture(n int) (*changingweb.Web, error) {
 type bench struct {
 	corpus       string
 	fixture      int      // pages of the changing-web fixture, served instead of corpus
+	hostile      int      // large pages of each kind of the hostile site, served instead of corpus
 	seeds        []string // paths under the corpus or on the fixture
 	parallel     int
 	verify       bool
@@ -164,6 +166,9 @@ func (b *bench) run(ctx context.Context, modes []string, runs int) ([]Result, er
 			return nil, err
 		}
 		h, b.words = w, changingweb.Vocabulary()
+	}
+	if b.hostile > 0 {
+		h = hostile.Site{Pages: b.hostile, Size: 12 << 20}
 	}
 	srv := httpserver.New(h, httpserver.Options{})
 	go srv.Serve(ln)

@@ -5,10 +5,12 @@
 //	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-cache-mb 384] [-crawl-ahead N] [-verify]
 //	bulkbench -fixture N [-modes crawl,engine,bulk] [-searches N] [-max-pages M] [-progress 30s] [-cpuprofile DIR [-profile-every 300s]] [-verify]
 //	bulkbench -reopen DIR -searches N [-clients 8] [-fixture N]
+//	bulkbench -hostile N [-modes engine] [-cache-mb 384]
 //
 // It serves DIR with http.FileServer on 127.0.0.1, or with -fixture N the
 // changing-web fixture (package freshness/changingweb) of N pages, frozen,
-// and runs each mode in a child process of its own (this binary again), so
+// or with -hostile N the hostile site (package internal/hostile: N pages
+// of each kind of large page, 12 MiB each, and 2,000 small ones), and runs each mode in a child process of its own (this binary again), so
 // that the CPU time and the peak RSS it reports are the child's alone, not
 // the server's: user+system time from getrusage of the child, and the
 // child's own high-water mark of its resident set (VmHWM of
@@ -117,6 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var (
 		dir      = fs.String("corpus", "", "corpus `directory` to serve and crawl (or -fixture)")
 		fixture  = fs.Int("fixture", 0, "serve and crawl the changing-web fixture with this many `pages`, frozen, instead of -corpus")
+		hostileN = fs.Int("hostile", 0, "serve and crawl the hostile site (internal/hostile) with this many `pages` of each kind, 12 MiB each, instead of -corpus: to measure the memory budget")
 		seeds    = fs.String("seeds", "", "comma-separated seed `paths` under the corpus (default: index.html, else every */index.html) or on the fixture (default: its root)")
 		parallel = fs.Int("parallel", 8, "concurrent requests to the corpus's host")
 		runs     = fs.Int("runs", 1, "runs of each mode, alternated (crawl, engine, crawl, engine, ...)")
@@ -137,6 +140,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-crawl-ahead N] [-verify]")
 		fmt.Fprintln(stderr, "       bulkbench -fixture N [-modes crawl,engine,bulk] [-searches N] [-max-pages M] [-progress 30s] [-verify]")
 		fmt.Fprintln(stderr, "       bulkbench -reopen DIR -searches N [-clients 8] [-fixture N]")
+		fmt.Fprintln(stderr, "       bulkbench -hostile N [-modes engine] [-cache-mb 384]")
 		fmt.Fprintln(stderr, "Every run's table is a fresh embedded Badger one in a temporary directory (or -keep DIR): bulkbench takes no -table.")
 		fs.PrintDefaults()
 	}
@@ -155,8 +159,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "bulkbench: -reopen %s: no table kept there (%v)\n", *reopen, err)
 			return 2
 		}
-	} else if (*dir == "") == (*fixture == 0) || *fixture < 0 {
-		fmt.Fprintln(stderr, "bulkbench: give exactly one of -corpus DIR and -fixture N (N > 0)")
+	} else if n := btoi(*dir != "") + btoi(*fixture != 0) + btoi(*hostileN != 0); n != 1 || *fixture < 0 || *hostileN < 0 {
+		fmt.Fprintln(stderr, "bulkbench: give exactly one of -corpus DIR, -fixture N and -hostile N (N > 0)")
 		fs.Usage()
 		return 2
 	}
@@ -169,10 +173,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}
-	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, parallel: *parallel, verify: *verify, keep: *keep, reopen: *reopen, profile: *profile, profileEvery: *every, ahead: *ahead, progress: *progress, maxPages: *maxPages, stderr: stderr}
+	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, hostile: *hostileN, parallel: *parallel, verify: *verify, keep: *keep, reopen: *reopen, profile: *profile, profileEvery: *every, ahead: *ahead, progress: *progress, maxPages: *maxPages, stderr: stderr}
 	switch {
 	case *reopen != "": // nothing to crawl
-	case *fixture > 0:
+	case *fixture > 0, *hostileN > 0:
 		b.seeds = fixtureSeeds(*seeds)
 	default:
 		b.seeds, err = seedPaths(*dir, *seeds)
@@ -198,6 +202,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "bulkbench: verify:", r.Verify)
 			return 1
 		}
+	}
+	return 0
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
 	}
 	return 0
 }

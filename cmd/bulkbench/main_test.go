@@ -140,7 +140,8 @@ func TestSeedPaths(t *testing.T) {
 	}
 }
 
-// Exactly one of -corpus and -fixture, and a fixture of some pages.
+// Exactly one of -corpus, -fixture and -hostile, and a fixture or a
+// hostile site of some pages.
 func TestUsageCorpusOrFixture(t *testing.T) {
 	dir := writeSite(t, []string{"en"}, 1)
 	for _, args := range [][]string{
@@ -148,12 +149,15 @@ func TestUsageCorpusOrFixture(t *testing.T) {
 		{"-corpus", dir, "-fixture", "10"},
 		{"-fixture", "-3"},
 		{"-fixture", "0"},
+		{"-fixture", "10", "-hostile", "1"},
+		{"-corpus", dir, "-hostile", "1"},
+		{"-hostile", "-1"},
 	} {
 		var errb bytes.Buffer
 		if code := run(context.Background(), args, &bytes.Buffer{}, &errb); code != 2 {
 			t.Errorf("%q: exit %d, want 2", args, code)
 		}
-		if !bytes.Contains(errb.Bytes(), []byte("exactly one of -corpus DIR and -fixture N")) {
+		if !bytes.Contains(errb.Bytes(), []byte("exactly one of -corpus DIR, -fixture N and -hostile N")) {
 			t.Errorf("%q: no usage error in\n%s", args, errb.String())
 		}
 	}

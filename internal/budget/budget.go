@@ -59,7 +59,9 @@ func (b *Budget) Trims() TrimStats {
 // resident memory leaves of the budget, and a quarter of it at least
 // (see trimmer), and
 // the Go runtime's soft memory limit at the budget, unless the
-// GOMEMLIMIT environment variable sets one. A budget of 0 does neither.
+// GOMEMLIMIT environment variable sets one, and lends a quarter of it to
+// the stages that handle large inputs (Hold). A budget of 0 does none of
+// these.
 //
 // Near the soft limit the collector runs more often. When the live heap
 // itself outgrows the budget (a bulk crawl's backlog), a limit at the
@@ -72,6 +74,8 @@ func (b *Budget) Apply(ctx context.Context, dirs ...string) {
 	if b.MB <= 0 {
 		return
 	}
+	unset := setWork(int64(b.MB) << 20 / WorkShare)
+	context.AfterFunc(ctx, unset)
 	if canTrim && len(dirs) > 0 {
 		t := newTrimmer(int64(b.MB)<<20, dirs)
 		b.t.Store(t)
