@@ -74,16 +74,21 @@ type page struct {
 	rng     *rand.Rand
 	size    int
 	written int
+	err     error // the first failed write: the client went away
 }
 
 func (p *page) put(s string) {
-	n, _ := p.w.WriteString(s)
-	p.written += n
+	if p.err != nil {
+		return
+	}
+	n, err := p.w.WriteString(s)
+	p.written, p.err = p.written+n, err
 }
 
-// fill writes what next returns until the page holds size bytes.
+// fill writes what next returns until the page holds size bytes or a
+// write fails.
 func (p *page) fill(next func() string) {
-	for p.written < p.size {
+	for p.written < p.size && p.err == nil {
 		p.put(next())
 	}
 }
@@ -101,7 +106,7 @@ func (p page) write(kind string, i int) {
 		p.fill(func() string { return "w" + strconv.FormatInt(p.rng.Int63(), 36) + " " })
 	case "nest":
 		p.put("<html><head><title>Deep nesting</title></head><body>")
-		for p.written < p.size/2 {
+		for p.written < p.size/2 && p.err == nil {
 			p.put("<div><span><b>")
 		}
 		p.fill(func() string { return "x</b></span></div>" })

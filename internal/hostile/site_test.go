@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Every page the root links to is served, at least Size bytes long for
@@ -49,6 +50,32 @@ func TestSite(t *testing.T) {
 	for _, p := range []string{"/text/2", "/small/2000", "/other/0", "/text/x", "/robots.txt"} {
 		if code, _ := get(p); code != 404 {
 			t.Errorf("%s: status %d, want 404", p, code)
+		}
+	}
+}
+
+// A client that goes away mid-body ends the handler: nothing writes on.
+func TestSiteStopsWhenTheClientGoes(t *testing.T) {
+	s := Site{Pages: 1, Size: 1 << 30}
+	done := make(chan string, len(Kinds))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.ServeHTTP(w, r)
+		done <- r.URL.Path
+	}))
+	defer srv.Close()
+	for _, k := range Kinds {
+		resp, err := http.Get(srv.URL + "/" + k + "/0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(resp.Body, make([]byte, 1<<10)); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("/%s/0 still writing 10 s after its client went away", k)
 		}
 	}
 }
