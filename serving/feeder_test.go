@@ -277,16 +277,13 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// TestFeederFloorRisesUnderLoad: a full look that reads a full batch
-// (the queue does not run empty, as in a PageRank wave) still moves where
-// full looks start up to its first entry, so that they do not read the
-// applied entries' dead versions again; one that reads the whole queue
-// moves it to the safe point.
-func TestFeederFloorRisesUnderLoad(t *testing.T) {
-	db, ix := openDBGrace(t, time.Millisecond), openIndex(t)
-	f := NewFeeder(db, ix, FeederOptions{Batch: 2})
+// enqueueCollected enqueues n upserts of pages with the word okapi, one
+// a version, and has GC's safe point pass them all; it returns their
+// versions in order.
+func enqueueCollected(t *testing.T, db *percolator.DB, n int) []uint64 {
+	t.Helper()
 	var versions []uint64
-	for i := range 5 {
+	for i := range n {
 		tx, err := db.Begin(bg)
 		if err != nil {
 			t.Fatal(err)
@@ -299,9 +296,21 @@ func TestFeederFloorRisesUnderLoad(t *testing.T) {
 		versions = append(versions, v)
 	}
 	time.Sleep(5 * time.Millisecond)
-	if _, err := db.GC(bg); err != nil { // the safe point passes every entry
+	if _, err := db.GC(bg); err != nil {
 		t.Fatal(err)
 	}
+	return versions
+}
+
+// TestFeederFloorRisesUnderLoad: a full look that reads a full batch
+// (the queue does not run empty, as in a PageRank wave) still moves where
+// full looks start up to its first entry, so that they do not read the
+// applied entries' dead versions again; one that reads the whole queue
+// moves it to the safe point.
+func TestFeederFloorRisesUnderLoad(t *testing.T) {
+	db, ix := openDBGrace(t, time.Millisecond), openIndex(t)
+	f := NewFeeder(db, ix, FeederOptions{Batch: 2})
+	versions := enqueueCollected(t, db, 5)
 	for i, want := range []uint64{versions[0], versions[2], versions[4]} {
 		if _, err := f.step(bg, fromStart); err != nil {
 			t.Fatal(err)
@@ -324,23 +333,7 @@ func TestFeederFloorRisesUnderLoad(t *testing.T) {
 func TestFeederBatchBytes(t *testing.T) {
 	db, ix := openDBGrace(t, time.Millisecond), openIndex(t)
 	f := NewFeeder(db, ix, FeederOptions{BatchBytes: 1})
-	var versions []uint64
-	for i := range 3 {
-		tx, err := db.Begin(bg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := tx.StartTs()
-		tx.Rollback()
-		e := upsert(v, fmt.Sprintf("com.example/p%d", i), fmt.Sprintf("http://example.com/p%d", i), "Page", "okapi", 1)
-		e.Doc.FetchedAt = time.Now().UTC()
-		enqueue(t, db, e)
-		versions = append(versions, v)
-	}
-	time.Sleep(5 * time.Millisecond)
-	if _, err := db.GC(bg); err != nil {
-		t.Fatal(err)
-	}
+	versions := enqueueCollected(t, db, 3)
 	for i, v := range versions {
 		n, err := f.step(bg, fromStart)
 		if err != nil {
