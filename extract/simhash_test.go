@@ -50,7 +50,7 @@ func TestSimHashCorpus(t *testing.T) {
 	} {
 		type doc struct {
 			name, title, hash string
-			sim              uint64
+			sim               uint64
 		}
 		var docs []doc
 		filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
