@@ -13,6 +13,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/gocolly/colly/v2 v2.3.0
+	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/nlnwa/gowarc v1.6.0
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/net v0.59.0

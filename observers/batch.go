@@ -179,7 +179,7 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 		}
 		doc := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: p.page.Title, TitleCore: p.page.TitleCore, Text: p.page.Text,
 			LinkDensity: density(p.page.LinkDensity), Description: p.page.Description,
-			Lang: p.page.Lang, PageRank: b.Rank[c], FetchedAt: p.fetchedAt, ClusterSize: len(ms)}
+			Lang: p.page.Lang, Kind: p.kind, PageRank: b.Rank[c], FetchedAt: p.fetchedAt, ClusterSize: len(ms)}
 		inCluster := make(map[string]bool)
 		for _, m := range ms {
 			inCluster[m] = true
@@ -327,9 +327,9 @@ func Verify(ctx context.Context, db *percolator.DB, rankTol float64, limit int) 
 				if fmt.Sprint(last.Duplicates) != fmt.Sprint(want.Duplicates) {
 					add("%s: duplicates %v, batch %v", r, last.Duplicates, want.Duplicates)
 				}
-				if last.URL != want.URL || last.Host != want.Host || last.Description != want.Description || last.Lang != want.Lang || last.ClusterSize != want.ClusterSize {
-					add("%s: exported url %q, host %q, description %q, lang %q, cluster size %d; batch %q, %q, %q, %q, %d", r,
-						last.URL, last.Host, last.Description, last.Lang, last.ClusterSize, want.URL, want.Host, want.Description, want.Lang, want.ClusterSize)
+				if last.URL != want.URL || last.Host != want.Host || last.Description != want.Description || last.Lang != want.Lang || last.Kind != want.Kind || last.ClusterSize != want.ClusterSize {
+					add("%s: exported url %q, host %q, description %q, lang %q, kind %q, cluster size %d; batch %q, %q, %q, %q, %q, %d", r,
+						last.URL, last.Host, last.Description, last.Lang, last.Kind, last.ClusterSize, want.URL, want.Host, want.Description, want.Lang, want.Kind, want.ClusterSize)
 				}
 				if er, err := get(webtable.ExportRank); err != nil {
 					return err

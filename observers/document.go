@@ -30,7 +30,7 @@ type buildNotes struct {
 // buildDoc is BuildDoc, taking notes if notes is not nil.
 func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNotes) (*webtable.Doc, error) {
 	cols := make(map[string]string)
-	for _, c := range []string{webtable.Title, webtable.TitleCore, webtable.Text, webtable.LinkDensity, webtable.Description, webtable.Lang, webtable.Rank, webtable.FetchedAt, webtable.ClusterHash} {
+	for _, c := range []string{webtable.Title, webtable.TitleCore, webtable.Text, webtable.LinkDensity, webtable.Description, webtable.Lang, webtable.Kind, webtable.Rank, webtable.FetchedAt, webtable.ClusterHash} {
 		v, err := tx.Get(ctx, row, c)
 		if err != nil {
 			return nil, err
@@ -45,6 +45,7 @@ func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNo
 		Description: cols[webtable.Description], Lang: cols[webtable.Lang], ClusterSize: 1}
 	doc.PageRank, _ = strconv.ParseFloat(cols[webtable.Rank], 64)
 	doc.TitleCore = cols[webtable.TitleCore]
+	doc.Kind = cols[webtable.Kind]
 	doc.LinkDensity, _ = strconv.ParseFloat(cols[webtable.LinkDensity], 64)
 	if ms, err := strconv.ParseInt(cols[webtable.FetchedAt], 10, 64); err == nil {
 		doc.FetchedAt = time.UnixMilli(ms).UTC()

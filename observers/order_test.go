@@ -97,6 +97,7 @@ const (
 	fetchTimeout                   // no response (loader transactions only)
 	fetchNoIndex                   // 200, HTML with a robots noindex
 	fetchBinary                    // 200, not HTML
+	fetchText                      // 200, text/plain
 )
 
 // fetchEvent is one fetch of one page.
@@ -197,8 +198,10 @@ func newOrderWeb(r *rand.Rand) *orderWeb {
 				ev.kind = fetchTimeout
 			case x < 97:
 				ev.kind, ev.status, ev.body = fetchNoIndex, 200, body(i, fetchNoIndex)
-			default:
+			case x < 99:
 				ev.kind, ev.status, ev.body = fetchBinary, 200, "\x89PNG\r\n\x1a\n"+strconv.Itoa(r.IntN(3))
+			default:
+				ev.kind, ev.status, ev.body = fetchText, 200, fmt.Sprintf("Notes %d\n\nThe notes, version %d.\n", i%3, r.IntN(2))
 			}
 			if ev.status == 200 {
 				last = ev.body
@@ -573,8 +576,11 @@ func loadFetch(ctx context.Context, db *percolator.DB, ev fetchEvent) error {
 		switch {
 		case ev.status == 200:
 			ctype := "text/html; charset=utf-8"
-			if ev.kind == fetchBinary {
+			switch ev.kind {
+			case fetchBinary:
 				ctype = "image/png"
+			case fetchText:
+				ctype = "text/plain; charset=utf-8"
 			}
 			tx.Set(row, webtable.Type, []byte(ctype))
 			if string(body) != ev.body || body == nil {
@@ -618,8 +624,11 @@ func importFetches(im *crawl.Importer, file string, evs []fetchEvent) error {
 			typ, block = "response", fmt.Sprintf("HTTP/1.1 %d Moved\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n", ev.status, ev.location)
 		case ev.status == 200:
 			ctype := "text/html; charset=utf-8"
-			if ev.kind == fetchBinary {
+			switch ev.kind {
+			case fetchBinary:
 				ctype = "image/png"
+			case fetchText:
+				ctype = "text/plain; charset=utf-8"
 			}
 			typ, block = "response", fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s", ctype, len(ev.body), ev.body)
 		default:

@@ -33,6 +33,8 @@ type link struct {
 type parsed struct {
 	state   string
 	page    extract.Page
+	kind    string // extract.Kind, "" for HTML
+	err     string // why a document could not be read: page:error
 	aliasOf string // target row of a redirect
 }
 
@@ -70,7 +72,8 @@ func classify(ctx context.Context, row string, get func(col string) ([]byte, err
 	if err != nil {
 		return p, err
 	}
-	if !extract.IsHTML(string(ctype), body) {
+	kind := extract.Kind(string(ctype), body)
+	if kind == "" {
 		p.state = webtable.StateUnparsed
 		return p, nil
 	}
@@ -87,12 +90,16 @@ func classify(ctx context.Context, row string, get func(col string) ([]byte, err
 		return p, err
 	}
 	defer release()
-	page, err := extract.HTML(u, body, string(ctype), extract.Options{XRobotsTag: header(hdrs, "X-Robots-Tag")})
+	page, kind, err := extract.Document(u, body, string(ctype), extract.Options{XRobotsTag: header(hdrs, "X-Robots-Tag")})
 	if err != nil {
 		p.state = webtable.StateUnparsed // recorded, not parsed; never an observer failure
+		p.err = err.Error()
 		return p, nil
 	}
 	p.page = page
+	if kind != extract.KindHTML {
+		p.kind = kind
+	}
 	p.state = webtable.StateOK
 	if page.NoIndex {
 		p.state = webtable.StateNoIndex
@@ -154,6 +161,8 @@ func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 	w.opt(webtable.LinkDensity, densityString(p.page.LinkDensity), ok)
 	w.opt(webtable.Description, p.page.Description, ok && p.page.Description != "")
 	w.opt(webtable.Lang, p.page.Lang, ok && p.page.Lang != "")
+	w.opt(webtable.Kind, p.kind, ok && p.kind != "")
+	w.opt(webtable.ParseError, p.err, p.err != "")
 	w.opt(webtable.Canonical, p.page.Canonical, ok && p.page.Canonical != "")
 	hash := p.page.Hash
 	if hash == "" {

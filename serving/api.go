@@ -45,6 +45,7 @@ type Result struct {
 	Duplicates  []string  `json:"duplicates"` // the other URLs of the page's duplicate cluster
 	Anchors     []string  `json:"anchors"`    // top inbound anchor texts
 	ClusterSize int       `json:"cluster_size"`
+	FileType    string    `json:"filetype,omitempty"` // html, pdf or txt; "" from an index built before the field
 }
 
 // Results is a page of hits.

@@ -233,6 +233,7 @@ type document struct {
 	URL         string    `json:"url"`
 	Host        string    `json:"host"`
 	Lang        string    `json:"lang,omitempty"`
+	FileType    string    `json:"filetype"`
 	Title       string    `json:"title"`
 	TitleShown  string    `json:"title_shown,omitempty"`
 	Text        string    `json:"text"`
@@ -253,7 +254,7 @@ const topAnchors = 5
 
 func fields(d *webtable.Doc, version uint64, now time.Time) document {
 	doc := document{
-		URL: d.URL, Host: d.Host, Lang: d.Lang, Title: d.Title, Text: d.Text,
+		URL: d.URL, Host: d.Host, Lang: d.Lang, FileType: fileType(d.Kind), Title: d.Title, Text: d.Text,
 		Duplicates: d.Duplicates, PageRank: d.PageRank, ClusterSize: float64(d.ClusterSize),
 		Version: float64(version), FetchedAt: d.FetchedAt, IndexedAt: now, LinkDensity: d.LinkDensity,
 	}
@@ -315,4 +316,13 @@ func BuildIndex(dir string, docs map[string]*webtable.Doc, opt Options) (*Index,
 		return nil, err
 	}
 	return ix, nil
+}
+
+// fileType is the filetype field of a document of kind k: "html" for the
+// HTML pages, whose kind is "".
+func fileType(k string) string {
+	if k == "" {
+		return "html"
+	}
+	return k
 }

@@ -27,7 +27,8 @@ const (
 	fClusterSize = "cluster_size"
 	fVersion     = "version"
 	fLang        = "lang"
-	fInbound     = "inbound" // inbound anchors from other hosts
+	fFileType    = "filetype" // html | pdf | txt (webtable.Doc.Kind, "" read as html)
+	fInbound     = "inbound"  // inbound anchors from other hosts
 )
 
 // analyzer is the text analyzer of title, text and anchors: Unicode word
@@ -87,6 +88,7 @@ func indexMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt(fURL, keywordField(true, true))
 	doc.AddFieldMappingsAt(fHost, keywordField(true, true))
 	doc.AddFieldMappingsAt(fLang, keywordField(true, false))
+	doc.AddFieldMappingsAt(fFileType, keywordField(true, true))
 	titleWords := text(false)
 	titleWords.Name = fTitleWords
 	titleWords.Analyzer = wordsAnalyzer

@@ -16,7 +16,7 @@ import (
 // is rewritten into host terms (see hostQuery).
 var queryFields = map[string]fieldKind{
 	fTitle: kindText, fText: kindText, fAnchors: kindText,
-	fURL: kindKeyword, fHost: kindHost, fLang: kindKeyword, fieldSite: kindHost,
+	fURL: kindKeyword, fHost: kindHost, fLang: kindKeyword, fFileType: kindKeyword, fieldSite: kindHost,
 	fPageRank: kindNumber, fFetchedAt: kindDate, fIndexedAt: kindDate,
 }
 

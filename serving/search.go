@@ -112,6 +112,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 			FetchedAt:   date(h.Fields[fFetchedAt]),
 			IndexedAt:   date(h.Fields[fIndexedAt]),
 			ClusterSize: int(num(h.Fields[fClusterSize])),
+			FileType:    str(h.Fields[fFileType]),
 			PageRank:    num(h.Fields[fPageRank]),
 		}
 		r.Snippet = snippet(an, str(h.Fields[fText]), marks)
@@ -132,7 +133,7 @@ func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) 
 		req.Score = "none"
 		req.SortBy([]string{"-" + fPageRank, "_id"})
 	}
-	req.Fields = []string{fURL, fTitle, fTitleShown, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize}
+	req.Fields = []string{fURL, fTitle, fTitleShown, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize, fFileType}
 	res, err := ix.bi.SearchInContext(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {

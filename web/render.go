@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"html/template"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/caffeine-go/caffeine/webtable"
@@ -52,6 +53,7 @@ func (s *Server) funcs() template.FuncMap {
 		"add":       func(a, b float64) float64 { return a + b },
 		"sub":       func(a, b float64) float64 { return a - b },
 		"plural":    plural,
+		"upper":     strings.ToUpper,
 		"href":      safeHref,
 		"docHref":   docHref,
 		"topHref":   topHref,

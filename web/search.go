@@ -129,6 +129,7 @@ type apiResult struct {
 	Duplicates  []string  `json:"duplicates"`
 	Anchors     []string  `json:"anchors"`
 	ClusterSize int       `json:"cluster_size"`
+	FileType    string    `json:"filetype,omitempty"` // html, pdf or txt
 }
 
 func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
@@ -163,6 +164,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 			Duplicates:  nonNil(hit.Duplicates),
 			Anchors:     nonNil(hit.Anchors),
 			ClusterSize: hit.ClusterSize,
+			FileType:    hit.FileType,
 		})
 	}
 	writeJSON(w, http.StatusOK, out)

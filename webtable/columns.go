@@ -65,6 +65,8 @@ const (
 	TitleCore   = "page:titlecore"   // the title without its site's affix (extract.Page.TitleCore); deleted when none
 	LinkDensity = "page:linkdensity" // share of the visible text in links, decimal with 2 digits (extract.Page.LinkDensity)
 	Lang        = "page:lang"        // declared language
+	Kind        = "page:kind"        // pdf | txt (extract.KindPDF, KindText); absent for HTML
+	ParseError  = "page:error"       // why an unparsed page's body could not be read (a broken PDF); absent otherwise
 	Canonical   = "page:canonical"   // rel=canonical, normalized URL
 	Hash        = "page:hash"        // content hash of the normalized text; deleted unless State is ok (observed: cluster)
 	Links       = "page:links"       // outlinks as JSON [{"url":..,"anchor":..}]; deleted unless State is ok (observed: links)

@@ -19,6 +19,7 @@ type Doc struct {
 	LinkDensity float64   `json:"link_density,omitempty"` // share of the page's visible text in links (0.00–1.00)
 	Description string    `json:"description,omitempty"`
 	Lang        string    `json:"lang,omitempty"`
+	Kind        string    `json:"kind,omitempty"` // pdf | txt; "" for HTML
 	PageRank    float64   `json:"pagerank"`
 	FetchedAt   time.Time `json:"fetched_at"`
 	ClusterSize int       `json:"cluster_size"`
