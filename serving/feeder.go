@@ -39,11 +39,14 @@ type FeederOptions struct {
 	// found by the full look every FullScan. Defaults: Lag 5s, LagScan
 	// 1s, FullScan 10s.
 	Lag, LagScan, FullScan time.Duration
-	// Gather is how long the feeder waits, once an export arrives at the
-	// empty queue, before it looks: the exports of a burst reach the index
-	// as one Bleve batch (one segment to persist and later merge) instead
-	// of one each. It adds at most Gather to every latency. Default 100ms;
-	// negative: none.
+	// Gather is the shortest time between Bleve batches while exports
+	// keep coming: an export that arrives at the empty queue within
+	// Gather of the last batch waits for the rest of Gather before the
+	// feeder looks, so the exports of a burst reach the index as one
+	// batch (one segment to persist and later merge) instead of one
+	// each. One that arrives after a quiet spell is applied at once. It
+	// adds at most Gather to a latency, and nothing to the first update
+	// after a pause. Default 100ms; negative: none.
 	Gather time.Duration
 	// Hold is how long an upsert that brings no new content (a document
 	// whose rank, anchors or duplicates changed, fetched no later than the
@@ -236,6 +239,7 @@ func (f *Feeder) feed(ctx context.Context) error {
 	exported, stop := f.db.Watch(f.q.Prefix)
 	defer stop()
 	var lastFull, lastLag time.Time
+	var lastBatch time.Time // when the last look applied something
 	again := false // the last look stopped at a full batch: go on from where it began
 	from := sinceNewest
 	for {
@@ -261,6 +265,9 @@ func (f *Feeder) feed(ctx context.Context) error {
 			// Every export that began before the index was registered is
 			// over: what it missed is in the table now.
 			err = f.backfill(ctx)
+		}
+		if err == nil && n > 0 {
+			lastBatch = time.Now()
 		}
 		// The intervals count from the end of a look: a slow one is not
 		// followed by another at once.
@@ -289,7 +296,9 @@ func (f *Feeder) feed(ctx context.Context) error {
 			select {
 			case <-ctx.Done():
 			case <-exported:
-				if f.opt.Gather > 0 && sleep(ctx, f.opt.Gather) != nil {
+				// Within Gather of the last batch, wait for the rest of
+				// the burst; after a quiet spell, apply at once.
+				if wait := f.opt.Gather - time.Since(lastBatch); f.opt.Gather > 0 && wait > 0 && sleep(ctx, wait) != nil {
 					return nil
 				}
 			case <-t.C:

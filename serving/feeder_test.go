@@ -538,6 +538,32 @@ func TestFeederGathersBursts(t *testing.T) {
 	}
 }
 
+// TestFeederAppliesAfterQuietAtOnce: an export that arrives more than
+// Gather after the last batch is applied without waiting for a burst.
+func TestFeederAppliesAfterQuietAtOnce(t *testing.T) {
+	db, ix := openDB(t), openIndex(t)
+	const gather = 3 * time.Second
+	f := NewFeeder(db, ix, FeederOptions{Poll: time.Minute, Gather: gather})
+	ctx, cancel := context.WithCancel(bg)
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	add := func(i int) time.Time {
+		e := upsert(0, fmt.Sprintf("com.example/p%d", i), fmt.Sprintf("http://example.com/p%d", i), "Page", "quokka", 1)
+		e.Doc.FetchedAt = time.Now().UTC()
+		enqueueNow(t, db, e)
+		return time.Now()
+	}
+	add(0)
+	waitFor(t, func() bool { return f.Applied() == 1 && f.Queued() == 0 })
+	time.Sleep(gather + 100*time.Millisecond)
+	at := add(1)
+	waitFor(t, func() bool { return f.Applied() == 2 })
+	if d := time.Since(at); d >= gather-time.Second {
+		t.Fatalf("an export after a quiet spell took %v to apply, want well under Gather (%v)", d, gather)
+	}
+}
+
 // enqueueNow writes e as the export observer does, with its transaction's
 // start as the version, and returns the version.
 func enqueueNow(t *testing.T, db *percolator.DB, e webtable.Export) uint64 {
