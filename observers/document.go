@@ -15,19 +15,14 @@ import (
 
 // Building a cluster's search document from the table.
 
-// BuildDoc builds the document of the cluster whose canonical is row, as
-// seen by tx.
-func BuildDoc(ctx context.Context, tx *percolator.Tx, row string) (*webtable.Doc, error) {
-	return buildDoc(ctx, tx, row, nil)
-}
-
 // buildNotes is what a build learns besides the document.
 type buildNotes struct {
 	unaliased []string          // rows found without aliases, not marked so (colUnaliased)
 	inbound   map[string]string // member → inboundDigest of its inbound links
 }
 
-// buildDoc is BuildDoc, taking notes if notes is not nil.
+// buildDoc builds the document of the cluster whose canonical is row, as
+// seen by tx, taking notes if notes is not nil.
 func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNotes) (*webtable.Doc, error) {
 	cols := make(map[string]string)
 	for _, c := range []string{webtable.Title, webtable.TitleCore, webtable.Text, webtable.LinkDensity, webtable.Description, webtable.Lang, webtable.Kind, webtable.Rank, webtable.FetchedAt, webtable.ClusterHash} {

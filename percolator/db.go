@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/caffeine-go/caffeine/internal/ctxsleep"
 )
 
 // Options configure a DB. The zero value of every field selects its default.
@@ -373,19 +375,7 @@ func (db *DB) backoff(ctx context.Context, attempt int) error {
 	if d > db.opt.BackoffMax || d <= 0 {
 		d = db.opt.BackoffMax
 	}
-	return sleep(ctx, d/2+mrand.N(d/2+1)) // jitter: [d/2, d]
-}
-
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return ctxsleep.Sleep(ctx, d/2+mrand.N(d/2+1)) // jitter: [d/2, d]
 }
 
 // View runs fn in a read-only transaction that sees every transaction

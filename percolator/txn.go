@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/caffeine-go/caffeine/internal/ctxsleep"
 )
 
 // Tx is a snapshot-isolation transaction (Figure 6 of the paper). Reads see
@@ -276,7 +278,7 @@ func (db *DB) waitOrClean(ctx context.Context, row, col string, c Cell, waited *
 	}
 	d := min(time.Millisecond<<min(int(*waited/(10*time.Millisecond)), 6), 100*time.Millisecond)
 	*waited += d
-	return sleep(ctx, d)
+	return ctxsleep.Sleep(ctx, d)
 }
 
 // Set buffers a write of value to (row, col). The transaction keeps its own

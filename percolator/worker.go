@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/caffeine-go/caffeine/internal/ctxsleep"
 )
 
 // Observer is code run in its own transaction after Column changes in some
@@ -296,7 +298,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		paced:    make(map[cellKey]*paceGap),
 		tasks:    make(chan task, opt.Workers),
 		bgTasks:  make(chan task, opt.Background),
-		idleWait: sleep,
+		idleWait: ctxsleep.Sleep,
 	}
 	w.early.Store(-1)
 	names := make(map[string]bool)
@@ -727,7 +729,7 @@ func (w *Worker) waitQuiet(ctx context.Context, upTo int) error {
 			}
 			quiet, next, every = 0, time.Now().Add(every), min(2*every, idleCheckMax)
 		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+		if err := ctxsleep.Sleep(ctx, 20*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -793,7 +795,7 @@ func (w *Worker) stager() {
 			}
 			// A failed count must not hold the later stages for good.
 			w.opt.Logger.Warn("stage's notifications not counted; looking again", "stage", st.Observers, "err", err)
-			if sleep(w.ctx, time.Second) != nil {
+			if ctxsleep.Sleep(w.ctx, time.Second) != nil {
 				return
 			}
 		}

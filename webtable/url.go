@@ -118,11 +118,6 @@ func (b *Base) Resolve(ref string) (string, error) {
 	return p.String(), nil
 }
 
-// NormalizeURL is Normalize for a parsed URL; u is not modified.
-func NormalizeURL(u *url.URL) (string, error) {
-	return Normalize(u.String())
-}
-
 // Row returns the row key of a normalized URL: the host's labels reversed,
 // then ":scheme", then ":port" if any, then the path and query.
 func Row(normalized string) (string, error) {

@@ -365,6 +365,3 @@ func (w *Web) ChangesUntil(page int, t time.Time) []time.Time {
 	}
 	return out
 }
-
-// ChangeTimes returns page's change times up to now, ascending.
-func (w *Web) ChangeTimes(page int) []time.Time { return w.ChangesUntil(page, w.Now()) }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/caffeine-go/caffeine/internal/ctxsleep"
+
 	"github.com/caffeine-go/caffeine/engine"
 	"github.com/caffeine-go/caffeine/freshness"
 	"github.com/caffeine-go/caffeine/observers"
@@ -92,7 +94,7 @@ func (b *batcher) loop(ctx context.Context) {
 	for ctx.Err() == nil {
 		if err := b.runOnce(ctx); err != nil && ctx.Err() == nil {
 			b.log.Error("batch", "err", err)
-			sleep(ctx, time.Second)
+			ctxsleep.Sleep(ctx, time.Second)
 		}
 	}
 }

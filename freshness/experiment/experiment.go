@@ -40,6 +40,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/caffeine-go/caffeine/internal/ctxsleep"
+
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/engine"
 	"github.com/caffeine-go/caffeine/freshness"
@@ -314,7 +316,7 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 	log.Info("indexed", "documents", n, "took", warmup.Round(time.Millisecond))
 	if wait := opt.Warmup - warmup; wait > 0 {
 		log.Info("waiting to start the measured crawl as late as the other mode", "wait", wait.Round(time.Millisecond))
-		if err := sleep(ctx, wait); err != nil {
+		if err := ctxsleep.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}
@@ -334,12 +336,12 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 	if b != nil {
 		wg.Go(func() { b.loop(runCtx) })
 	}
-	if err := sleep(ctx, opt.Settle); err != nil {
+	if err := ctxsleep.Sleep(ctx, opt.Settle); err != nil {
 		return nil, err
 	}
 	from, fetched0, crawled0 := time.Now(), web.Requests(), c.Stats()
 	log.Info("window opens", "settle", opt.Settle, "duration", opt.Duration)
-	if err := sleep(ctx, opt.Duration); err != nil {
+	if err := ctxsleep.Sleep(ctx, opt.Duration); err != nil {
 		return nil, err
 	}
 	to, fetched1, crawled1 := time.Now(), web.Requests(), c.Stats()
@@ -392,7 +394,7 @@ func RunMode(ctx context.Context, opt Options, mode string) (*Result, error) {
 func waitIndexed(ctx context.Context, e *engine.Engine, idx *freshness.Index, want int, log *slog.Logger) error {
 	quiet, last := 0, time.Now()
 	for quiet < 4 {
-		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+		if err := ctxsleep.Sleep(ctx, 250*time.Millisecond); err != nil {
 			return err
 		}
 		s, err := e.Stats(ctx)
@@ -447,17 +449,6 @@ func waitConverged(ctx context.Context, e *engine.Engine, limit time.Duration, l
 				log.Info("settling", "pending", pending, "export_queue", s.ExportQueue)
 			}
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

@@ -17,9 +17,6 @@ import (
 	"sync"
 )
 
-// Archive is the corpus file name, as in ../shared/corpora.
-const Archive = "postgresql-15-docs.tar.gz"
-
 //go:embed postgresql-15-docs.tar.gz
 var archive []byte
 

@@ -33,9 +33,6 @@ const DefaultPath = "/usr/bin/chromium"
 // browser fails the test instead of holding it until go test's own limit.
 const Timeout = 2 * time.Minute
 
-// XSSMarker is the global that the Payloads set when they run.
-const XSSMarker = "__xss"
-
 // Payloads are markup that runs a script if a page ever renders it as HTML
 // (in text, an attribute or a URL). Each one sets window.__xss and calls
 // alert. Put them in fixtures' titles, text and anchors, then check the UI
