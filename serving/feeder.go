@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/internal/budget"
+	"github.com/caffeine-go/caffeine/internal/ctxsleep"
 	"github.com/caffeine-go/caffeine/internal/diskspace"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -215,7 +216,7 @@ func (f *Feeder) Run(ctx context.Context) error {
 			return nil
 		}
 		f.opt.Logger.Warn("serving: register the index", "index", f.opt.Name, "err", err)
-		if sleep(ctx, time.Second) != nil {
+		if ctxsleep.Sleep(ctx, time.Second) != nil {
 			return nil
 		}
 	}
@@ -240,7 +241,7 @@ func (f *Feeder) feed(ctx context.Context) error {
 	defer stop()
 	var lastFull, lastLag time.Time
 	var lastBatch time.Time // when the last look applied something
-	again := false // the last look stopped at a full batch: go on from where it began
+	again := false          // the last look stopped at a full batch: go on from where it began
 	from := sinceNewest
 	for {
 		switch now := time.Now(); {
@@ -288,7 +289,7 @@ func (f *Feeder) feed(ctx context.Context) error {
 			return err
 		case err != nil:
 			f.opt.Logger.Warn("serving: export queue", "index", f.opt.Name, "err", err)
-			if err := sleep(ctx, time.Second); err != nil {
+			if err := ctxsleep.Sleep(ctx, time.Second); err != nil {
 				return nil
 			}
 		case n == 0:
@@ -298,7 +299,7 @@ func (f *Feeder) feed(ctx context.Context) error {
 			case <-exported:
 				// Within Gather of the last batch, wait for the rest of
 				// the burst; after a quiet spell, apply at once.
-				if wait := f.opt.Gather - time.Since(lastBatch); f.opt.Gather > 0 && wait > 0 && sleep(ctx, wait) != nil {
+				if wait := f.opt.Gather - time.Since(lastBatch); f.opt.Gather > 0 && wait > 0 && ctxsleep.Sleep(ctx, wait) != nil {
 					return nil
 				}
 			case <-t.C:
@@ -611,15 +612,4 @@ func ParseSearchable(v []byte) (Searchable, bool) {
 		return time.UnixMilli(ms).UTC()
 	}
 	return Searchable{At: t(n[0]), Version: uint64(n[1]), Fetched: t(n[2]), Exported: t(n[3])}, true
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

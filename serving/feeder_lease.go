@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/caffeine-go/caffeine/internal/ctxsleep"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
 )
@@ -64,7 +65,7 @@ func (f *Feeder) standby(ctx context.Context) error {
 			f.opt.Logger.Warn("serving: feeder lease", "index", f.opt.Name, "err", err)
 		}
 		look := f.opt.Lease / 4
-		if err := sleep(ctx, look/2+rand.N(look/2+1)); err != nil {
+		if err := ctxsleep.Sleep(ctx, look/2+rand.N(look/2+1)); err != nil {
 			return err
 		}
 	}
