@@ -1,17 +1,23 @@
 // Command searcheval measures search quality on a judged query set: it
 // indexes a corpus with the real indexing chain and serving index, runs
 // every judged query and prints P@1, P@3, MRR, the query latency and the
-// misses.
+// misses, by kind of query (keyword, question, typo) and beside plain
+// BM25 over the same pages (-baseline).
 //
-//	searcheval [-corpus DIR] [-judged SET|FILE] [-mode crawl|batch] [-rounds 5] [-misses=true] [-snippets]
+//	searcheval [-corpus DIR] [-judged SET|FILE] [-mode crawl|batch] [-rounds 5] [-misses=true] [-snippets] [-baseline=true]
 //
 // Without -corpus it indexes the PostgreSQL manual embedded in the binary
 // (internal/corpus) with the judged set "postgresql"; with -corpus DIR it
 // serves DIR, whose index.html is the seed, and -judged names the set: an
-// embedded one ("postgresql", "git-doc", see judged/) or a file of the same
+// embedded one ("postgresql", "git-doc", "sqlite", "debian-handbook"; see judged/) or a file of the same
 // format (query, a tab, the path of the page that answers it under the
 // corpus root, optionally more tabs and paths of pages that answer it too;
-// # starts a comment).
+// # starts a comment; a line [keyword], [question] or [typo] makes the
+// queries after it of that kind).
+//
+// The baseline is a plain Bleve index of the same pages (title and text as
+// extracted, English analyzer, Bleve's BM25) searched for any of the
+// query's words: what a search box on Bleve alone would answer.
 //
 // Modes:
 //
@@ -60,12 +66,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		dir    = fs.String("corpus", "", "corpus `directory` to serve and index (default: the embedded PostgreSQL manual)")
-		judged = fs.String("judged", "", "judged set: an embedded `name` (postgresql, git-doc) or a file (default: postgresql without -corpus)")
+		judged = fs.String("judged", "", "judged set: an embedded `name` (postgresql, git-doc, sqlite, debian-handbook) or a file (default: postgresql without -corpus)")
 		mode   = fs.String("mode", modeCrawl, "how to index: crawl (the one process crawls the served corpus) or batch (the chain's batch recomputation)")
 		rounds = fs.Int("rounds", 5, "timed runs of every query after the warm-up")
 		misses = fs.Bool("misses", true, "print the queries whose page is not first, with what came first")
 		snips  = fs.Bool("snippets", false, "print every query's first result's snippet, matches in [brackets]")
 		prof   = fs.String("cpuprofile", "", "write a CPU profile of the timed query rounds to this `file`")
+		base   = fs.Bool("baseline", true, "also measure plain BM25 (a plain Bleve index of the same pages, any of the words) for comparison")
 	)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: searcheval [-corpus DIR] [-judged SET|FILE] [-mode crawl|batch] [-rounds 5]")
@@ -113,6 +120,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := evaluate(ctx, b, qs, *rounds, *prof)
 	n, _ := b.ix.Count()
+	if err == nil && *base {
+		rep.baseline, err = baseline(ctx, pages, tmp, qs)
+	}
 	if cerr := b.close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,28 +37,95 @@ func TestPostgreSQLQuality(t *testing.T) {
 	}
 }
 
-// git-doc, when fetched (`../shared/corpora/fetch git-doc DIR`, then
-// GITDOC=DIR/usr/share/doc/git-doc).
-func TestGitDocQuality(t *testing.T) {
-	dir := os.Getenv("GITDOC")
-	if dir == "" {
-		t.Skip("set GITDOC to the git-doc corpus root")
+// The other sets, when their corpora are unpacked (`../shared/corpora/fetch
+// git-doc DIR`, then GITDOC=DIR/usr/share/doc/git-doc; SQLITEDOC for
+// sqlite3-doc's usr/share/doc/sqlite3; HANDBOOK for debian-handbook's
+// usr/share/doc/debian-handbook/html/en-US).
+func TestOtherSetsQuality(t *testing.T) {
+	for name, env := range corpusVars {
+		t.Run(name, func(t *testing.T) {
+			dir := os.Getenv(env)
+			if dir == "" {
+				t.Skipf("set %s to the %s corpus root", env, name)
+			}
+			var out, errb bytes.Buffer
+			if code := run(context.Background(), []string{"-corpus", dir, "-judged", name, "-mode", "batch", "-rounds", "1"}, &out, &errb); code != 0 {
+				t.Fatalf("exit %d: %s", code, errb.String())
+			}
+			t.Log(out.String())
+		})
 	}
-	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"-corpus", dir, "-judged", "git-doc", "-mode", "batch", "-rounds", "1"}, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	t.Log(out.String())
 }
 
+func TestParseKinds(t *testing.T) {
+	qs, err := parseJudged([]byte("a b\tx.html\n[question]\nhow do I\ty.html\tz.html\n[typo]\nteh\tw.html\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, q := range qs {
+		got = append(got, q.kind+":"+q.q+":"+strings.Join(q.pages, ","))
+	}
+	want := []string{"keyword:a b:x.html", "question:how do I:y.html,z.html", "typo:teh:w.html"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if _, err := parseJudged([]byte("[questions]\nq\tp.html\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("unknown kind: %v", err)
+	}
+}
+
+func TestScores(t *testing.T) {
+	var s scores
+	for _, r := range []int{1, 2, 0, 4} {
+		s.add("keyword", r)
+	}
+	s.add("typo", 3)
+	p1, p3, mrr := s.all.rates()
+	if p1 != 0.2 || p3 != 0.6 || mrr != (1+0.5+0.25+1.0/3)/5 {
+		t.Errorf("all: %v %v %v", p1, p3, mrr)
+	}
+	if k := s.byKind["keyword"]; k.n != 4 || k.p3 != 2 {
+		t.Errorf("keyword: %+v", *k)
+	}
+}
+
+// The other corpora, when unpacked: the variable names the corpus root.
+var corpusVars = map[string]string{"git-doc": "GITDOC", "sqlite": "SQLITEDOC", "debian-handbook": "HANDBOOK"}
+
+// The sets written for questions and typos, beside keywords: at least 40
+// queries, a third questions, a sixth typos.
+var mixedSets = []string{"sqlite", "debian-handbook"}
+
 func TestJudgedSets(t *testing.T) {
-	for _, name := range []string{"postgresql", "git-doc"} {
+	for _, name := range []string{"postgresql", "git-doc", "sqlite", "debian-handbook"} {
 		qs, err := loadJudged(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(qs) < 30 {
 			t.Errorf("%s: %d queries, want at least 30", name, len(qs))
+		}
+		n := map[string]int{}
+		seen := map[string]bool{}
+		for _, q := range qs {
+			n[q.kind]++
+			if seen[q.q] {
+				t.Errorf("%s: %q twice", name, q.q)
+			}
+			seen[q.q] = true
+		}
+		if slices.Contains(mixedSets, name) && (len(qs) < 40 || 3*n["question"] < len(qs) || 6*n["typo"] < len(qs)) {
+			t.Errorf("%s: %d queries, %d questions, %d typos: want at least 40, a third questions and a sixth typos", name, len(qs), n["question"], n["typo"])
+		}
+		if dir := os.Getenv(corpusVars[name]); dir != "" {
+			for _, q := range qs {
+				for _, p := range q.pages {
+					if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+						t.Errorf("%s: %q: %v", name, q.q, err)
+					}
+				}
+			}
 		}
 	}
 	pages := make(map[string]bool)
