@@ -40,17 +40,12 @@ type parsed struct {
 
 func classify(ctx context.Context, row string, get func(col string) ([]byte, error)) (parsed, error) {
 	var p parsed
-	body, err := get(webtable.Body)
-	if err != nil {
-		return p, err
-	}
 	statusB, err := get(webtable.Status)
 	if err != nil {
 		return p, err
 	}
 	status, _ := strconv.Atoi(string(statusB))
-	switch {
-	case status >= 300 && status < 400:
+	if status >= 300 && status < 400 {
 		target, err := get(webtable.Redirect)
 		if err != nil {
 			return p, err
@@ -61,6 +56,29 @@ func classify(ctx context.Context, row string, get func(col string) ([]byte, err
 		}
 		p.state = webtable.StateGone
 		return p, nil
+	}
+	hdrs, err := get(webtable.Headers)
+	if err != nil {
+		return p, err
+	}
+	truncated, err := get(webtable.Truncated)
+	if err != nil {
+		return p, err
+	}
+	// A body the fetch says is large is read within its loan, not before
+	// it: parse workers that each read a 10 MiB body and then wait for
+	// the loan to extract it would hold the bodies the loan is to bound.
+	held := extract.MemoryCost * expectedSize(hdrs, truncated)
+	release, err := budget.Hold(ctx, held)
+	if err != nil {
+		return p, err
+	}
+	defer func() { release() }()
+	body, err := get(webtable.Body)
+	if err != nil {
+		return p, err
+	}
+	switch {
 	case status == 0 && body != nil:
 		// A fetch that failed without a response (a timeout) keeps the
 		// content of the last good one.
@@ -81,15 +99,13 @@ func classify(ctx context.Context, row string, get func(col string) ([]byte, err
 	if err != nil {
 		return p, err
 	}
-	hdrs, err := get(webtable.Headers)
-	if err != nil {
-		return p, err
+	if cost := extract.MemoryCost * int64(len(body)); cost > held {
+		release()
+		if release, err = budget.Hold(ctx, cost); err != nil {
+			release = func() {}
+			return p, err
+		}
 	}
-	release, err := budget.Hold(ctx, extract.MemoryCost*int64(len(body)))
-	if err != nil {
-		return p, err
-	}
-	defer release()
 	page, kind, err := extract.Document(u, body, string(ctype), extract.Options{XRobotsTag: header(hdrs, "X-Robots-Tag")})
 	if err != nil {
 		p.state = webtable.StateUnparsed // recorded, not parsed; never an observer failure
@@ -105,6 +121,24 @@ func classify(ctx context.Context, row string, get func(col string) ([]byte, err
 		p.state = webtable.StateNoIndex
 	}
 	return p, nil
+}
+
+// truncatedSize is what a body marked fetch:truncated is taken to hold
+// before it is read: the crawler's default -max-body.
+const truncatedSize = 10 << 20
+
+// expectedSize is the size of a page's body as its fetch recorded it
+// (its Content-Length, or the body limit when the body was cut), or 0
+// when the fetch did not say: such a body is borrowed for once read.
+func expectedSize(hdrs, truncated []byte) int64 {
+	if string(truncated) == "1" {
+		return truncatedSize
+	}
+	n, err := strconv.ParseInt(header(hdrs, "Content-Length"), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return min(n, truncatedSize)
 }
 
 // densityString is a link density as the page:linkdensity column and the

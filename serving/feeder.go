@@ -337,8 +337,22 @@ type queued struct {
 // indexCost is what applying a batch holds, in multiples of its queue
 // entries' bytes: Bleve's analysis (a position per token) and the
 // segment it builds (postings and a dictionary entry per term) took
-// 30-75 times the text of a batch of pages of distinct words.
-const indexCost = 48
+// 30-75 times the text of a batch of pages of distinct words. A batch's
+// bytes stay within what the budget lends divided by this (batchBytes),
+// so that the loan covers what the batch builds.
+const indexCost = 75
+
+// batchBytes is the most bytes of entries a batch takes in:
+// FeederOptions.BatchBytes, and within the budget's working share what
+// indexCost says the share can index at once. A batch has one entry at
+// least, whatever its size.
+func (f *Feeder) batchBytes() int {
+	n := f.opt.BatchBytes
+	if w := budget.WorkSize(); w > 0 {
+		n = min(n, int(w/indexCost))
+	}
+	return n
+}
 
 // step applies one batch from the queue and returns its size.
 // lookFrom is where a look at the queue starts.
@@ -396,10 +410,15 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	err := f.db.View(ctx, func(tx *percolator.Tx) error {
 		batch, bad, updates, oldest, read, newest, held, minHeld = batch[:0], bad[:0], updates[:0], "", 0, 0, 0, 0
 		size, full = 0, false
+		maxBytes := f.batchBytes()
 		clear(had)
 		err := tx.Scan(ctx, start, f.q.End(), webtable.ExportDoc, func(row, _ string, v []byte) bool {
 			if oldest == "" {
 				oldest = row
+			}
+			if len(batch) > 0 && size+len(v) > maxBytes {
+				full = true // this entry starts the next batch
+				return false
 			}
 			var e webtable.Export
 			if err := json.Unmarshal(v, &e); err != nil || e.Row == "" {
@@ -409,7 +428,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 			}
 			batch = append(batch, queued{row, e})
 			read, newest, size = read+1, max(newest, e.Version), size+len(v)
-			full = len(batch) >= f.opt.Batch || size >= f.opt.BatchBytes
+			full = len(batch) >= f.opt.Batch || size >= maxBytes
 			return !full
 		})
 		if err != nil {

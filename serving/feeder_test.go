@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -348,6 +350,49 @@ func TestFeederBatchBytes(t *testing.T) {
 	}
 	if got := len(find(t, ix, "okapi")); got != 3 {
 		t.Fatalf("%d pages searchable, want 3", got)
+	}
+}
+
+// TestFeederBatchWithinBudget: under a memory budget a batch takes in
+// no more than the budget's working share can index (indexCost bytes a
+// byte): entries that fit FeederOptions.BatchBytes are applied one look
+// each when two would be past the share, and all are applied.
+func TestFeederBatchWithinBudget(t *testing.T) {
+	db, ix := openDBGrace(t, time.Millisecond), openIndex(t)
+	t.Setenv("GOMEMLIMIT", "1GiB") // the share alone, not the runtime's limit
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	(&budget.Budget{MB: 1}).Apply(ctx) // a share of 256 KiB: 3,495 bytes of entries
+	f := NewFeeder(db, ix, FeederOptions{})
+	if got, want := f.batchBytes(), (1<<20/budget.WorkShare)/indexCost; got != want {
+		t.Fatalf("batch of %d bytes within a 1 MiB budget, want %d", got, want)
+	}
+	text := strings.Repeat("okapi ", 400) // 2,400 bytes: one entry fits, two do not
+	for i := range 3 {
+		tx, err := db.Begin(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := tx.StartTs()
+		tx.Rollback()
+		e := upsert(v, fmt.Sprintf("com.example/p%d", i), fmt.Sprintf("http://example.com/p%d", i), "Page", text, 1)
+		e.Doc.FetchedAt = time.Now().UTC()
+		enqueue(t, db, e)
+	}
+	for i := range 3 {
+		if n, err := f.step(bg, fromStart); err != nil || n != 1 || !f.filledBytes && i < 2 {
+			t.Fatalf("look %d applied %d entries (err %v, filled by bytes %v); want 1", i+1, n, err, f.filledBytes)
+		}
+	}
+	if got := len(find(t, ix, "okapi")); got != 3 {
+		t.Fatalf("%d pages searchable, want 3", got)
+	}
+	cancel() // unsets the share, soon after
+	for i := 0; budget.WorkSize() != 0 && i < 100; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if f.batchBytes() != f.opt.BatchBytes {
+		t.Fatalf("batch of %d bytes without a budget, want BatchBytes %d", f.batchBytes(), f.opt.BatchBytes)
 	}
 }
 

@@ -65,6 +65,16 @@ func Hold(ctx context.Context, n int64) (release func(), err error) {
 	}, nil
 }
 
+// WorkSize returns the most Hold lends at once, or 0 without a budget:
+// a stage that chooses how much to take in at once (a batch) keeps it
+// within this, so that its loan covers what it builds.
+func WorkSize() int64 {
+	if w := work.Load(); w != nil {
+		return w.size
+	}
+	return 0
+}
+
 // Lent returns the bytes Hold lends now and the most it has lent at once
 // since the budget was applied (zeros without a budget).
 func Lent() (now, peak int64) {
