@@ -485,7 +485,7 @@ func warcRecord(typ, uri, date, contentType, block string, extra ...string) stri
 }
 
 // Each kind of record is loaded, skipped or counted malformed as the
-// README says; an uncompressed file cut inside a block stops there.
+// docs/crawler.md (WARC) says; an uncompressed file cut inside a block stops there.
 func TestImportRecordKinds(t *testing.T) {
 	const (
 		h    = "http://kinds.test"
