@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	cloud.google.com/go/bigtable v1.58.0
 	github.com/PuerkitoBio/goquery v1.11.0
+	github.com/abadojack/whatlanggo v1.0.1
 	github.com/blevesearch/bleve/v2 v2.6.1
 	github.com/blevesearch/bleve_index_api v1.4.1
 	github.com/blevesearch/vellum v1.2.0

@@ -45,22 +45,30 @@ func Kind(contentType string, body []byte) string {
 }
 
 // Document extracts a page of any kind Kind knows: HTML with [HTML], PDF
-// with [PDF], plain text with [Text]. It returns the kind with the Page,
+// with [PDF], plain text with [Text], its language resolved against its
+// text (see [DetectLang]). It returns the kind with the Page,
 // and ErrNotDocument (with kind "") for a body of no such kind. A PDF that
 // cannot be read is an error wrapping ErrBadPDF.
 func Document(pageURL string, body []byte, contentType string, opt Options) (Page, string, error) {
-	switch k := Kind(contentType, body); k {
+	var (
+		p   Page
+		err error
+		k   = Kind(contentType, body)
+	)
+	switch k {
 	case KindHTML:
-		p, err := HTML(pageURL, body, contentType, opt)
-		return p, k, err
+		p, err = HTML(pageURL, body, contentType, opt)
 	case KindPDF:
-		p, err := PDF(pageURL, body, opt)
-		return p, k, err
+		p, err = PDF(pageURL, body, opt)
 	case KindText:
-		p, err := Text(pageURL, body, contentType, opt)
-		return p, k, err
+		p, err = Text(pageURL, body, contentType, opt)
+	default:
+		return Page{}, "", ErrNotDocument
 	}
-	return Page{}, "", ErrNotDocument
+	if err == nil {
+		p.Lang = resolveLang(p.Lang, opt.ContentLanguage, p.Text)
+	}
+	return p, k, err
 }
 
 // textLimit is Options.MaxTextBytes as a collapser limit.

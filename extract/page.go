@@ -44,6 +44,9 @@ type Page struct {
 	Description string
 	// Lang is <html lang>, else <meta http-equiv=content-language>,
 	// lower-cased as declared ("en", "en-us"); "" if neither is a tag.
+	// Document resolves it against the text (see DetectLang): the
+	// declared tag when the text agrees or is unclear, else the detected
+	// ISO 639-1 code.
 	Lang string
 	// Canonical is the normalized absolute rel=canonical, "" if none or
 	// unusable.
@@ -78,6 +81,10 @@ type Options struct {
 	// XRobotsTag is the response's X-Robots-Tag header, if any (several
 	// joined with ", ").
 	XRobotsTag string
+	// ContentLanguage is the response's Content-Language header, if any:
+	// the language Document takes when the page declares none and its
+	// text does not clearly say another.
+	ContentLanguage string
 }
 
 // MemoryCost is the most memory HTML may hold, in multiples of the body's

@@ -106,7 +106,7 @@ func classify(ctx context.Context, row string, get func(col string) ([]byte, err
 			return p, err
 		}
 	}
-	page, kind, err := extract.Document(u, body, string(ctype), extract.Options{XRobotsTag: header(hdrs, "X-Robots-Tag")})
+	page, kind, err := extract.Document(u, body, string(ctype), extract.Options{XRobotsTag: header(hdrs, "X-Robots-Tag"), ContentLanguage: header(hdrs, "Content-Language")})
 	if err != nil {
 		p.state = webtable.StateUnparsed // recorded, not parsed; never an observer failure
 		p.err = err.Error()

@@ -1,0 +1,72 @@
+package extract
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/abadojack/whatlanggo"
+)
+
+// langSample is how much of a page's text language detection reads: a
+// window of this many bytes from the middle of the text, past the
+// navigation a page starts with (an untranslated menu above a translated
+// body). Detection costs about a microsecond a byte.
+const langSample = 600
+
+// DetectLang returns the ISO 639-1 code of the language text is written
+// in ("fr", "de", "zh", "ja"), and whether the detection is reliable: a
+// text long and clear enough that its trigrams and script point to one
+// language. It returns "" for a text too short or of a language without
+// a two-letter code. It uses whatlanggo (trigram profiles of 84
+// languages, compiled in: no model to load, nothing held in memory).
+func DetectLang(text string) (lang string, reliable bool) {
+	s := text
+	if len(s) > langSample {
+		mid := len(s)/2 - langSample/2
+		for mid > 0 && !utf8.RuneStart(s[mid]) {
+			mid--
+		}
+		end := mid + langSample
+		for end < len(s) && !utf8.RuneStart(s[end]) {
+			end++
+		}
+		s = s[mid:end]
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", false
+	}
+	info := whatlanggo.Detect(s)
+	code := info.Lang.Iso6391()
+	if code == "" {
+		return "", false
+	}
+	return code, info.IsReliable()
+}
+
+// resolveLang returns the language of a page: the one it declares (its
+// lang attribute or content-language meta, else the response's
+// Content-Language header) when the text agrees with it or is not clear
+// enough to say, the detected one when the text clearly says another (a
+// template that says lang="en" on every translation) or when the page
+// declares none, and "" when neither says.
+func resolveLang(declared, header, text string) string {
+	if declared == "" {
+		declared = langTag(header)
+	}
+	detected, reliable := DetectLang(text)
+	switch {
+	case !reliable:
+		return declared
+	case declared == "":
+		return detected
+	case primaryLang(declared) == detected:
+		return declared
+	}
+	return detected
+}
+
+// primaryLang returns a language tag's primary subtag: "en" of "en-us".
+func primaryLang(tag string) string {
+	p, _, _ := strings.Cut(tag, "-")
+	return p
+}
