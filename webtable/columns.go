@@ -64,7 +64,7 @@ const (
 	Description = "page:desc"        // meta description
 	TitleCore   = "page:titlecore"   // the title without its site's affix (extract.Page.TitleCore); deleted when none
 	LinkDensity = "page:linkdensity" // share of the visible text in links, decimal with 2 digits (extract.Page.LinkDensity)
-	Lang        = "page:lang"        // declared language
+	Lang        = "page:lang"        // language: declared (lang attribute, content-language meta or header) unless the text clearly says another, else detected (extract.DetectLang)
 	Kind        = "page:kind"        // pdf | txt (extract.KindPDF, KindText); absent for HTML
 	ParseError  = "page:error"       // why an unparsed page's body could not be read (a broken PDF); absent otherwise
 	Canonical   = "page:canonical"   // rel=canonical, normalized URL
