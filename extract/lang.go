@@ -13,11 +13,11 @@ import (
 // body). Detection costs about a microsecond a byte.
 const langSample = 600
 
-// DetectLang returns the ISO 639-1 code of the language text is written
-// in ("fr", "de", "zh", "ja"), and whether the detection is reliable: a
-// text long and clear enough that its trigrams and script point to one
-// language. It returns "" for a text too short or of a language without
-// a two-letter code. It uses whatlanggo (trigram profiles of 84
+// DetectLang returns the code of the language text is written in (ISO
+// 639-1 where there is one: "fr", "de", "zh", "ja", "fa"; see langCode),
+// and whether the detection is reliable: a text long and clear enough
+// that its trigrams and script point to one language. It returns "" for
+// a text of no script it knows. It uses whatlanggo (trigram profiles of 84
 // languages, compiled in: no model to load, nothing held in memory).
 func DetectLang(text string) (lang string, reliable bool) {
 	s := text
@@ -36,11 +36,26 @@ func DetectLang(text string) (lang string, reliable bool) {
 		return "", false
 	}
 	info := whatlanggo.Detect(s)
-	code := info.Lang.Iso6391()
-	if code == "" {
+	if info.Lang < 0 {
 		return "", false
 	}
-	return code, info.IsReliable()
+	return langCode(info.Lang), info.IsReliable()
+}
+
+// langCode is the shortest BCP 47 primary subtag of a language: its ISO
+// 639-1 code, the 639-1 code of its macrolanguage (Persian, Yiddish), else
+// its ISO 639-3 code (Cebuano: "ceb").
+func langCode(l whatlanggo.Lang) string {
+	switch l {
+	case whatlanggo.Pes:
+		return "fa"
+	case whatlanggo.Ydd:
+		return "yi"
+	}
+	if c := l.Iso6391(); c != "" {
+		return c
+	}
+	return l.Iso6393()
 }
 
 // resolveLang returns the language of a page: the one it declares (its
@@ -59,11 +74,21 @@ func resolveLang(declared, header, text string) string {
 		return declared
 	case declared == "":
 		return detected
-	case primaryLang(declared) == detected:
-		return declared
+	case primaryLang(declared) == detected || !detectable[primaryLang(declared)]:
+		return declared // agreed, or a language detection cannot tell (Catalan)
 	}
 	return detected
 }
+
+// detectable is the codes of the languages DetectLang knows: a page that
+// declares another keeps it, whatever its closest known language.
+var detectable = func() map[string]bool {
+	m := make(map[string]bool, len(whatlanggo.Langs))
+	for l := range whatlanggo.Langs {
+		m[langCode(l)] = true
+	}
+	return m
+}()
 
 // primaryLang returns a language tag's primary subtag: "en" of "en-us".
 func primaryLang(tag string) string {

@@ -3,6 +3,8 @@ package extract
 import (
 	"strings"
 	"testing"
+
+	"github.com/abadojack/whatlanggo"
 )
 
 var langTexts = map[string]string{
@@ -75,5 +77,19 @@ func BenchmarkDetectLang(b *testing.B) {
 	b.SetBytes(langSample)
 	for b.Loop() {
 		DetectLang(text)
+	}
+}
+
+// TestLangCode: every language detection knows has a code, two letters
+// where ISO 639-1 has them.
+func TestLangCode(t *testing.T) {
+	for l, name := range whatlanggo.Langs {
+		c := langCode(l)
+		if len(c) < 2 || len(c) > 3 || (len(c) == 3 && l.Iso6391() != "") {
+			t.Errorf("%s: code %q", name, c)
+		}
+	}
+	if c := langCode(whatlanggo.Pes); c != "fa" {
+		t.Errorf("Persian: %q, want fa", c)
 	}
 }
