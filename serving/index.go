@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	bdoc "github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -68,7 +69,8 @@ type Index struct {
 	mu      sync.Mutex // serializes Apply
 	latency *window
 	limit   *limiter
-	ranks   *ranks // the factors of ranked searches, by segment
+	ranks   *ranks        // the factors of ranked searches, by segment
+	lengths *fieldLengths // the fields' mean lengths, for BM25
 }
 
 // Update is one export to apply, with the fetch time of the document the
@@ -101,7 +103,14 @@ func OpenIndex(dir string, opt Options) (*Index, error) {
 		}
 		return nil, fmt.Errorf("serving: open index %s: %w", dir, err)
 	}
-	return &Index{bi: bi, dir: dir, opt: opt, guard: guard, latency: newWindow(10_000), limit: newLimiter(opt.MaxSearches), ranks: newRanks()}, nil
+	ix := &Index{bi: bi, dir: dir, opt: opt, guard: guard, latency: newWindow(10_000), limit: newLimiter(opt.MaxSearches), ranks: newRanks(), lengths: newFieldLengths()}
+	kept, err := bi.GetInternal(fieldLengthsKey)
+	if err != nil {
+		ix.Close()
+		return nil, fmt.Errorf("serving: open index %s: %w", dir, err)
+	}
+	ix.lengths.load(kept)
+	return ix, nil
 }
 
 // indexConfig is the scorch configuration of an index, at creation and
@@ -116,12 +125,17 @@ func indexConfig() map[string]any {
 	return map[string]any{"scorchMergePlanOptions": map[string]any{"FloorSegmentSize": 50}}
 }
 
-// Close closes the index.
+// Close closes the index, keeping the field lengths measured since the
+// last batch.
 func (ix *Index) Close() error {
+	var err error
+	if ix.Health() == nil {
+		err = ix.bi.SetInternal(fieldLengthsKey, ix.lengths.encode())
+	}
 	if ix.guard != nil {
 		ix.guard.Close()
 	}
-	return ix.bi.Close()
+	return errors.Join(err, ix.bi.Close())
 }
 
 // Dir is the index's directory.
@@ -176,7 +190,10 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 	}
 	now := ix.opt.Now().UTC()
 	b := ix.bi.NewBatch()
-	size := 0 // of the documents, roughly
+	// The field lengths measured up to the last batch go with this one.
+	b.SetInternal(fieldLengthsKey, ix.lengths.encode())
+	var docs []*bdoc.Document // analysed by the batch: their lengths
+	size := 0                 // of the documents, roughly
 	applied := make([]Applied, 0, len(newest))
 	for _, row := range sortedKeys(newest) {
 		u := newest[row]
@@ -186,9 +203,14 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 			a.FetchedAt = u.Doc.FetchedAt
 			a.NewContent = u.Doc.FetchedAt.After(u.Prev)
 			size += docSize(u.Doc)
-			if err := b.Index(row, fields(u.Doc, u.Version, now)); err != nil {
+			d := bdoc.NewDocument(row)
+			if err := ix.bi.Mapping().MapDocument(d, fields(u.Doc, u.Version, now)); err != nil {
 				return nil, fmt.Errorf("serving: index %s: %w", u.URL, err)
 			}
+			if err := b.IndexAdvanced(d); err != nil {
+				return nil, fmt.Errorf("serving: index %s: %w", u.URL, err)
+			}
+			docs = append(docs, d)
 		case u.Op == webtable.OpDelete:
 			b.Delete(row)
 		default:
@@ -197,12 +219,13 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 		}
 		applied = append(applied, a)
 	}
-	if b.Size() == 0 {
+	if len(applied) == 0 {
 		return nil, nil
 	}
 	if err := ix.batch(b, size); err != nil {
 		return nil, err
 	}
+	ix.lengths.add(docs)
 	// Searchable from now: Batch returns once searches see the batch.
 	done := ix.opt.Now().UTC()
 	for i := range applied {

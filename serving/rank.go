@@ -22,8 +22,9 @@ import (
 // On an index reader other than a scorch snapshot it scores through
 // Bleve's custom score query and the doc values (fullRank).
 type rankQuery struct {
-	q     query.Query
-	ranks *ranks
+	q       query.Query
+	ranks   *ranks
+	lengths *fieldLengths // nil: Bleve's estimate of the mean field lengths
 }
 
 // fullRank is rankQuery reading the doc values of every hit: the
@@ -37,6 +38,11 @@ func fullRank(q query.Query) query.Query {
 }
 
 func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
+	if q.lengths != nil {
+		if st := q.lengths.bm25Stats(r); st != nil {
+			ctx = context.WithValue(ctx, search.BM25StatsKey, st)
+		}
+	}
 	is, ok := r.(*scorch.IndexSnapshot)
 	if !ok || q.ranks == nil {
 		return fullRank(q.q).Searcher(ctx, r, m, opt)
