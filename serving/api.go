@@ -46,6 +46,7 @@ type Result struct {
 	Anchors     []string  `json:"anchors"`    // top inbound anchor texts
 	ClusterSize int       `json:"cluster_size"`
 	FileType    string    `json:"filetype,omitempty"` // html, pdf or txt; "" from an index built before the field
+	Lang        string    `json:"lang,omitempty"`     // the page's language, a primary subtag ("en", "fr"); "" when unknown
 }
 
 // Results is a page of hits.

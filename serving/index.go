@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -277,7 +278,7 @@ const topAnchors = 5
 
 func fields(d *webtable.Doc, version uint64, now time.Time) document {
 	doc := document{
-		URL: d.URL, Host: d.Host, Lang: d.Lang, FileType: fileType(d.Kind), Title: d.Title, Text: d.Text,
+		URL: d.URL, Host: d.Host, Lang: primaryLang(d.Lang), FileType: fileType(d.Kind), Title: d.Title, Text: d.Text,
 		Duplicates: d.Duplicates, PageRank: d.PageRank, ClusterSize: float64(d.ClusterSize),
 		Version: float64(version), FetchedAt: d.FetchedAt, IndexedAt: now, LinkDensity: d.LinkDensity,
 	}
@@ -299,6 +300,14 @@ func fields(d *webtable.Doc, version uint64, now time.Time) document {
 	slices.SortStableFunc(texts, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
 	doc.TopAnchors = texts[:min(len(texts), topAnchors)]
 	return doc
+}
+
+// primaryLang returns a language tag's primary subtag ("en" of "en-us"),
+// what the lang field holds: lang:en finds every English page, whatever
+// its region.
+func primaryLang(tag string) string {
+	p, _, _ := strings.Cut(tag, "-")
+	return p
 }
 
 func sortedKeys[V any](m map[string]V) []string {

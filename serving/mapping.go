@@ -87,7 +87,7 @@ func indexMapping() mapping.IndexMapping {
 	doc := mapping.NewDocumentStaticMapping()
 	doc.AddFieldMappingsAt(fURL, keywordField(true, true))
 	doc.AddFieldMappingsAt(fHost, keywordField(true, true))
-	doc.AddFieldMappingsAt(fLang, keywordField(true, false))
+	doc.AddFieldMappingsAt(fLang, keywordField(true, true))
 	doc.AddFieldMappingsAt(fFileType, keywordField(true, true))
 	titleWords := text(false)
 	titleWords.Name = fTitleWords

@@ -113,6 +113,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 			IndexedAt:   date(h.Fields[fIndexedAt]),
 			ClusterSize: int(num(h.Fields[fClusterSize])),
 			FileType:    str(h.Fields[fFileType]),
+			Lang:        str(h.Fields[fLang]),
 			PageRank:    num(h.Fields[fPageRank]),
 		}
 		r.Snippet = snippet(an, str(h.Fields[fText]), marks)
@@ -133,7 +134,7 @@ func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) 
 		req.Score = "none"
 		req.SortBy([]string{"-" + fPageRank, "_id"})
 	}
-	req.Fields = []string{fURL, fTitle, fTitleShown, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize, fFileType}
+	req.Fields = []string{fURL, fTitle, fTitleShown, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize, fFileType, fLang}
 	res, err := ix.bi.SearchInContext(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -130,6 +130,7 @@ type apiResult struct {
 	Anchors     []string  `json:"anchors"`
 	ClusterSize int       `json:"cluster_size"`
 	FileType    string    `json:"filetype,omitempty"` // html, pdf or txt
+	Lang        string    `json:"lang,omitempty"`     // the page's language ("en", "fr")
 }
 
 func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
@@ -165,6 +166,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 			Anchors:     nonNil(hit.Anchors),
 			ClusterSize: hit.ClusterSize,
 			FileType:    hit.FileType,
+			Lang:        hit.Lang,
 		})
 	}
 	writeJSON(w, http.StatusOK, out)
