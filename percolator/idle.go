@@ -26,6 +26,9 @@ func (w *Worker) waitQuiet(ctx context.Context, upTo int) error {
 	// less often, up to idleCheckMax apart.
 	every, next := idleCheckMin, time.Time{}
 	for {
+		if err := w.stopped(); err != nil {
+			return err
+		}
 		epoch := w.db.epoch.Load()
 		if w.inflight.Load() > 0 || epoch != last {
 			quiet, last, every = 0, epoch, idleCheckMin

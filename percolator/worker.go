@@ -2,6 +2,7 @@ package percolator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -41,6 +42,13 @@ type WorkerOptions struct {
 	// does not wait for a pass: the worker is told its row at once.
 	// Defaults 100ms and 5s.
 	IdleMin, IdleMax time.Duration
+	// StopAfter is how long the worker's passes over the notify group
+	// may fail, without one succeeding in between, before the worker
+	// takes its store for dead and stops (Run returns the last error):
+	// Badger closed or failing every read, Bigtable out of reach. A
+	// worker that kept running would log a warning a pass and do nothing.
+	// Default 1 minute; negative: never stop.
+	StopAfter time.Duration
 	// Stages, if set, drains the table's notifications stage by stage:
 	// until no notification of a stage's observers (and those of the
 	// stages before it) is left and no run is in flight, the observers
@@ -88,6 +96,9 @@ func (o *WorkerOptions) ensureDefaults(db *DB) {
 	}
 	if o.IdleMax <= 0 {
 		o.IdleMax = 5 * time.Second
+	}
+	if o.StopAfter == 0 {
+		o.StopAfter = time.Minute
 	}
 	if o.Logger == nil {
 		o.Logger = db.opt.Logger
@@ -160,8 +171,14 @@ type Worker struct {
 	stage   atomic.Int32
 	current atomic.Int32 // the stage the stager works on (Stage)
 
+	// failingSince is when the passes began to fail (UnixNano), 0 while
+	// the last one succeeded: see WorkerOptions.StopAfter.
+	failingSince atomic.Int64
+
+	// ctx is canceled by Close, or by stop with the error that stopped
+	// the worker (context.Cause).
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 }
 
@@ -272,7 +289,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 
 // Start launches the scanners and the observer pool. Close stops them.
 func (w *Worker) Start() {
-	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	if w.part != nil {
 		w.join()
 	}
@@ -331,7 +348,7 @@ func (w *Worker) Close() {
 	if w.cancel == nil {
 		return
 	}
-	w.cancel()
+	w.cancel(nil)
 	w.wg.Wait()
 	w.db.unfollow(w.hints)
 	if w.part != nil {
@@ -339,16 +356,53 @@ func (w *Worker) Close() {
 	}
 }
 
-// Run starts the worker, runs it until ctx is done, and closes it: the
-// lifecycle of the crawler and the serving feeder (crawl.Crawler.Run,
-// serving.Feeder.Run), so a process runs them all alike. It returns nil
-// when ctx ends it.
+// Run starts the worker, runs it until ctx is done or the worker stops on
+// its own, and closes it: the lifecycle of the crawler and the serving
+// feeder (crawl.Crawler.Run, serving.Feeder.Run), so a process runs them
+// all alike. It returns nil when ctx ends it, and the reason when the
+// worker stopped: its store failing for WorkerOptions.StopAfter.
 func (w *Worker) Run(ctx context.Context) error {
 	w.Start()
 	defer w.Close()
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-w.ctx.Done():
+		return w.stopped()
+	}
+}
+
+// stop stops the worker's goroutines for err; Close still waits for them.
+// The first reason stays.
+func (w *Worker) stop(err error) {
+	w.cancel(err)
+}
+
+// stopped returns the error that stopped the worker, or nil if it runs or
+// Close stopped it.
+func (w *Worker) stopped() error {
+	if w.ctx == nil || w.ctx.Err() == nil {
+		return nil
+	}
+	if err := context.Cause(w.ctx); !errors.Is(err, context.Canceled) {
+		return err
+	}
 	return nil
 }
+
+// passFailed is told of every failed pass over the notify group and
+// stops the worker once they have failed for StopAfter; passOK of every
+// pass that succeeded.
+func (w *Worker) passFailed(err error) {
+	now := time.Now().UnixNano()
+	w.failingSince.CompareAndSwap(0, now)
+	failing := time.Duration(now - w.failingSince.Load())
+	if w.opt.StopAfter > 0 && failing >= w.opt.StopAfter {
+		w.stop(fmt.Errorf("%w for %s, worker stopped: %w", ErrStoreFailing, failing.Round(time.Millisecond), err))
+	}
+}
+
+func (w *Worker) passOK() { w.failingSince.Store(0) }
 
 // runTasks is one goroutine of the observer pool, taking tasks from ch.
 func (w *Worker) runTasks(ch chan task) {

@@ -39,13 +39,14 @@ func runWorker(ctx context.Context, db *percolator.DB, obs []percolator.Observer
 		return err
 	}
 	began := time.Now()
-	w.Start()
-	defer w.Close()
 	stopProgress := logProgress(w, progressEvery)
 	if untilIdle {
+		w.Start()
 		err = w.WaitIdle(ctx)
+		w.Close()
 	} else {
-		<-ctx.Done()
+		// Until ctx is done, or the worker stops on a dead table.
+		err = w.Run(ctx)
 	}
 	stopProgress()
 	if err != nil {
