@@ -301,7 +301,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 // until ctx is done or one of them fails. A crawler that finishes
 // (Options.Once, MaxPages) or has nothing to crawl (crawl.ErrNoSeeds,
 // crawl.ErrPrivateSeeds) stops alone and the rest keeps going; a crawler
-// or feeder that fails, or a GC pass that the operating system failed
+// or feeder that fails, a worker whose table kept failing
+// (percolator.ErrStoreFailing), or a GC pass that the operating system failed
 // (out of file descriptors, say), stops everything, and Run returns its
 // error (the first, if several fail). So does a table or index that can
 // no longer write (watchHealth): a full disk (diskspace.ErrFull, naming
@@ -315,7 +316,12 @@ func (e *Engine) Run(ctx context.Context) error {
 			if !e.waitIndexing(ctx) {
 				return nil
 			}
-			return e.Worker.Run(ctx)
+			err := e.Worker.Run(ctx)
+			if err != nil && ctx.Err() == nil {
+				e.log.Error("worker stopped", "err", err)
+				return fmt.Errorf("engine: worker: %w", err)
+			}
+			return nil
 		})
 	}
 	if e.Crawler != nil {

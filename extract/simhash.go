@@ -6,12 +6,12 @@ import (
 	"unicode"
 )
 
-// SimHash returns the 64-bit similarity fingerprint of text: a simhash
+// simHash returns the 64-bit similarity fingerprint of text: a simhash
 // over its word 3-shingles (words lower-cased, split at anything neither
 // letter nor digit), each shingle weighing the same. Texts that differ in a
 // few words have fingerprints a few bits apart; 0 for a text of no words.
 // Call it on Page.Text, which leaves boilerplate out.
-func SimHash(text string) uint64 {
+func simHash(text string) uint64 {
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
 	})
@@ -44,8 +44,8 @@ func SimHash(text string) uint64 {
 	return h
 }
 
-// SimDistance is the number of bits two fingerprints differ in.
-func SimDistance(a, b uint64) int { return bits.OnesCount64(a ^ b) }
+// simDistance is the number of bits two fingerprints differ in.
+func simDistance(a, b uint64) int { return bits.OnesCount64(a ^ b) }
 
 // shingleHash is FNV-1a over the words (a 0xff byte, which UTF-8 never
 // holds, after each), finished by splitmix64's mixer so that every bit

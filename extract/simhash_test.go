@@ -20,16 +20,16 @@ func TestSimHashNearCopies(t *testing.T) {
 	counter := base + " You are visitor 1234."
 	counter2 := base + " You are visitor 1235."
 	other := "Debian is a free operating system developed by volunteers; the installer supports many architectures and its package manager resolves dependencies."
-	if d := SimDistance(SimHash(dated), SimHash(dated2)); d > 3 {
+	if d := simDistance(simHash(dated), simHash(dated2)); d > 3 {
 		t.Errorf("date: %d bits", d)
 	}
-	if d := SimDistance(SimHash(counter), SimHash(counter2)); d > 3 {
+	if d := simDistance(simHash(counter), simHash(counter2)); d > 3 {
 		t.Errorf("counter: %d bits", d)
 	}
-	if d := SimDistance(SimHash(base), SimHash(other)); d <= 10 {
+	if d := simDistance(simHash(base), simHash(other)); d <= 10 {
 		t.Errorf("different texts: %d bits", d)
 	}
-	if SimHash("") != 0 || SimHash("Hello, WORLD") != SimHash("hello world") {
+	if simHash("") != 0 || simHash("Hello, WORLD") != simHash("hello world") {
 		t.Error("empty or case")
 	}
 }
@@ -66,7 +66,7 @@ func TestSimHashCorpus(t *testing.T) {
 				return nil
 			}
 			rel, _ := filepath.Rel(dir, path)
-			docs = append(docs, doc{rel, strings.Map(noDigits, p.Title), p.Hash, SimHash(p.Text)})
+			docs = append(docs, doc{rel, strings.Map(noDigits, p.Title), p.Hash, simHash(p.Text)})
 			return nil
 		})
 		var within [8]int
@@ -77,7 +77,7 @@ func TestSimHashCorpus(t *testing.T) {
 				if docs[i].hash == docs[j].hash {
 					continue // exact copies: the exact clusters
 				}
-				d := SimDistance(docs[i].sim, docs[j].sim)
+				d := simDistance(docs[i].sim, docs[j].sim)
 				if d < len(within) {
 					within[d]++
 					if docs[i].title != docs[j].title {

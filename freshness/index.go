@@ -135,14 +135,3 @@ func (x *Index) Updates(tr Truth, from, to time.Time) []Update {
 	slices.SortFunc(out, func(a, b Update) int { return a.IndexedAt.Compare(b.IndexedAt) })
 	return out
 }
-
-// Latencies returns the latencies of Updates(tr, from, to), sorted.
-func (x *Index) Latencies(tr Truth, from, to time.Time) []time.Duration {
-	us := x.Updates(tr, from, to)
-	out := make([]time.Duration, len(us))
-	for i, u := range us {
-		out[i] = u.Latency
-	}
-	slices.Sort(out)
-	return out
-}

@@ -17,13 +17,6 @@ type Truth interface {
 	FirstChangeAfter(url string, t time.Time) (time.Time, bool)
 }
 
-// Fresh reports whether a copy of url fetched at fetched still equals the
-// live page at t: the page did not change in (fetched, t].
-func Fresh(tr Truth, url string, fetched, t time.Time) bool {
-	c, ok := tr.FirstChangeAfter(url, fetched)
-	return !ok || c.After(t)
-}
-
 // Age returns the age at t of a copy of url fetched at fetched: 0 if it is
 // fresh, else t minus the first change after fetched.
 func Age(tr Truth, url string, fetched, t time.Time) time.Duration {

@@ -24,8 +24,7 @@ func Chain() []percolator.Observer {
 		ranks[1],         // rank:outside → the same, in the background
 		ExportObserver(), // doc:dirty → !export/ queue
 		// The same for a new PageRank only, in the background.
-		ElectRank(),          // dup:ranked → cluster:canon
-		ExportRankObserver(), // doc:ranked (written by earlier releases) → !export/ queue
+		ElectRank(), // dup:ranked → cluster:canon
 		// And for new inbound anchors or PageRank only, in the background.
 		ExportLinksObserver(), // doc:linked → !export/ queue
 	}
@@ -48,7 +47,7 @@ func BulkStages(db *percolator.DB) []percolator.Stage {
 			return err
 		}},
 		{Observers: []string{"elect", "elect-rank"}},
-		{Observers: []string{"export", "export-rank", "export-links"}},
+		{Observers: []string{"export", "export-links"}},
 	}
 }
 

@@ -131,7 +131,7 @@ const colMembers = "dup:members"
 
 // ElectRank returns the election observer of clusters a member of which
 // changed PageRank (webtable.DupRanked), in the background like
-// ExportRankObserver.
+// ExportLinksObserver.
 func ElectRank() percolator.Observer {
 	return percolator.Observer{Name: "elect-rank", Column: webtable.DupRanked, Background: true,
 		Delay: BackgroundDelay, MaxDelay: BackgroundMaxDelay, Run: elect}

@@ -19,14 +19,13 @@ func ExportObserver() percolator.Observer {
 	// An export answers the background exports' notifications too: a
 	// page's anchors that arrived before its content was exported need
 	// no second export.
-	return percolator.Observer{Name: "export", Column: webtable.DocDirty, Covers: []string{webtable.DocLinked, webtable.DocRanked}, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+	return percolator.Observer{Name: "export", Column: webtable.DocDirty, Covers: []string{webtable.DocLinked}, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 		return r.export(ctx, tx, row)
 	}}
 }
 
 // BackgroundDelay and BackgroundMaxDelay are the Observer.Delay and
-// MaxDelay of the background observers (export-links, export-rank,
-// elect-rank): a page whose PageRank or inbound anchors move is exported
+// MaxDelay of the background observers (export-links, elect-rank): a page whose PageRank or inbound anchors move is exported
 // once they have been still for BackgroundDelay and the foreground has
 // had no backlog for a second, and at least every BackgroundMaxDelay while
 // they keep moving or the backlog lasts. So during a bulk crawl a
@@ -43,18 +42,6 @@ const (
 	BackgroundMaxDelay = time.Minute
 )
 
-// ExportRankObserver returns the export observer of webtable.DocRanked,
-// where earlier releases told export of a new PageRank, in the
-// background: a table they indexed may still hold such notifications. The
-// rank observer now tells ExportLinksObserver's column.
-func ExportRankObserver() percolator.Observer {
-	var r registry
-	return percolator.Observer{Name: "export-rank", Column: webtable.DocRanked, Background: true, Covers: []string{webtable.DocLinked},
-		Delay: BackgroundDelay, MaxDelay: BackgroundMaxDelay, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
-			return r.export(ctx, tx, row)
-		}}
-}
-
 // ExportLinksObserver returns the export observer of documents whose
 // inbound anchors or PageRank as the index shows it changed
 // (webtable.DocLinked), in the background: during a bulk crawl every new
@@ -64,7 +51,7 @@ func ExportRankObserver() percolator.Observer {
 // once.
 func ExportLinksObserver() percolator.Observer {
 	var r registry
-	return percolator.Observer{Name: "export-links", Column: webtable.DocLinked, Background: true, Covers: []string{webtable.DocRanked},
+	return percolator.Observer{Name: "export-links", Column: webtable.DocLinked, Background: true,
 		Delay: BackgroundDelay, MaxDelay: BackgroundMaxDelay, Run: func(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 			return r.export(ctx, tx, row)
 		}}

@@ -33,6 +33,11 @@ var (
 	// ErrClosed is returned when the DB has been closed.
 	ErrClosed = errors.New("percolator: db closed")
 
+	// ErrStoreFailing is returned by Worker.Run when the worker stopped
+	// because its store kept failing (WorkerOptions.StopAfter). It wraps
+	// the store's last error.
+	ErrStoreFailing = errors.New("percolator: store failing")
+
 	// ErrInvalid is returned for malformed arguments: an empty row or column,
 	// a reserved column name.
 	ErrInvalid = errors.New("percolator: invalid argument")

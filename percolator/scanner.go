@@ -29,10 +29,12 @@ func (w *Worker) scan(bg bool) {
 			w.chainWait.Store(false)
 		}
 		found, soonest, read, err := w.pass(w.ctx, w.starts.pick(), bg)
-		if err != nil {
-			if w.ctx.Err() == nil {
-				w.opt.Logger.Warn("notification scan failed", "err", err)
-			}
+		switch {
+		case err == nil:
+			w.passOK()
+		case w.ctx.Err() == nil:
+			w.opt.Logger.Warn("notification scan failed", "err", err)
+			w.passFailed(err)
 		}
 		if bg && err == nil && w.settle(time.Now()) && found == 0 {
 			// The worker settled since the pass began: pass again for

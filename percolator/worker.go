@@ -2,100 +2,15 @@ package percolator
 
 import (
 	"context"
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/caffeine-go/caffeine/internal/ctxsleep"
 )
-
-// Observer is code run in its own transaction after Column changes in some
-// row (section 2.4). At most one run commits per change of the column, and
-// many changes before a run collapse into one run.
-type Observer struct {
-	// Name identifies the observer; it names the ack column that records its
-	// last run on each row. Keep it stable across releases.
-	Name string
-	// Column is the observed column. It must be in Options.Observed (or
-	// Options.Weak for a weakly notified column).
-	Column string
-	// Run does the work in tx, which the worker commits. An error or panic
-	// rolls it back and the worker retries it with backoff; after
-	// WorkerOptions.MaxFailures it is parked (DB.Failed).
-	Run func(ctx context.Context, tx *Tx, row, col string) error
-	// Background marks work that may wait: a row whose notifications are
-	// all for background observers is found by a scanner of its own and
-	// runs on the worker's background goroutines (WorkerOptions.Background);
-	// the other scanners step over it, and its commits do not wake them.
-	// So a backlog of background work (documents whose only change is
-	// their PageRank, say) never holds up the notifications behind it.
-	// The column should be weak.
-	Background bool
-	// Delay lets a row's notifications for this observer gather before it
-	// runs: the row runs once its newest notification is Delay old, or its
-	// oldest is MaxDelay old, whichever comes first. A page whose inbound
-	// links or PageRank move many times during a bulk crawl then runs once
-	// or twice, not once a move, and what it derives is at most MaxDelay
-	// (plus the backlog) behind the table. Pending delayed notifications
-	// still count as pending (WaitIdle and -until-idle wait for them). Zero
-	// runs a notification as soon as a scanner finds it.
-	//
-	// A background observer with a Delay also yields to the foreground:
-	// while the worker's foreground has a backlog (more tasks waiting
-	// than goroutines to run them, now or less than a second ago), its
-	// rows wait until their oldest notification is MaxDelay old. In a
-	// bulk load the foreground's backlog lasts minutes and PageRank and
-	// anchor waves reach a page many times while it drains; held, the
-	// page runs once when the backlog is done (or every MaxDelay while it
-	// lasts), not once a wave.
-	Delay time.Duration
-	// MaxDelay bounds Delay's wait for a row notified again and again, and
-	// a background observer's wait for the foreground; default 10 × Delay.
-	MaxDelay time.Duration
-	// Covers lists weak columns whose observers do nothing a run of this
-	// one on the same row does not (the same recomputation from the
-	// table, say): once a run of this observer has committed, or wrote
-	// nothing, the notifications of those columns that its task saw on
-	// the row, older than its start timestamp, are deleted: the run saw
-	// what their writers wrote. A document's export answers the
-	// notifications waiting for its anchors that way.
-	Covers []string
-	// Pace spaces a row's runs of this foreground observer: after a run
-	// that took d, the row's next run of it waits until Pace × d (at
-	// most maxPaceWait) after that run ended, and what was notified
-	// meanwhile gathers into that run. A row that costs much to run and
-	// is notified again and again (a rank block while its section is
-	// crawled: a notification a page) then takes at most 1/(Pace + 1)
-	// of a goroutine, not one run a notification back to back. A row
-	// that has not run lately runs at once. Zero does not space runs.
-	Pace int
-}
-
-// maxPaceWait bounds Observer.Pace's wait, against a run slowed by a
-// loaded machine spacing its row for long.
-const maxPaceWait = time.Second
-
-// readyAt returns when a notification with these notify versions may run:
-// Delay after the newest, or MaxDelay after the oldest if that is sooner
-// or if held (a background observer yielding to the foreground).
-func (o *Observer) readyAt(versions []uint64, held bool) time.Time {
-	if o.Delay <= 0 || len(versions) == 0 {
-		return time.Time{}
-	}
-	newest, oldest := slices.Max(versions), slices.Min(versions)
-	quiet := TimeFromTs(newest).Add(o.Delay)
-	bound := TimeFromTs(oldest).Add(o.MaxDelay)
-	if held || bound.Before(quiet) {
-		return bound
-	}
-	return quiet
-}
 
 // WorkerOptions configure a Worker. The zero value of every field selects
 // its default.
@@ -127,6 +42,13 @@ type WorkerOptions struct {
 	// does not wait for a pass: the worker is told its row at once.
 	// Defaults 100ms and 5s.
 	IdleMin, IdleMax time.Duration
+	// StopAfter is how long the worker's passes over the notify group
+	// may fail, without one succeeding in between, before the worker
+	// takes its store for dead and stops (Run returns the last error):
+	// Badger closed or failing every read, Bigtable out of reach. A
+	// worker that kept running would log a warning a pass and do nothing.
+	// Default 1 minute; negative: never stop.
+	StopAfter time.Duration
 	// Stages, if set, drains the table's notifications stage by stage:
 	// until no notification of a stage's observers (and those of the
 	// stages before it) is left and no run is in flight, the observers
@@ -174,6 +96,9 @@ func (o *WorkerOptions) ensureDefaults(db *DB) {
 	}
 	if o.IdleMax <= 0 {
 		o.IdleMax = 5 * time.Second
+	}
+	if o.StopAfter == 0 {
+		o.StopAfter = time.Minute
 	}
 	if o.Logger == nil {
 		o.Logger = db.opt.Logger
@@ -246,8 +171,14 @@ type Worker struct {
 	stage   atomic.Int32
 	current atomic.Int32 // the stage the stager works on (Stage)
 
+	// failingSince is when the passes began to fail (UnixNano), 0 while
+	// the last one succeeded: see WorkerOptions.StopAfter.
+	failingSince atomic.Int64
+
+	// ctx is canceled by Close, or by stop with the error that stopped
+	// the worker (context.Cause).
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 }
 
@@ -358,7 +289,7 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 
 // Start launches the scanners and the observer pool. Close stops them.
 func (w *Worker) Start() {
-	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.ctx, w.cancel = context.WithCancelCause(context.Background())
 	if w.part != nil {
 		w.join()
 	}
@@ -417,7 +348,7 @@ func (w *Worker) Close() {
 	if w.cancel == nil {
 		return
 	}
-	w.cancel()
+	w.cancel(nil)
 	w.wg.Wait()
 	w.db.unfollow(w.hints)
 	if w.part != nil {
@@ -425,16 +356,53 @@ func (w *Worker) Close() {
 	}
 }
 
-// Run starts the worker, runs it until ctx is done, and closes it: the
-// lifecycle of the crawler and the serving feeder (crawl.Crawler.Run,
-// serving.Feeder.Run), so a process runs them all alike. It returns nil
-// when ctx ends it.
+// Run starts the worker, runs it until ctx is done or the worker stops on
+// its own, and closes it: the lifecycle of the crawler and the serving
+// feeder (crawl.Crawler.Run, serving.Feeder.Run), so a process runs them
+// all alike. It returns nil when ctx ends it, and the reason when the
+// worker stopped: its store failing for WorkerOptions.StopAfter.
 func (w *Worker) Run(ctx context.Context) error {
 	w.Start()
 	defer w.Close()
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-w.ctx.Done():
+		return w.stopped()
+	}
+}
+
+// stop stops the worker's goroutines for err; Close still waits for them.
+// The first reason stays.
+func (w *Worker) stop(err error) {
+	w.cancel(err)
+}
+
+// stopped returns the error that stopped the worker, or nil if it runs or
+// Close stopped it.
+func (w *Worker) stopped() error {
+	if w.ctx == nil || w.ctx.Err() == nil {
+		return nil
+	}
+	if err := context.Cause(w.ctx); !errors.Is(err, context.Canceled) {
+		return err
+	}
 	return nil
 }
+
+// passFailed is told of every failed pass over the notify group and
+// stops the worker once they have failed for StopAfter; passOK of every
+// pass that succeeded.
+func (w *Worker) passFailed(err error) {
+	now := time.Now().UnixNano()
+	w.failingSince.CompareAndSwap(0, now)
+	failing := time.Duration(now - w.failingSince.Load())
+	if w.opt.StopAfter > 0 && failing >= w.opt.StopAfter {
+		w.stop(fmt.Errorf("%w for %s, worker stopped: %w", ErrStoreFailing, failing.Round(time.Millisecond), err))
+	}
+}
+
+func (w *Worker) passOK() { w.failingSince.Store(0) }
 
 // runTasks is one goroutine of the observer pool, taking tasks from ch.
 func (w *Worker) runTasks(ch chan task) {
@@ -459,17 +427,6 @@ func (w *Worker) runTasks(ch chan task) {
 	}
 }
 
-// Stage is one stage of WorkerOptions.Stages.
-type Stage struct {
-	// Observers names the stage's observers.
-	Observers []string
-	// Before, if set, runs once the stages before are drained, before
-	// the stage's observers run (on the worker's stager goroutine). It
-	// may only save the observers work, as a batch computation of what
-	// they would converge to: an error is logged and the stage goes on.
-	Before func(ctx context.Context) error
-}
-
 // noteBacklog is told how many foreground tasks a dispatcher still has to
 // hand out; with those the pool holds, more than it has goroutines is a
 // backlog.
@@ -491,316 +448,3 @@ func (w *Worker) foregroundBusy(now time.Time) bool {
 // before held background work runs: a backlog that drains in bursts is
 // one backlog.
 const foregroundRest = time.Second
-
-// outcome of one observer attempt.
-type outcome int
-
-const (
-	ran      outcome = iota // the observer ran and its transaction committed
-	nothing                 // the change was already acknowledged
-	conflict                // another transaction won; try again later
-	empty                   // a weak observer ran and wrote nothing: nothing to commit
-)
-
-// handle runs the observer of one notification and deals with the outcome.
-func (w *Worker) handle(ctx context.Context, t task, n note) {
-	row := t.row
-	o := w.obs[n.col]
-	began := time.Now()
-	res, err := w.attempt(ctx, o, t, n)
-	if ctx.Err() != nil {
-		return // cancelled: the notification stays for the next worker
-	}
-	if retryable(err) {
-		res, err = conflict, nil // contention, not a failure of the observer
-	}
-	took := time.Since(began)
-	o.s.record(res, err, took)
-	key := cellKey{row, n.col}
-	if o.Pace > 0 && err == nil && (res == ran || res == empty) {
-		w.space(key, time.Now().Add(min(time.Duration(o.Pace)*took, maxPaceWait)))
-	}
-	switch {
-	case err != nil:
-		w.failed(ctx, o, row, n, err)
-	case res == conflict:
-		// Let the winner finish; a little jitter keeps losers from
-		// colliding again.
-		w.failMu.Lock()
-		if _, ok := w.failures[key]; !ok {
-			w.failures[key] = &failureState{first: time.Now()}
-		}
-		d := time.Duration(5+rand.IntN(20)) * time.Millisecond
-		w.failures[key].notBefore = time.Now().Add(d)
-		w.failMu.Unlock()
-		if !o.Background {
-			// Try again then, without waiting for a pass.
-			time.AfterFunc(d+time.Millisecond, func() { w.hints.put([]string{row}) })
-		}
-	default:
-		w.failMu.Lock()
-		delete(w.failures, key)
-		w.failMu.Unlock()
-	}
-}
-
-// attempt is one observer transaction for notification n.
-func (w *Worker) attempt(ctx context.Context, o *observerState, t task, n note) (res outcome, err error) {
-	row := t.row
-	if o.weak {
-		// A weak notification has no write to compare an ack with, and a
-		// scanner may have read it just before a run on the row deleted
-		// it: run only if it is still there.
-		if live, err := w.notified(ctx, row, n); err != nil || !live {
-			return nothing, err
-		}
-	}
-	tx, err := w.db.Begin(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-
-	run := true
-	var seen uint64 // start ts of the newest write this run sees
-	if !o.weak {
-		var wc Cell
-		ok, err := tx.readWrite(ctx, row, n.col, &wc)
-		if err != nil {
-			return 0, err
-		}
-		var written uint64
-		if ok {
-			rec, err := decodeWrite(wc.Value)
-			if err != nil {
-				return 0, err
-			}
-			written, seen = wc.Ts, rec.startTs
-		}
-		ack, err := tx.Get(ctx, row, o.ack)
-		if err != nil {
-			return 0, err
-		}
-		run = ok && written > decodeUint(ack)
-	}
-	res = nothing
-	if run {
-		if err := safeRun(ctx, o, tx, row, n.col); err != nil {
-			return 0, err
-		}
-		// A weak observer's ack is never read (see above): a run that
-		// wrote nothing has nothing to commit.
-		res = empty
-		if !o.weak || len(tx.writes) > 0 {
-			tx.bufferInternal(row, o.ack, pending{kind: kindPut, value: binary.BigEndian.AppendUint64(nil, tx.startTs)})
-			if err := tx.Commit(ctx); err != nil {
-				return 0, err
-			}
-			if o.Background {
-				w.chained.add(tx.CommitTs())
-			}
-			res = ran
-		}
-	}
-
-	// The run (or the ack it found) covers every notification whose write it
-	// could see; newer ones stay and trigger another run.
-	var done []Mutation
-	for _, v := range n.versions {
-		if o.weak || v <= seen {
-			done = append(done, Mutation{Op: DeleteCell, Family: famNotify, Column: n.col, Ts: v})
-		}
-	}
-	if res != nothing {
-		done = covered(done, o, t, tx.startTs)
-	}
-	if len(done) > 0 {
-		if err := w.db.st.MutateRows(ctx, []RowMutation{{Row: row, Mutations: done}}); err != nil {
-			return res, fmt.Errorf("percolator: delete notification: %w", err)
-		}
-		// The pending notifications changed, even where nothing was
-		// committed (a run that wrote nothing, an ack found): tell the
-		// watchers, whose counts of them would otherwise stand.
-		w.db.watched([]rowWrites{{row: row}})
-	}
-	return res, nil
-}
-
-// safeRun runs the observer, turning a panic into an error.
-// notified reports whether some version of notification n is still set.
-func (w *Worker) notified(ctx context.Context, row string, n note) (bool, error) {
-	found := false
-	err := w.db.st.ReadRows(ctx, row, row+"\x00", func(string, []Cell) bool {
-		found = true
-		return false
-	}, Filter{Family: famNotify, Column: n.col, MinTs: slices.Min(n.versions), MaxTs: slices.Max(n.versions), KeysOnly: true})
-	return found, err
-}
-
-func safeRun(ctx context.Context, o *observerState, tx *Tx, row, col string) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("observer %s panicked: %v\n%s", o.Name, r, debug.Stack())
-		}
-	}()
-	return o.Run(ctx, tx, row, col)
-}
-
-func decodeUint(b []byte) uint64 {
-	if len(b) != 8 {
-		return 0
-	}
-	return binary.BigEndian.Uint64(b)
-}
-
-// failed counts a failure of n's observer: retried with exponential
-// backoff, parked after MaxFailures.
-func (w *Worker) failed(ctx context.Context, o *observerState, row string, n note, err error) {
-	key := cellKey{row, n.col}
-	w.failMu.Lock()
-	f, ok := w.failures[key]
-	if !ok {
-		f = &failureState{first: time.Now()}
-		w.failures[key] = f
-	}
-	f.attempts++
-	f.lastErr = err
-	f.notBefore = time.Now().Add(w.opt.RetryBase << min(f.attempts-1, 10))
-	attempts, first := f.attempts, f.first
-	park := f.attempts >= w.opt.MaxFailures
-	if park {
-		delete(w.failures, key)
-	}
-	w.failMu.Unlock()
-
-	w.opt.Logger.Warn("observer failed", "observer", o.Name, "row", row, "column", n.col, "attempt", attempts, "parked", park, "err", err)
-	if !park {
-		return
-	}
-	fl := Failure{Observer: o.Name, Row: row, Column: n.col, Error: err.Error(), Attempts: attempts, First: first, Last: time.Now()}
-	if err := w.db.park(ctx, fl, n.versions); err != nil {
-		w.opt.Logger.Error("could not park failed notification; it stays and will be retried", "observer", o.Name, "row", row, "err", err)
-		return
-	}
-	o.s.parked.Add(1)
-}
-
-// WaitIdle returns when the worker has nothing left to do: a full scan of
-// the notify group found no notification for its observers (other than
-// parked failures), no observer was running, and this DB wrote no
-// notification meanwhile (Apache Fluo's `fluo wait` rule). Notifications
-// waiting for a retry count as work.
-func (w *Worker) WaitIdle(ctx context.Context) error {
-	return w.waitQuiet(ctx, len(w.opt.Stages))
-}
-
-// waitQuiet is WaitIdle for the observers of stages up to upTo
-// (len(Stages): all of them).
-func (w *Worker) waitQuiet(ctx context.Context, upTo int) error {
-	quiet := 0 // consecutive polls with nothing running and no new notification
-	last := w.db.epoch.Load()
-	// A full check reads every notification of the table; while checks
-	// find work that other processes do (nothing of ours runs), they come
-	// less often, up to idleCheckMax apart.
-	every, next := idleCheckMin, time.Time{}
-	for {
-		epoch := w.db.epoch.Load()
-		if w.inflight.Load() > 0 || epoch != last {
-			quiet, last, every = 0, epoch, idleCheckMin
-		} else {
-			quiet++
-		}
-		if quiet >= 2 && !time.Now().Before(next) {
-			n, err := w.countPending(ctx, upTo)
-			if err != nil {
-				return err
-			}
-			cleaned := 0
-			if n == 0 {
-				// Dead writers' locks may hold notifications back, and
-				// their rows have none yet: the lock scan reads the
-				// whole table, so only when nothing else is left.
-				if cleaned, err = w.db.CleanLocks(ctx); err != nil {
-					return err
-				}
-			}
-			if n+cleaned == 0 && w.inflight.Load() == 0 && epoch == w.db.epoch.Load() {
-				return nil
-			}
-			quiet, next, every = 0, time.Now().Add(every), min(2*every, idleCheckMax)
-		}
-		if err := ctxsleep.Sleep(ctx, 20*time.Millisecond); err != nil {
-			return err
-		}
-	}
-}
-
-// The interval of WaitIdle's full checks while they find work: it starts
-// at idleCheckMin after anything of this worker ran.
-const (
-	idleCheckMin = 40 * time.Millisecond
-	idleCheckMax = time.Second
-)
-
-// staging reports whether the worker still drains WorkerOptions.Stages.
-func (w *Worker) staging() bool { return int(w.stage.Load()) < len(w.opt.Stages) }
-
-// Staging reports whether the worker still drains WorkerOptions.Stages:
-// some observers wait for the stages before theirs.
-func (w *Worker) Staging() bool { return w.staging() }
-
-// Stage returns the index of the stage of WorkerOptions.Stages being
-// drained (its Before may be running); len(Stages) once all are.
-func (w *Worker) Stage() int { return int(w.current.Load()) }
-
-// stager moves the worker from stage to stage as each is drained,
-// running each stage's Before first.
-func (w *Worker) stager() {
-	defer w.wg.Done()
-	for cur := range w.opt.Stages {
-		st := w.opt.Stages[cur]
-		w.current.Store(int32(cur))
-		if int(w.stage.Load()) < cur {
-			if st.Before != nil {
-				began := time.Now()
-				if err := st.Before(w.ctx); err != nil {
-					if w.ctx.Err() != nil {
-						return
-					}
-					w.opt.Logger.Warn("stage's Before failed; the stage goes on", "stage", st.Observers, "err", err)
-				} else {
-					w.opt.Logger.Info("stage's Before done", "stage", st.Observers, "took", time.Since(began).Round(time.Millisecond))
-				}
-			}
-			w.stage.Store(int32(cur))
-			// The stage's notifications were written before it began,
-			// so no hint brings them, and the scanners, which found
-			// nothing at the end of the last stage, may sleep for
-			// IdleMax: a pass now hands them out.
-			if _, _, _, err := w.pass(w.ctx, w.starts.pick(), false); err != nil {
-				if w.ctx.Err() != nil {
-					return
-				}
-				w.opt.Logger.Warn("stage's first pass failed; the scanners go on", "stage", st.Observers, "err", err)
-			}
-		}
-		began := time.Now()
-		for {
-			err := w.waitQuiet(w.ctx, cur)
-			if err == nil {
-				break
-			}
-			if w.ctx.Err() != nil {
-				return
-			}
-			// A failed count must not hold the later stages for good.
-			w.opt.Logger.Warn("stage's notifications not counted; looking again", "stage", st.Observers, "err", err)
-			if ctxsleep.Sleep(w.ctx, time.Second) != nil {
-				return
-			}
-		}
-		w.opt.Logger.Info("stage drained", "stage", st.Observers, "took", time.Since(began).Round(time.Millisecond))
-	}
-	w.stage.Store(int32(len(w.opt.Stages)))
-	w.current.Store(int32(len(w.opt.Stages)))
-}

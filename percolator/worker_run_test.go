@@ -2,10 +2,12 @@ package percolator_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
 )
 
 // Run runs the worker until its context ends, then closes it: an observer
@@ -91,5 +93,52 @@ func TestEmptyRunTellsWatchers(t *testing.T) {
 	case <-changed:
 	default:
 		t.Fatal("the notification was deleted and the watcher was not told")
+	}
+}
+
+// A worker whose store is closed under it stops once its passes have
+// failed for StopAfter, and Run returns why: the store's error, wrapped in
+// ErrStoreFailing.
+func TestWorkerRunStopsOnDeadStore(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	db, err := percolator.Open(context.Background(), st, percolator.Options{Observed: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ran := make(chan string, 10)
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{IdleMin: time.Millisecond, IdleMax: 10 * time.Millisecond, StopAfter: 100 * time.Millisecond},
+		percolator.Observer{Name: "oa", Column: "a", Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+			ran <- row
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(context.Background()) }()
+	set(t, db, "r1", "a", "x")
+	if row := <-ran; row != "r1" {
+		t.Fatalf("ran on %q", row)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned %v on a live store", err)
+	case <-time.After(300 * time.Millisecond): // thrice StopAfter: passes succeed meanwhile
+	}
+	closed := time.Now()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, percolator.ErrStoreFailing) || !errors.Is(err, badger.ErrClosed) {
+			t.Fatalf("Run = %v, want ErrStoreFailing wrapping badger.ErrClosed", err)
+		}
+		if took := time.Since(closed); took < 100*time.Millisecond {
+			t.Fatalf("Run returned %s after the store closed, before StopAfter", took)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run still running 10s after its store closed")
 	}
 }

@@ -147,10 +147,6 @@ const (
 	// The same work when only a PageRank changed, done in the background
 	// (percolator.Observer.Background) so that it never holds up content.
 	DupRanked = "dup:ranked" // on a cluster row: a member's rank changed; elect-rank runs
-	// DocRanked is where earlier releases told export of a new PageRank;
-	// the rank observer now tells DocLinked, and export-rank runs what
-	// such a table still holds.
-	DocRanked = "doc:ranked"
 
 	// The same work when only the anchors a document gathers changed (a
 	// link to the page or to one of its duplicates or redirects was added,
@@ -178,7 +174,7 @@ const (
 var Observed = []string{Body, Hash, Links}
 
 // Weak lists the columns that are only notified, never written.
-var Weak = []string{DupDirty, DocDirty, RankDirty, RankOutside, DupRanked, DocRanked, DocLinked, LinksMore}
+var Weak = []string{DupDirty, DocDirty, RankDirty, RankOutside, DupRanked, DocLinked, LinksMore}
 
 // RoundRank is PageRank as the index sees it: a document is re-exported
 // when this changes, not on every small move. Ranked search multiplies

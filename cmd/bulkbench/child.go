@@ -169,7 +169,7 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string
 	for _, o := range e.Worker.Stats() {
 		r.ObserverRuns[o.Name] = o.Runs
 		r.ObserverEmpty[o.Name] = o.Empty
-		if strings.HasPrefix(o.Name, "export") { // export, export-rank, export-links
+		if strings.HasPrefix(o.Name, "export") { // export, export-links
 			r.ExportRuns += o.Runs
 		}
 	}

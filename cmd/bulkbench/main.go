@@ -38,7 +38,7 @@
 // and runs compare. Per mode it prints pages fetched, seconds to idle,
 // seconds until the last new content was searchable (the rest is
 // background work: anchors, PageRank), pages/s, CPU-ms a page, export runs
-// a page (every export observer: export, export-rank, export-links), Bleve
+// a page (every export observer: export, export-links), Bleve
 // document writes a page (index updates and deletes applied),
 // crawl→searchable p50/p90/p99 of new content, peak RSS and the data
 // directory's size on disk once idle (table and serving index, blocks

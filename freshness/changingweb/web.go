@@ -267,18 +267,12 @@ func canonical(s string) bool {
 // page it duplicates.
 func (w *Web) Original(page int) int { return w.orig[page] }
 
-// Hot reports whether page changes at the hot rate.
-func (w *Web) Hot(page int) bool { return w.hot[page] }
-
 // Rate returns page's changes per second.
 func (w *Web) Rate(page int) float64 { return w.rate[page] }
 
 // Links returns the pages page links to, in document order. The slice is
 // the Web's: do not modify it.
 func (w *Web) Links(page int) []int { return w.links[page] }
-
-// Fetches returns how many times page was served (200 or 304).
-func (w *Web) Fetches(page int) int64 { return w.fetches[page].Load() }
 
 // Requests returns how many page requests were served in all.
 func (w *Web) Requests() int64 { return w.requests.Load() }

@@ -132,12 +132,6 @@ func (g *Guard) Wrote(n int) {
 	}
 }
 
-// Check looks at the free space now, updates the state and returns Err.
-func (g *Guard) Check() error {
-	g.look()
-	return g.Err()
-}
-
 // Need returns nil if the free space is at least the reserve plus extra
 // bytes, else the error of a full disk naming what is needed. It does not
 // change the state.

@@ -131,18 +131,6 @@ func (s *Server) Serve(ln net.Listener) error {
 	return s.srv.Serve(ln)
 }
 
-// Conns is the number of connections open (0 without a cap: they are not
-// counted).
-func (s *Server) Conns() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, l := range s.lns {
-		n += l.Conns()
-	}
-	return n
-}
-
 // ListenAndServe listens on the TCP address addr and serves it.
 func (s *Server) ListenAndServe(addr string) error {
 	ln, err := net.Listen("tcp", addr)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -86,50 +85,6 @@ func Batch(ctx context.Context, db *percolator.DB) (map[string]float64, error) {
 	ranks := make(map[string]float64, len(rows))
 	for i, row := range rows {
 		ranks[row] = x[i]
-	}
-	return ranks, nil
-}
-
-// Values returns the incremental PageRank of every ok page by row, as the
-// observer left it, read in one snapshot. The caller owns the map.
-func Values(ctx context.Context, db *percolator.DB) (map[string]float64, error) {
-	ranks := make(map[string]float64)
-	err := db.View(ctx, func(tx *percolator.Tx) error {
-		ok := make(map[string]bool)
-		err := scanPages(ctx, tx, webtable.State, func(row string, v []byte) {
-			if string(v) == webtable.StateOK {
-				ok[row] = true
-			}
-		})
-		if err != nil {
-			return err
-		}
-		var bad error
-		err = scanPages(ctx, tx, webtable.Rank, func(row string, v []byte) {
-			if !ok[row] {
-				return
-			}
-			f, err := strconv.ParseFloat(string(v), 64)
-			if err != nil && bad == nil {
-				bad = fmt.Errorf("rank: %q %q: %w", row, webtable.Rank, err)
-			}
-			ranks[row] = f
-		})
-		if err != nil {
-			return err
-		}
-		if bad != nil {
-			return bad
-		}
-		for row := range ok {
-			if _, found := ranks[row]; !found {
-				ranks[row] = 0 // not ranked yet
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	return ranks, nil
 }

@@ -126,14 +126,6 @@ func (o *observer) run(ctx context.Context, tx *percolator.Tx, row, _ string) er
 	return tx.Notify(blockOf(row), webtable.RankDirty)
 }
 
-// Touch asks the rank observer to look at row again, when tx commits: its
-// State, AliasOf or Links may have changed, or a row it links to did. It
-// costs a run on row and one on its block; a writer that has the page at
-// hand calls Refresh instead.
-func Touch(tx *percolator.Tx, row string) error {
-	return tx.Notify(row, webtable.RankDirty)
-}
-
 // Refresh brings the rank graph up to date with page row's State, AliasOf,
 // Links and Hash as tx sees them (its own writes included), in tx: when the page
 // changed as rank sees it, its block is notified, and when its standing
