@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
 	"github.com/caffeine-go/caffeine/web"
 )
 
@@ -15,8 +16,8 @@ func (e *Engine) Search(ctx context.Context, q serving.Query) (*serving.Results,
 }
 
 // Doc returns what the table and the index know of a URL.
-func (e *Engine) Doc(ctx context.Context, url string) (*serving.DocInfo, error) {
-	return serving.LookupDoc(ctx, e.DB, e.Index, e.indexName(), url)
+func (e *Engine) Doc(ctx context.Context, url string) (*feed.DocInfo, error) {
+	return feed.LookupDoc(ctx, e.DB, e.Index, e.indexName(), url)
 }
 
 // Top returns the top pages, of one host if host is not empty.

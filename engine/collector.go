@@ -4,9 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/caffeine-go/caffeine/serving/feed"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/caffeine-go/caffeine/serving"
 )
 
 // collector exports the deployment's status as Prometheus metrics.
@@ -52,7 +51,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	if c.e.Feeder != nil {
 		ch <- prometheus.MustNewConstMetric(descApplied, prometheus.CounterValue, float64(c.e.Feeder.Applied()))
 		feeding := 0.0
-		if c.e.Feeder.State() == serving.FeederFeeding {
+		if c.e.Feeder.State() == feed.FeederFeeding {
 			feeding = 1
 		}
 		gauge(descFeeding, feeding, c.e.Feeder.Name())

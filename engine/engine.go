@@ -22,11 +22,13 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/caffeine-go/caffeine/crawl"
+	"github.com/caffeine-go/caffeine/internal/indexdir"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/promstats"
-	"github.com/caffeine-go/caffeine/percolator/storeflag"
 	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
+	"github.com/caffeine-go/caffeine/web"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -36,7 +38,7 @@ const IndexDir = "serving-index"
 // TableFile is where, inside Config.Dir, the name of the table (Config.Table)
 // whose serving index the directory holds is kept, when that table is not
 // the directory's own Badger table.
-const TableFile = storeflag.TableFile
+const TableFile = indexdir.TableFile
 
 var (
 	// ErrOtherTable is returned by Open when Config.Dir holds the serving
@@ -101,10 +103,10 @@ type Config struct {
 	Stages func(*percolator.DB) []percolator.Stage
 	// NoFeeder leaves the export queue alone (nothing becomes searchable).
 	NoFeeder bool
-	// IndexName names the serving index (serving.FeederOptions.Name): on
+	// IndexName names the serving index (feed.FeederOptions.Name): on
 	// a table other processes share, one process feeds the index of a
 	// name and the others stand by, and every name registered gets every
-	// export (replicas). Default serving.DefaultIndexName.
+	// export (replicas). Default feed.DefaultIndexName.
 	IndexName string
 	// Rebuild rebuilds the serving index from the table before serving.
 	Rebuild bool
@@ -140,7 +142,7 @@ type Engine struct {
 	Index   *serving.Index
 	Crawler *crawl.Crawler // nil without Config.Crawl
 	Worker  *percolator.Worker
-	Feeder  *serving.Feeder
+	Feeder  *feed.Feeder
 	Metrics *prometheus.Registry
 
 	cfg    Config
@@ -162,7 +164,7 @@ type Engine struct {
 	statsMu    sync.Mutex // guards the fields below
 	statsAt    time.Time
 	statsKeep  time.Duration // how long stats is served again
-	stats      *serving.Stats
+	stats      *web.Stats
 	idleSince  struct {
 		ok              bool
 		at              time.Time
@@ -170,7 +172,7 @@ type Engine struct {
 	}
 	workerRuns atomic.Int64 // the worker's runs at the last quiet look (workerStill)
 	gcPasses   atomic.Int64 // GC passes begun (gcLoop)
-	samples    []serving.Sample
+	samples    []web.Sample
 	history    history // the samples' file; used by Open, then by the sampler only
 	lastSamp   struct {
 		at              time.Time
@@ -191,7 +193,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.IndexName == "" {
-		cfg.IndexName = serving.DefaultIndexName
+		cfg.IndexName = feed.DefaultIndexName
 	}
 	if err := webtable.CheckIndexName(cfg.IndexName); err != nil {
 		if cfg.Store != nil {
@@ -226,7 +228,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		if !cfg.Rebuild {
 			e.log.Info("building the serving index from the table", "dir", dir, "table", cfg.Table)
 		}
-		e.Index, err = serving.Rebuild(ctx, e.DB, dir, iopt)
+		e.Index, err = feed.Rebuild(ctx, e.DB, dir, iopt)
 	} else {
 		e.Index, err = serving.OpenIndex(dir, iopt)
 	}
@@ -253,7 +255,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 	}
 	if !cfg.NoFeeder {
-		e.Feeder = serving.NewFeeder(e.DB, e.Index, serving.FeederOptions{Name: cfg.IndexName, Logger: cfg.Logger})
+		e.Feeder = feed.NewFeeder(e.DB, e.Index, feed.FeederOptions{Name: cfg.IndexName, Logger: cfg.Logger})
 	}
 	if cfg.Crawl != nil {
 		opt := *cfg.Crawl
@@ -524,7 +526,7 @@ func (e *Engine) bulkLoading() bool {
 func (e *Engine) openStore() (rebuild bool, err error) {
 	cfg := e.cfg
 	if cfg.Store == nil {
-		if name, err := storeflag.IndexTable(cfg.Dir); err != nil {
+		if name, err := indexdir.Table(cfg.Dir); err != nil {
 			return false, err
 		} else if name != "" {
 			return false, fmt.Errorf("%w: %s holds the serving index of %s, not a Badger table: serve that table (-table), or give another directory", ErrOtherTable, cfg.Dir, name)
@@ -557,7 +559,7 @@ func checkIndexDir(dir, table string, rebuild bool) (fresh bool, err error) {
 	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); err == nil {
 		return false, fmt.Errorf("%w: %s holds an embedded Badger table; with %s, give a directory for its serving index alone", ErrOtherTable, dir, table)
 	}
-	name, err := storeflag.IndexTable(dir)
+	name, err := indexdir.Table(dir)
 	switch {
 	case err != nil:
 		return false, err
@@ -573,7 +575,7 @@ func checkIndexDir(dir, table string, rebuild bool) (fresh bool, err error) {
 func (e *Engine) indexName() string { return e.cfg.IndexName }
 
 // queue returns the export queue of the serving index.
-func (e *Engine) queue() webtable.Queue { return serving.IndexQueue(e.DB, e.cfg.IndexName) }
+func (e *Engine) queue() webtable.Queue { return feed.IndexQueue(e.DB, e.cfg.IndexName) }
 
 // Close closes the index and the table.
 func (e *Engine) Close() error {

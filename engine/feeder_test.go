@@ -8,7 +8,8 @@ import (
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/percolatortest"
-	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
+	"github.com/caffeine-go/caffeine/web"
 )
 
 // process is one process's connection to a shared store: its engine
@@ -56,7 +57,7 @@ func TestEnginesOnSharedTable(t *testing.T) {
 		})
 		return running{e, stop}
 	}
-	stats := func(e *Engine) *serving.Stats {
+	stats := func(e *Engine) *web.Stats {
 		t.Helper()
 		s, err := e.computeStats(context.Background()) // not the cached one
 		if err != nil {
@@ -77,7 +78,7 @@ func TestEnginesOnSharedTable(t *testing.T) {
 	wait("the first engine to feed", func() bool { return stats(a.e).Feeder == "feeding" })
 	b := start()
 	wait("the second engine to stand by", func() bool { return stats(b.e).FeederHolder != "" })
-	if s := stats(b.e); s.Feeder != "standby" || s.IndexName != serving.DefaultIndexName {
+	if s := stats(b.e); s.Feeder != "standby" || s.IndexName != feed.DefaultIndexName {
 		t.Fatalf("the second engine: feeder %q, index %q", s.Feeder, s.IndexName)
 	}
 	if s := stats(a.e); s.Feeder != "feeding" {
@@ -106,7 +107,7 @@ func feeding(t *testing.T, e *Engine) float64 {
 		}
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "index" && l.GetValue() == serving.DefaultIndexName {
+				if l.GetName() == "index" && l.GetValue() == feed.DefaultIndexName {
 					return m.GetGauge().GetValue()
 				}
 			}
@@ -148,7 +149,7 @@ func TestEnginesReplicas(t *testing.T) {
 	if _, err := Open(context.Background(), Config{Dir: t.TempDir(), Store: process{shared}, Table: "shared", IndexName: "No/Good"}); err == nil {
 		t.Fatal("an engine opened with a bad index name")
 	}
-	stats := func(e *Engine) *serving.Stats {
+	stats := func(e *Engine) *web.Stats {
 		t.Helper()
 		s, err := e.computeStats(context.Background())
 		if err != nil {

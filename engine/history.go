@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/web"
 )
 
 // HistoryFile is where, inside the table directory, the status page's
-// samples are kept, one JSON object (serving.Sample) a line, so that its
+// samples are kept, one JSON object (web.Sample) a line, so that its
 // charts survive a restart. A small file rather than table rows: samples
 // are the process's own measurements, not crawl data, and writing them
 // must not notify observers or show up in the table's statistics.
@@ -33,7 +33,7 @@ type history struct {
 
 // load reads the kept samples, oldest first. Lines that do not parse (a
 // write cut short by a crash) are skipped; a missing file is no history.
-func (h *history) load() ([]serving.Sample, error) {
+func (h *history) load() ([]web.Sample, error) {
 	b, err := os.ReadFile(h.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -41,12 +41,12 @@ func (h *history) load() ([]serving.Sample, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: read history: %w", err)
 	}
-	var out []serving.Sample
+	var out []web.Sample
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
 		h.lines++
-		var s serving.Sample
+		var s web.Sample
 		if json.Unmarshal(sc.Bytes(), &s) == nil && !s.Time.IsZero() {
 			out = append(out, s)
 		}
@@ -60,7 +60,7 @@ func (h *history) load() ([]serving.Sample, error) {
 // add appends s to the file. When the file has twice keepSamples lines, it
 // is rewritten with kept (the samples in memory, s included) through a
 // temporary file and a rename, so a crash leaves the old or the new file.
-func (h *history) add(s serving.Sample, kept []serving.Sample) error {
+func (h *history) add(s web.Sample, kept []web.Sample) error {
 	if h.lines+1 >= 2*keepSamples {
 		return h.rewrite(kept)
 	}
@@ -83,7 +83,7 @@ func (h *history) add(s serving.Sample, kept []serving.Sample) error {
 	return nil
 }
 
-func (h *history) rewrite(kept []serving.Sample) error {
+func (h *history) rewrite(kept []web.Sample) error {
 	var buf bytes.Buffer
 	for _, s := range kept {
 		line, err := json.Marshal(s)

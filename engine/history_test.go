@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/web"
 )
 
 // The status history survives a restart: samples taken before Close are
@@ -66,10 +66,10 @@ func TestHistoryFile(t *testing.T) {
 	}
 
 	h = &history{path: filepath.Join(t.TempDir(), HistoryFile)}
-	var kept []serving.Sample
+	var kept []web.Sample
 	t0 := time.Date(2026, 5, 14, 12, 0, 0, 0, time.UTC)
 	for i := range 3 * keepSamples {
-		s := serving.Sample{Time: t0.Add(time.Duration(i) * time.Second), Pages: i}
+		s := web.Sample{Time: t0.Add(time.Duration(i) * time.Second), Pages: i}
 		kept = append(kept, s)
 		if len(kept) > keepSamples {
 			kept = kept[1:]

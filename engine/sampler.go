@@ -5,12 +5,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/web"
 )
 
 // History returns the status page's time series, oldest first. It
 // survives a restart: the sampler keeps it in HistoryFile too.
-func (e *Engine) History() []serving.Sample {
+func (e *Engine) History() []web.Sample {
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
 	return slices.Clone(e.samples)
@@ -48,7 +48,7 @@ func (e *Engine) sample(ctx context.Context) {
 	fetched, loaded := e.progress()
 	e.statsMu.Lock()
 	now := time.Now()
-	p := serving.Sample{Time: now.UTC(), Pages: s.Pages, Indexed: s.Indexed, Pending: s.PendingNotifications,
+	p := web.Sample{Time: now.UTC(), Pages: s.Pages, Indexed: s.Indexed, Pending: s.PendingNotifications,
 		LatencyP50: s.Latency.P50, LatencyP90: s.Latency.P90, LatencyP99: s.Latency.P99}
 	if ls := e.lastSamp; !ls.at.IsZero() {
 		dt := now.Sub(ls.at).Seconds()
@@ -60,7 +60,7 @@ func (e *Engine) sample(ctx context.Context) {
 		e.samples = slices.Delete(e.samples, 0, len(e.samples)-keepSamples+1)
 	}
 	e.samples = append(e.samples, p)
-	var kept []serving.Sample
+	var kept []web.Sample
 	if e.history.lines+1 >= 2*keepSamples {
 		kept = slices.Clone(e.samples)
 	}

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
-	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
+	"github.com/caffeine-go/caffeine/web"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -25,7 +26,7 @@ const (
 )
 
 // Stats returns the deployment's status.
-func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
+func (e *Engine) Stats(ctx context.Context) (*web.Stats, error) {
 	if s := e.cachedStats(); s != nil {
 		return s, nil
 	}
@@ -54,7 +55,7 @@ func (e *Engine) Stats(ctx context.Context) (*serving.Stats, error) {
 }
 
 // cachedStats returns a copy of the last Stats while it is fresh, else nil.
-func (e *Engine) cachedStats() *serving.Stats {
+func (e *Engine) cachedStats() *web.Stats {
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
 	if e.stats == nil || time.Since(e.statsAt) >= e.statsKeep {
@@ -260,13 +261,13 @@ func (e *Engine) countPages(ctx context.Context) (pageCounts, error) {
 	return c, err
 }
 
-func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
+func (e *Engine) computeStats(ctx context.Context) (*web.Stats, error) {
 	c, err := e.counts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s := &serving.Stats{
-		Time: time.Now().UTC(), Crawling: e.Crawler != nil && !e.crawlerDone(), BulkCrawl: !e.Indexing(), BulkStage: e.bulkStage(), Observers: []serving.ObserverCount{},
+	s := &web.Stats{
+		Time: time.Now().UTC(), Crawling: e.Crawler != nil && !e.crawlerDone(), BulkCrawl: !e.Indexing(), BulkStage: e.bulkStage(), Observers: []web.ObserverCount{},
 		Pages: c.pages, Frontier: c.frontier, Due: c.due, ExportQueue: c.exportQueue, Indexed: c.indexed,
 		PendingNotifications: c.total, FailedNotifications: len(c.failed),
 	}
@@ -276,7 +277,7 @@ func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
 	}
 	if e.Worker != nil {
 		for _, o := range e.Worker.Stats() {
-			s.Observers = append(s.Observers, serving.ObserverCount{
+			s.Observers = append(s.Observers, web.ObserverCount{
 				Name: o.Name, Column: o.Column, Pending: c.pending[o.Column], Failed: byObserver[o.Name],
 				Runs: o.Runs, Commits: o.Commits, Conflicts: o.Conflicts, RunTimeS: o.RunTime.Seconds(),
 			})
@@ -289,7 +290,7 @@ func (e *Engine) computeStats(ctx context.Context) (*serving.Stats, error) {
 		s.IndexState = e.Feeder.IndexState()
 	}
 	if s.IndexName == "" {
-		s.IndexName = serving.DefaultIndexName
+		s.IndexName = feed.DefaultIndexName
 	}
 	return s, nil
 }

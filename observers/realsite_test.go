@@ -11,7 +11,7 @@ import (
 	"github.com/caffeine-go/caffeine/crawl"
 	"github.com/caffeine-go/caffeine/internal/testsite"
 	"github.com/caffeine-go/caffeine/observers"
-	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -153,7 +153,7 @@ func TestRealSiteVerify(t *testing.T) {
 		siteURL + "/docs/dir/index.html": webtable.StateRedirect,
 		siteURL + "/long0":               webtable.StateRedirect,
 	} {
-		info, err := serving.LookupDoc(bg, e.db, nil, "", u)
+		info, err := feed.LookupDoc(bg, e.db, nil, "", u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestRealSiteVerify(t *testing.T) {
 			t.Errorf("%s: /api/doc status %q, want %q", u, info.Status, want)
 		}
 	}
-	if info, err := serving.LookupDoc(bg, e.db, nil, "", siteURL+"/docs/dir/"); err != nil || len(info.Inlinks) != 3 {
+	if info, err := feed.LookupDoc(bg, e.db, nil, "", siteURL+"/docs/dir/"); err != nil || len(info.Inlinks) != 3 {
 		t.Errorf("/docs/dir/: inlinks %v (%v), want the 3 links to dir/ and dir/index.html", info.Inlinks, err)
 	}
 

@@ -358,7 +358,7 @@ func (w *Worker) Close() {
 
 // Run starts the worker, runs it until ctx is done or the worker stops on
 // its own, and closes it: the lifecycle of the crawler and the serving
-// feeder (crawl.Crawler.Run, serving.Feeder.Run), so a process runs them
+// feeder (crawl.Crawler.Run, feed.Feeder.Run), so a process runs them
 // all alike. It returns nil when ctx ends it, and the reason when the
 // worker stopped: its store failing for WorkerOptions.StopAfter.
 func (w *Worker) Run(ctx context.Context) error {

@@ -223,6 +223,14 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 	if len(applied) == 0 {
 		return nil, nil
 	}
+	if ix.guard != nil {
+		// The guard looks at the disk every so many bytes, in the
+		// background; a batch looks for itself, so that a burst of
+		// batches never outruns the look into a full disk.
+		if err := ix.guard.Need(int64(size)); err != nil {
+			return nil, err
+		}
+	}
 	if err := ix.batch(b, size); err != nil {
 		return nil, err
 	}
@@ -358,3 +366,10 @@ func fileType(k string) string {
 	}
 	return k
 }
+
+// Internal returns the value the index keeps under key beside its
+// documents (nil if none): what a feeder records of who fed it.
+func (ix *Index) Internal(key string) ([]byte, error) { return ix.bi.GetInternal([]byte(key)) }
+
+// SetInternal keeps v under key beside the index's documents.
+func (ix *Index) SetInternal(key string, v []byte) error { return ix.bi.SetInternal([]byte(key), v) }

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/caffeine-go/caffeine/serving"
 )
 
 // Charts are drawn on the server as inline SVG: no script, no external
@@ -55,14 +53,14 @@ type chartTick struct {
 // seriesDef picks one value out of each sample.
 type seriesDef struct {
 	Name  string
-	Value func(serving.Sample) float64
+	Value func(Sample) float64
 }
 
 var seriesColors = []string{"#2563eb", "#dc2626", "#059669"}
 
 // newChart draws the series over samples (oldest first). format labels the
 // y axis and the latest values; now labels the time axis ("5 minutes ago").
-func newChart(title string, samples []serving.Sample, now time.Time, format func(float64) string, defs ...seriesDef) chart {
+func newChart(title string, samples []Sample, now time.Time, format func(float64) string, defs ...seriesDef) chart {
 	c := chart{Title: title, W: chartW, H: chartH, Left: plotLeft, Right: plotRight, Top: plotTop, Bottom: plotBottom}
 	samples = thin(samples, maxChartPoints)
 	if len(samples) < 2 || !samples[len(samples)-1].Time.After(samples[0].Time) {
@@ -135,11 +133,11 @@ func newChart(title string, samples []serving.Sample, now time.Time, format func
 }
 
 // thin keeps at most n samples, evenly spaced, always the first and last.
-func thin(s []serving.Sample, n int) []serving.Sample {
+func thin(s []Sample, n int) []Sample {
 	if len(s) <= n {
 		return s
 	}
-	out := make([]serving.Sample, 0, n)
+	out := make([]Sample, 0, n)
 	for i := range n {
 		out = append(out, s[i*(len(s)-1)/(n-1)])
 	}

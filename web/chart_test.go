@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/caffeine-go/caffeine/serving"
 )
 
 func TestNiceStep(t *testing.T) {
@@ -21,17 +19,17 @@ func TestNiceStep(t *testing.T) {
 }
 
 func TestChartGeometry(t *testing.T) {
-	var samples []serving.Sample
+	var samples []Sample
 	for i := range 1000 {
 		v := float64(i % 17)
 		if i == 500 {
 			v = math.NaN() // a bad sample must not break the chart
 		}
-		samples = append(samples, serving.Sample{Time: testNow.Add(time.Duration(i-999) * time.Second), Fetched: v, Exported: -v})
+		samples = append(samples, Sample{Time: testNow.Add(time.Duration(i-999) * time.Second), Fetched: v, Exported: -v})
 	}
 	c := newChart("t", samples, testNow, number,
-		seriesDef{"a", func(s serving.Sample) float64 { return s.Fetched }},
-		seriesDef{"b", func(s serving.Sample) float64 { return s.Exported }})
+		seriesDef{"a", func(s Sample) float64 { return s.Fetched }},
+		seriesDef{"b", func(s Sample) float64 { return s.Exported }})
 	if c.Empty || len(c.Series) != 2 {
 		t.Fatalf("chart %+v", c)
 	}
@@ -62,8 +60,8 @@ func TestChartGeometry(t *testing.T) {
 	}
 
 	// A short series: ticks within ten seconds say how long ago.
-	short := []serving.Sample{{Time: testNow.Add(-9 * time.Second), Pages: 1}, {Time: testNow, Pages: 2}}
-	c = newChart("t", short, testNow, number, seriesDef{"p", func(s serving.Sample) float64 { return float64(s.Pages) }})
+	short := []Sample{{Time: testNow.Add(-9 * time.Second), Pages: 1}, {Time: testNow, Pages: 2}}
+	c = newChart("t", short, testNow, number, seriesDef{"p", func(s Sample) float64 { return float64(s.Pages) }})
 	var labels []string
 	for _, tk := range c.XTicks {
 		labels = append(labels, tk.Label)
@@ -73,16 +71,16 @@ func TestChartGeometry(t *testing.T) {
 	}
 
 	for _, n := range []int{0, 1} {
-		if c := newChart("t", samples[:n], testNow, number, seriesDef{"a", func(s serving.Sample) float64 { return 1 }}); !c.Empty {
+		if c := newChart("t", samples[:n], testNow, number, seriesDef{"a", func(s Sample) float64 { return 1 }}); !c.Empty {
 			t.Errorf("%d samples: not empty", n)
 		}
 	}
-	same := []serving.Sample{{Time: testNow}, {Time: testNow}}
-	if c := newChart("t", same, testNow, number, seriesDef{"a", func(s serving.Sample) float64 { return 1 }}); !c.Empty {
+	same := []Sample{{Time: testNow}, {Time: testNow}}
+	if c := newChart("t", same, testNow, number, seriesDef{"a", func(s Sample) float64 { return 1 }}); !c.Empty {
 		t.Error("samples at one instant: not empty")
 	}
-	zero := []serving.Sample{{Time: testNow.Add(-time.Minute)}, {Time: testNow}}
-	if c := newChart("t", zero, testNow, number, seriesDef{"a", func(s serving.Sample) float64 { return 0 }}); c.Empty || len(c.YTicks) < 2 {
+	zero := []Sample{{Time: testNow.Add(-time.Minute)}, {Time: testNow}}
+	if c := newChart("t", zero, testNow, number, seriesDef{"a", func(s Sample) float64 { return 0 }}); c.Empty || len(c.YTicks) < 2 {
 		t.Errorf("all zero: %+v", c)
 	}
 }

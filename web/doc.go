@@ -9,9 +9,9 @@
 //	GET /top, /top?host=H&n=N         top pages by PageRank, hosts by pages
 //	GET /status                       progress, per-observer counts, charts
 //	GET /api/search?q=Q&n=N&start=S   search results as JSON
-//	GET /api/doc?url=U                serving.DocInfo as JSON
+//	GET /api/doc?url=U                feed.DocInfo as JSON
 //	GET /api/top?host=H&n=N           serving.Top as JSON
-//	GET /api/stats                    serving.Stats as JSON
+//	GET /api/stats                    Stats as JSON
 //	GET /metrics                      Options.Metrics, when set
 //	GET /static/style.css             the one stylesheet
 //

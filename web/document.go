@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
 )
 
 // maxCachedText is how much of the indexed text the document page shows.
@@ -13,7 +13,7 @@ const maxCachedText = 256 << 10
 // docData is the data of doc.html.
 type docData struct {
 	page
-	D           *serving.DocInfo
+	D           *feed.DocInfo
 	Href        string // link to the page itself, "" when not http(s)
 	IsCanonical bool
 	Stages      []stageView
@@ -29,7 +29,7 @@ type stageView struct {
 	After time.Duration // since fetched; 0 for the fetch itself or when unknown
 }
 
-func (s *Server) doc(r *http.Request) (*serving.DocInfo, error) {
+func (s *Server) doc(r *http.Request) (*feed.DocInfo, error) {
 	u, err := urlParam(r)
 	if err != nil {
 		return nil, err

@@ -99,7 +99,7 @@ func TestDocPageErrors(t *testing.T) {
 func TestAPIDoc(t *testing.T) {
 	s, _ := newTestServer(t, canned(), Options{})
 	m := getJSON(t, s, "/api/doc?url="+url.QueryEscape("https://www.example.com/percolator"), http.StatusOK)
-	// The contract's keys, plus serving.DocInfo's extras.
+	// The contract's keys, plus feed.DocInfo's extras.
 	wantKeys(t, "doc", m,
 		[]string{"url", "canonical", "content_hash", "pagerank", "status", "fetched_at", "outlinks", "inlinks", "duplicates", "exported"},
 		"row", "http_status", "title", "text", "redirect_to", "error", "exported_at", "indexed", "stages", "history", "next_fetch")

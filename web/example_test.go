@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
 	"github.com/caffeine-go/caffeine/web"
 )
 
@@ -25,7 +26,7 @@ func (tiny) Search(ctx context.Context, q serving.Query) (*serving.Results, erro
 	}}}, nil
 }
 
-func (tiny) Doc(ctx context.Context, url string) (*serving.DocInfo, error) {
+func (tiny) Doc(ctx context.Context, url string) (*feed.DocInfo, error) {
 	return nil, fmt.Errorf("%w: %s", serving.ErrNotFound, url)
 }
 
@@ -33,8 +34,8 @@ func (tiny) Top(ctx context.Context, host string, n int) (*serving.Top, error) {
 	return &serving.Top{}, nil
 }
 
-func (tiny) Stats(ctx context.Context) (*serving.Stats, error) { return &serving.Stats{}, nil }
-func (tiny) History() []serving.Sample                         { return nil }
+func (tiny) Stats(ctx context.Context) (*web.Stats, error) { return &web.Stats{}, nil }
+func (tiny) History() []web.Sample                         { return nil }
 
 func ExampleNew() {
 	srv := httptest.NewServer(web.New(tiny{}, web.Options{QueryTimeout: time.Second}))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
 )
 
 // testNow is the clock of every test server.
@@ -39,10 +40,10 @@ type fake struct {
 	results map[string][]serving.Result // by query
 	relaxed map[string]bool             // queries whose results are relaxed
 	suggest map[string]string           // spelling suggestions, by query
-	docs    map[string]*serving.DocInfo // by URL
+	docs    map[string]*feed.DocInfo    // by URL
 	top     map[string]*serving.Top     // by host, "" for all
-	stats   *serving.Stats
-	history []serving.Sample
+	stats   *Stats
+	history []Sample
 	err     error // when set, every method with a context returns it
 
 	mu   sync.Mutex // guards last
@@ -96,7 +97,7 @@ func (f *fake) Search(ctx context.Context, q serving.Query) (*serving.Results, e
 	return res, nil
 }
 
-func (f *fake) Doc(ctx context.Context, url string) (*serving.DocInfo, error) {
+func (f *fake) Doc(ctx context.Context, url string) (*feed.DocInfo, error) {
 	f.record("Doc %s", url)
 	if err := f.special(ctx, url); err != nil {
 		return nil, err
@@ -120,14 +121,14 @@ func (f *fake) Top(ctx context.Context, host string, n int) (*serving.Top, error
 	return t, nil
 }
 
-func (f *fake) Stats(ctx context.Context) (*serving.Stats, error) {
+func (f *fake) Stats(ctx context.Context) (*Stats, error) {
 	if err := f.special(ctx, ""); err != nil {
 		return nil, err
 	}
 	return f.stats, nil
 }
 
-func (f *fake) History() []serving.Sample { return f.history }
+func (f *fake) History() []Sample { return f.history }
 
 // canned is the fixture: a small crawl of example.com, plus pages whose
 // every field is an XSS payload.
@@ -137,7 +138,7 @@ func canned() *fake {
 		results: map[string][]serving.Result{},
 		relaxed: map[string]bool{"percolator bigtable spanner": true},
 		suggest: map[string]string{"percolatr": "percolator", "percolator bigtable spanner": "percolator bigtable spinner"},
-		docs:    map[string]*serving.DocInfo{},
+		docs:    map[string]*feed.DocInfo{},
 		top:     map[string]*serving.Top{},
 	}
 	f.results["percolator"] = []serving.Result{
@@ -186,47 +187,47 @@ func canned() *fake {
 	}
 
 	fetched := ago(3 * time.Minute)
-	f.docs["https://www.example.com/percolator"] = &serving.DocInfo{
+	f.docs["https://www.example.com/percolator"] = &feed.DocInfo{
 		URL: "https://www.example.com/percolator", Row: "com.example.www/percolator",
 		Canonical: "https://www.example.com/percolator", ContentHash: "9f86d081884c7d65",
 		PageRank: 2.5, Status: "ok", HTTPStatus: 200, FetchedAt: fetched,
 		Title:    "Percolator: incremental processing",
 		Text:     "Large-scale incremental processing using distributed transactions and notifications.",
 		Outlinks: []string{"https://www.example.com/bigtable", "https://www.example.com/"},
-		Inlinks: []serving.Inlink{
+		Inlinks: []feed.Inlink{
 			{URL: "https://www.example.com/", Anchor: "the Percolator paper"},
 			{URL: "https://blog.example.org/caffeine", Anchor: ""},
 		},
 		Duplicates: []string{"https://mirror.example.com/percolator"},
 		Exported:   true, ExportedAt: fetched.Add(1500 * time.Millisecond), Indexed: true,
-		Stages: serving.Stages{
+		Stages: feed.Stages{
 			Fetched: fetched, Parsed: fetched.Add(200 * time.Millisecond), Clustered: fetched.Add(900 * time.Millisecond),
 			Exported: fetched.Add(1500 * time.Millisecond), Searchable: fetched.Add(2300 * time.Millisecond),
 		},
-		History: []serving.Fetch{
+		History: []feed.Fetch{
 			{Time: fetched, Status: 200, Changed: true},
 			{Time: ago(26 * time.Hour), Status: 200, Changed: false},
 		},
 		NextFetch: testNow.Add(6 * time.Hour),
 	}
 	// A fetched page nothing knows much about: every slice nil.
-	f.docs["https://www.example.com/lonely"] = &serving.DocInfo{
+	f.docs["https://www.example.com/lonely"] = &feed.DocInfo{
 		URL: "https://www.example.com/lonely", Row: "com.example.www/lonely", Status: "unfetched",
 	}
 	// An internationalized host, stored in ASCII, with an inlink through a
 	// redirect.
-	f.docs["http://xn--bcher-kva.de/"] = &serving.DocInfo{
+	f.docs["http://xn--bcher-kva.de/"] = &feed.DocInfo{
 		URL: "http://xn--bcher-kva.de/", Row: "de.xn--bcher-kva:http/", Status: "ok", Canonical: "http://xn--bcher-kva.de/",
-		Inlinks: []serving.Inlink{{URL: "http://xn--caf-dma.example/", Anchor: "books", Via: "http://xn--bcher-kva.de/index.html"}},
+		Inlinks: []feed.Inlink{{URL: "http://xn--caf-dma.example/", Anchor: "books", Via: "http://xn--bcher-kva.de/index.html"}},
 	}
-	evilDoc := &serving.DocInfo{
+	evilDoc := &feed.DocInfo{
 		URL: evilPage, Row: xss, Canonical: xssURL, ContentHash: xss, PageRank: 1,
 		Status: `ok" onmouseover="window.__xss=1`, HTTPStatus: 200, FetchedAt: ago(time.Minute),
 		Title: xss, Text: "before " + xss + " after", RedirectTo: xssURL, Error: xss,
 		Outlinks:   []string{xssURL, evilPage},
-		Inlinks:    []serving.Inlink{{URL: xssURL, Anchor: xss}, {URL: evilPage, Anchor: xssImg}},
+		Inlinks:    []feed.Inlink{{URL: xssURL, Anchor: xss}, {URL: evilPage, Anchor: xssImg}},
 		Duplicates: []string{xssURL, "data:text/html,<script>window.__xss=1</script>"},
-		History:    []serving.Fetch{{Time: ago(time.Minute), Status: 200, Changed: true}},
+		History:    []feed.Fetch{{Time: ago(time.Minute), Status: 200, Changed: true}},
 	}
 	f.docs[evilPage] = evilDoc
 	f.docs[xssURL] = evilDoc
@@ -246,10 +247,10 @@ func canned() *fake {
 	}
 	f.top["empty.example"] = &serving.Top{Host: "empty.example"} // nil slices
 
-	f.stats = &serving.Stats{
+	f.stats = &Stats{
 		Pages: 1169, Indexed: 1100, Frontier: 42, Due: 7, PendingNotifications: 12, FailedNotifications: 1,
 		ExportQueue: 5, Idle: false, Crawling: true, IndexName: "main", Feeder: "feeding",
-		Observers: []serving.ObserverCount{
+		Observers: []ObserverCount{
 			{Name: "parse", Column: "fetch:body", Pending: 10, Runs: 1200, Commits: 1190, Conflicts: 3, RunTimeS: 12.5},
 			{Name: "export", Column: "doc:dirty", Pending: 2, Failed: 1, Runs: 900, Commits: 880, RunTimeS: 3.25},
 			{Name: xss, Column: xss},
@@ -258,7 +259,7 @@ func canned() *fake {
 		Time:    testNow,
 	}
 	for i := range 60 {
-		f.history = append(f.history, serving.Sample{
+		f.history = append(f.history, Sample{
 			Time: testNow.Add(time.Duration(i-59) * 10 * time.Second), Pages: 20 * i, Indexed: 18 * i,
 			Fetched: 2 + float64(i%7), Exported: 1.8 + float64(i%5), Pending: 60 - i,
 			LatencyP50: 1 + float64(i%3)/10, LatencyP90: 2 + float64(i%4)/10, LatencyP99: 4 + float64(i%5)/10,

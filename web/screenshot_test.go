@@ -19,10 +19,10 @@ import (
 // XSS payloads, and a query with more than one page of results.
 func showcase() *fake {
 	f := canned()
-	f.stats.Observers = slices.DeleteFunc(f.stats.Observers, func(o serving.ObserverCount) bool { return o.Name == xss })
+	f.stats.Observers = slices.DeleteFunc(f.stats.Observers, func(o ObserverCount) bool { return o.Name == xss })
 	f.stats.Observers = append(f.stats.Observers,
-		serving.ObserverCount{Name: "cluster", Column: "page:hash", Runs: 1169, Commits: 1169, RunTimeS: 28.5},
-		serving.ObserverCount{Name: "pagerank", Column: "links:out", Pending: 3, Runs: 1180, Commits: 1175, Conflicts: 5, RunTimeS: 41.2})
+		ObserverCount{Name: "cluster", Column: "page:hash", Runs: 1169, Commits: 1169, RunTimeS: 28.5},
+		ObserverCount{Name: "pagerank", Column: "links:out", Pending: 3, Runs: 1180, Commits: 1175, Conflicts: 5, RunTimeS: 41.2})
 	f.top[""] = &serving.Top{
 		Pages: []serving.TopPage{
 			{URL: "https://www.example.com/", Title: "Example home", PageRank: 12.75, Inbound: 1234},

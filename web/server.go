@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
 )
 
 // Backend answers the UI's questions. engine.Engine implements it; tests
@@ -24,14 +25,14 @@ type Backend interface {
 	Search(ctx context.Context, q serving.Query) (*serving.Results, error)
 	// Doc describes a URL; serving.ErrNotFound when the table has no row
 	// for it.
-	Doc(ctx context.Context, url string) (*serving.DocInfo, error)
+	Doc(ctx context.Context, url string) (*feed.DocInfo, error)
 	// Top lists the n pages with the highest PageRank, of one host when
 	// host is not empty, and the hosts by their number of indexed pages.
 	Top(ctx context.Context, host string, n int) (*serving.Top, error)
 	// Stats is the current status of the deployment.
-	Stats(ctx context.Context) (*serving.Stats, error)
+	Stats(ctx context.Context) (*Stats, error)
 	// History is the status time series, oldest first.
-	History() []serving.Sample
+	History() []Sample
 }
 
 // Options configures the handler. The zero value is usable.

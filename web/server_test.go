@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
 )
 
 // every route, with a query that succeeds on the canned backend.
@@ -233,10 +234,10 @@ func TestBackendFailureIs500(t *testing.T) {
 type nilBackend struct{}
 
 func (nilBackend) Search(context.Context, serving.Query) (*serving.Results, error) { return nil, nil }
-func (nilBackend) Doc(context.Context, string) (*serving.DocInfo, error)           { return nil, nil }
+func (nilBackend) Doc(context.Context, string) (*feed.DocInfo, error)              { return nil, nil }
 func (nilBackend) Top(context.Context, string, int) (*serving.Top, error)          { return nil, nil }
-func (nilBackend) Stats(context.Context) (*serving.Stats, error)                   { return nil, nil }
-func (nilBackend) History() []serving.Sample                                       { return nil }
+func (nilBackend) Stats(context.Context) (*Stats, error)                           { return nil, nil }
+func (nilBackend) History() []Sample                                               { return nil }
 
 func TestNilBackendValues(t *testing.T) {
 	s, logs := newTestServer(t, nilBackend{}, Options{})

@@ -3,8 +3,6 @@ package web
 import (
 	"net/http"
 	"strconv"
-
-	"github.com/caffeine-go/caffeine/serving"
 )
 
 // statusRefresh is the status page's reload interval in seconds.
@@ -13,13 +11,13 @@ const statusRefresh = 5
 // statusData is the data of status.html.
 type statusData struct {
 	page
-	S       *serving.Stats
+	S       *Stats
 	Charts  []chart
 	Samples int
 	Paused  bool // ?refresh=0
 }
 
-func (s *Server) stats(r *http.Request) (*serving.Stats, error) {
+func (s *Server) stats(r *http.Request) (*Stats, error) {
 	ctx, cancel := s.queryContext(r)
 	defer cancel()
 	st, err := s.b.Stats(ctx)
@@ -51,21 +49,21 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) error {
 			// PageRank pass index far more documents per second than the
 			// crawler fetches, and would flatten the fetch rate.
 			newChart("Fetched per second", hist, now, rate,
-				seriesDef{"fetched/s", func(s serving.Sample) float64 { return s.Fetched }}),
+				seriesDef{"fetched/s", func(s Sample) float64 { return s.Fetched }}),
 			newChart("Indexed per second", hist, now, rate,
-				seriesDef{"indexed/s", func(s serving.Sample) float64 { return s.Exported }}),
+				seriesDef{"indexed/s", func(s Sample) float64 { return s.Exported }}),
 			newChart("Crawl → searchable latency", hist, now, seconds,
-				seriesDef{"p50", func(s serving.Sample) float64 { return s.LatencyP50 }},
-				seriesDef{"p90", func(s serving.Sample) float64 { return s.LatencyP90 }},
-				seriesDef{"p99", func(s serving.Sample) float64 { return s.LatencyP99 }}),
+				seriesDef{"p50", func(s Sample) float64 { return s.LatencyP50 }},
+				seriesDef{"p90", func(s Sample) float64 { return s.LatencyP90 }},
+				seriesDef{"p99", func(s Sample) float64 { return s.LatencyP99 }}),
 			newChart("Pages and documents", hist, now, count,
-				seriesDef{"pages", func(s serving.Sample) float64 { return float64(s.Pages) }},
-				seriesDef{"indexed", func(s serving.Sample) float64 { return float64(s.Indexed) }}),
+				seriesDef{"pages", func(s Sample) float64 { return float64(s.Pages) }},
+				seriesDef{"indexed", func(s Sample) float64 { return float64(s.Indexed) }}),
 			// Pending notifications on their own scale: a backlog of a
 			// few hundred beside thousands of pages is a flat line, and
 			// a crawl's thousands would flatten the pages.
 			newChart("Pending notifications", hist, now, count,
-				seriesDef{"pending", func(s serving.Sample) float64 { return float64(s.Pending) }}),
+				seriesDef{"pending", func(s Sample) float64 { return float64(s.Pending) }}),
 		},
 	}
 	// A chart of one line keeps the colour the line had beside the others.

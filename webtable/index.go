@@ -17,7 +17,7 @@ import (
 const (
 	// IndexPrefix + index name is the registry row of a serving index, in
 	// the Percolator table. Written by serving's feeders when they first
-	// start (and by serving.DropIndex, which deletes it); read by the
+	// start (and by feed.DropIndex, which deletes it); read by the
 	// export observer in every export transaction (IndexState: which
 	// queues to write) and by the feeders (their backfill).
 	IndexPrefix = "!index/"

@@ -9,17 +9,17 @@ import (
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/storeflag"
-	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // dropIndex retires the serving index named name (search -drop-index):
 // exports stop writing its queue, and the queue is deleted
-// (serving.DropIndex). It returns the exit code.
+// (feed.DropIndex). It returns the exit code.
 func dropIndex(ctx context.Context, tf *storeflag.Flags, data, name string, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "search:", err)
-		if errors.Is(err, serving.ErrDropIndex) || errors.Is(err, webtable.ErrIndexName) {
+		if errors.Is(err, feed.ErrDropIndex) || errors.Is(err, webtable.ErrIndexName) {
 			return 2
 		}
 		return 1
@@ -42,7 +42,7 @@ func dropIndex(ctx context.Context, tf *storeflag.Flags, data, name string, stde
 		return fail(err)
 	}
 	defer db.Close()
-	n, err := serving.DropIndex(ctx, db, name)
+	n, err := feed.DropIndex(ctx, db, name)
 	if err != nil {
 		return fail(err)
 	}

@@ -62,7 +62,7 @@ import (
 	"github.com/caffeine-go/caffeine/internal/termline"
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator/storeflag"
-	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/serving/feed"
 	"github.com/caffeine-go/caffeine/web"
 )
 
@@ -87,7 +87,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		demoMode = fs.Bool("demo", false, "crawl, index and serve a bundled sample site, the PostgreSQL 15 manual, which this process serves on 127.0.0.1: nothing from outside the repository is needed (-data defaults to a temporary directory, -delay to 0)")
 		addr     = fs.String("addr", "127.0.0.1:8080", "listen `address` of the UI and API")
 		rebuild  = fs.Bool("rebuild", false, "delete the serving index and rebuild it from the table before serving")
-		name     = fs.String("index-name", serving.DefaultIndexName, "`name` of the serving index: on a table other processes share, one process feeds the index of a name and the others stand by; each name gets every export (replicas)")
+		name     = fs.String("index-name", feed.DefaultIndexName, "`name` of the serving index: on a table other processes share, one process feeds the index of a name and the others stand by; each name gets every export (replicas)")
 		drop     = fs.String("drop-index", "", "retire the serving index `name` (exports stop going to its queue, which is deleted) and exit")
 		noChain  = fs.Bool("no-index", false, "do not run the indexing chain (serve and feed the index only)")
 		noCrawl  = fs.Bool("no-crawl", false, "do not crawl (without -seeds the table's remembered seeds are recrawled when due)")

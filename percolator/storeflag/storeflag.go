@@ -14,11 +14,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -28,6 +26,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/caffeine-go/caffeine/internal/indexdir"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/bigtable"
@@ -118,23 +117,12 @@ func (f *Flags) Open(ctx context.Context) (*bigtable.Store, error) {
 }
 
 // TableFile is the file in a search -table index directory that names the
-// Bigtable table the index there serves (engine.TableFile). Such a
-// directory holds no table of its own: OpenStore refuses it as -data
-// rather than create an empty Badger table beside the index.
-const TableFile = "table"
+// Bigtable table the index there serves (internal/indexdir).
+const TableFile = indexdir.TableFile
 
 // IndexTable returns the table named in dir/TableFile: the table whose
 // serving index dir holds, or "" if dir has no TableFile.
-func IndexTable(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, TableFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("storeflag: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
-}
+func IndexTable(dir string) (string, error) { return indexdir.Table(dir) }
 
 // OpenTimeout bounds opening a Bigtable table, and asking whether it
 // exists.

@@ -1,4 +1,4 @@
-package serving
+package feed
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -19,15 +20,15 @@ import (
 // version that exported it. Export queue entries still waiting are applied
 // after it by the feeder as usual (those older than a document are
 // ignored), so rebuilding loses nothing; run it with no feeder running.
-func Rebuild(ctx context.Context, db *percolator.DB, dir string, opt Options) (*Index, error) {
+func Rebuild(ctx context.Context, db *percolator.DB, dir string, opt serving.Options) (*serving.Index, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("serving: rebuild: %w", err)
 	}
-	ix, err := OpenIndex(dir, opt)
+	ix, err := serving.OpenIndex(dir, opt)
 	if err != nil {
 		return nil, err
 	}
-	var batch []Update
+	var batch []serving.Update
 	flush := func() error {
 		_, err := ix.Apply(batch)
 		batch = batch[:0]
@@ -48,7 +49,7 @@ func Rebuild(ctx context.Context, db *percolator.DB, dir string, opt Options) (*
 					return
 				}
 				v, _ := strconv.ParseUint(string(cells[webtable.ExportVer]), 10, 64)
-				batch = append(batch, Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: max(v, 1), Row: row, URL: d.URL, Doc: &d},
+				batch = append(batch, serving.Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: max(v, 1), Row: row, URL: d.URL, Doc: &d},
 					Prev: d.FetchedAt}) // not new: its latency was counted when it was fed
 				if len(batch) >= 1000 {
 					cbErr = flush()
@@ -89,14 +90,14 @@ const maxAliases = 100
 // the page of rawURL; its stage times are those of the index named name
 // (IndexQueue's served column; "" is DefaultIndexName). It returns ErrNotFound when the table has no row for
 // it, and ErrBadQuery when rawURL is not a URL the crawler could fetch.
-func LookupDoc(ctx context.Context, db *percolator.DB, ix *Index, name, rawURL string) (*DocInfo, error) {
+func LookupDoc(ctx context.Context, db *percolator.DB, ix *serving.Index, name, rawURL string) (*DocInfo, error) {
 	norm, err := webtable.Normalize(strings.TrimSpace(rawURL))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadQuery, err)
+		return nil, fmt.Errorf("%w: %v", serving.ErrBadQuery, err)
 	}
 	row, err := webtable.Row(norm)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadQuery, err)
+		return nil, fmt.Errorf("%w: %v", serving.ErrBadQuery, err)
 	}
 	info := &DocInfo{URL: norm, Row: row, Outlinks: []string{}, Inlinks: []Inlink{}, Duplicates: []string{}, History: []Fetch{}}
 	found := false
@@ -159,7 +160,7 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *Index, name, rawURL s
 		return nil, err
 	}
 	if !found {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, norm)
+		return nil, fmt.Errorf("%w: %s", serving.ErrNotFound, norm)
 	}
 	if ix != nil {
 		if _, in, err := ix.Version(row); err == nil {

@@ -1,4 +1,4 @@
-package serving
+package feed
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/caffeine-go/caffeine/internal/ctxsleep"
 	"github.com/caffeine-go/caffeine/internal/diskspace"
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -92,7 +93,7 @@ const DefaultIndexName = webtable.DefaultIndex
 // between the two replays the batch, which changes nothing.
 type Feeder struct {
 	db    *percolator.DB
-	ix    *Index
+	ix    *serving.Index
 	opt   FeederOptions
 	q     webtable.Queue // the index's queue and served column
 	lease *lease         // nil on an ExclusiveStore: always the only feeder
@@ -133,7 +134,7 @@ type Feeder struct {
 func (f *Feeder) Floor() uint64 { return f.floor.Load() }
 
 // NewFeeder returns a feeder of ix from db's export queue.
-func NewFeeder(db *percolator.DB, ix *Index, opt FeederOptions) *Feeder {
+func NewFeeder(db *percolator.DB, ix *serving.Index, opt FeederOptions) *Feeder {
 	if opt.Poll <= 0 {
 		opt.Poll = 25 * time.Millisecond
 	}
@@ -283,7 +284,7 @@ func (f *Feeder) feed(ctx context.Context) error {
 			return nil
 		case errors.Is(err, errLeaseLost) || errors.Is(err, errFenced):
 			return err
-		case errors.Is(err, ErrIndexBroken) || errors.Is(err, diskspace.ErrFull):
+		case errors.Is(err, serving.ErrIndexBroken) || errors.Is(err, diskspace.ErrFull):
 			// Not to be retried: the process stops, says why, and is
 			// restarted once space is freed.
 			return err
@@ -396,7 +397,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	var (
 		batch   []queued
 		bad     []string
-		updates []Update
+		updates []serving.Update
 		had     = make(map[string]Searchable) // what the table says the index has, by row
 		oldest  string                        // the first entry the look read
 		read    int                           // entries the look read
@@ -460,7 +461,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 				continue
 			}
 			keep = append(keep, q)
-			updates = append(updates, Update{Export: q.e, Prev: have.Fetched})
+			updates = append(updates, serving.Update{Export: q.e, Prev: have.Fetched})
 		}
 		batch = keep
 		return nil
@@ -526,7 +527,7 @@ func (f *Feeder) raiseFloor(v uint64) {
 // column): the updates applied, and known, which the index had already.
 // had holds what the column said before. A batch entry without a queue
 // row (a backfill's) has nothing to delete.
-func (f *Feeder) record(ctx context.Context, batch []queued, bad []string, updates []Update, had map[string]Searchable, known []Applied) error {
+func (f *Feeder) record(ctx context.Context, batch []queued, bad []string, updates []serving.Update, had map[string]Searchable, known []serving.Applied) error {
 	if f.holder != "" {
 		// Apply and record only while we hold the lease, and finish
 		// recording before it lapses.

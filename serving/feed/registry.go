@@ -1,4 +1,4 @@
-package serving
+package feed
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -199,8 +200,8 @@ func (f *Feeder) backfill(ctx context.Context) error {
 		}
 		var (
 			batch   []queued
-			updates []Update
-			known   []Applied // what the index copy has already (built from the table)
+			updates []serving.Update
+			known   []serving.Applied // what the index copy has already (built from the table)
 			row     string
 			cells   = make(map[string][]byte)
 			bad     error
@@ -240,14 +241,14 @@ func (f *Feeder) backfill(ctx context.Context) error {
 			if e.Op == webtable.OpUpsert && in && cur >= v || e.Op == webtable.OpDelete && !in {
 				// The copy has it (a new directory's index is built from
 				// the table): recorded, not applied again.
-				a := Applied{URL: e.URL, Row: row, Op: e.Op, Version: v, IndexedAt: time.Now().UTC()}
+				a := serving.Applied{URL: e.URL, Row: row, Op: e.Op, Version: v, IndexedAt: time.Now().UTC()}
 				if e.Doc != nil {
 					a.FetchedAt = e.Doc.FetchedAt
 				}
 				known = append(known, a)
 				return
 			}
-			updates = append(updates, Update{Export: e, Prev: prev})
+			updates = append(updates, serving.Update{Export: e, Prev: prev})
 		}
 		// A batch at a time: the scan stops when one is full, records
 		// it, and goes on at the row it stopped at.

@@ -1,4 +1,4 @@
-package serving
+package feed
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -25,13 +26,13 @@ import (
 // records it), and the feeder applies it next, or it began before the
 // index was registered and the backfill applies it. It reads the whole table in
 // one snapshot, as Rebuild does.
-func catchUp(ctx context.Context, db *percolator.DB, ix *Index, served string, batch int) (int, error) {
+func catchUp(ctx context.Context, db *percolator.DB, ix *serving.Index, served string, batch int) (int, error) {
 	type want struct {
 		row string
 		s   Searchable
 		had bool // the index copy has a document for row
 	}
-	var updates []Update
+	var updates []serving.Update
 	err := db.View(ctx, func(tx *percolator.Tx) error {
 		updates = updates[:0]
 		var (
@@ -65,7 +66,7 @@ func catchUp(ctx context.Context, db *percolator.DB, ix *Index, served string, b
 		}
 		for _, w := range stale {
 			if w.s.Fetched.IsZero() { // a delete
-				updates = append(updates, Update{Export: webtable.Export{Op: webtable.OpDelete, Version: w.s.Version, Row: w.row}})
+				updates = append(updates, serving.Update{Export: webtable.Export{Op: webtable.OpDelete, Version: w.s.Version, Row: w.row}})
 				continue
 			}
 			ver, err := tx.Get(ctx, w.row, webtable.ExportVer)
@@ -84,7 +85,7 @@ func catchUp(ctx context.Context, db *percolator.DB, ix *Index, served string, b
 				continue // unexported since; the delete is queued
 			}
 			// Not new content: its latency was counted when it was fed.
-			updates = append(updates, Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: w.s.Version, Row: w.row, URL: d.URL, Doc: &d}, Prev: d.FetchedAt})
+			updates = append(updates, serving.Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: w.s.Version, Row: w.row, URL: d.URL, Doc: &d}, Prev: d.FetchedAt})
 		}
 		return nil
 	})

@@ -1,4 +1,4 @@
-package serving
+package feed
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/caffeine-go/caffeine/percolator/bigtable"
 	"github.com/caffeine-go/caffeine/percolator/bigtable/emulator"
 	"github.com/caffeine-go/caffeine/percolator/percolatortest"
+	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -74,7 +75,7 @@ func (m *mortal) Close() error { return nil }
 type process struct {
 	st     *mortal
 	db     *percolator.DB
-	ix     *Index
+	ix     *serving.Index
 	f      *Feeder
 	cancel context.CancelFunc
 	done   chan struct{} // closed when Run returned, with err
@@ -146,7 +147,7 @@ func (c *cluster) start(name string, opt FeederOptions) *process {
 	if p.db, err = percolator.Open(bg, p.st, c.opt); err != nil {
 		t.Fatal(err)
 	}
-	p.ix, err = OpenIndex(filepath.Join(t.TempDir(), "index"), Options{OnApply: func([]Applied) {
+	p.ix, err = serving.OpenIndex(filepath.Join(t.TempDir(), "index"), serving.Options{OnApply: func([]serving.Applied) {
 		c.mu.Lock()
 		c.events = append(c.events, i)
 		c.mu.Unlock()
@@ -207,7 +208,7 @@ func (c *cluster) holder(not *process) *process {
 }
 
 // count returns the documents in ix.
-func count(t *testing.T, ix *Index) int {
+func count(t *testing.T, ix *serving.Index) int {
 	t.Helper()
 	n, err := ix.Count()
 	if err != nil {
@@ -409,13 +410,13 @@ func TestFeederRestartTrustsItsIndex(t *testing.T) {
 	a.stop(t)
 	// A document lost behind the feeder's back shows whether a takeover
 	// caught up from the table.
-	if _, err := a.ix.Apply([]Update{{Export: webtable.Export{Op: webtable.OpDelete, Version: 1, Row: "com.example/p000"}}}); err != nil {
+	if _, err := a.ix.Apply([]serving.Update{{Export: webtable.Export{Op: webtable.OpDelete, Version: 1, Row: "com.example/p000"}}}); err != nil {
 		t.Fatal(err)
 	}
-	restart := func(ix *Index) {
+	restart := func(ix *serving.Index) {
 		t.Helper()
 		fed := func() string { // set once the takeover is done
-			v, err := ix.bi.GetInternal([]byte(fedByKey))
+			v, err := ix.Internal(fedByKey)
 			if err != nil {
 				t.Fatal(err)
 			}

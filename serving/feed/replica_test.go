@@ -1,4 +1,4 @@
-package serving
+package feed
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/percolatortest"
+	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -61,7 +62,7 @@ func feederOf(t *testing.T, ps ...*process) *process {
 
 // versions returns the version of each page row numbered first..first+n-1
 // in ix, 0 for a missing one.
-func versions(t *testing.T, ix *Index, first, n int) []uint64 {
+func versions(t *testing.T, ix *serving.Index, first, n int) []uint64 {
 	t.Helper()
 	var vs []uint64
 	for i := first; i < first+n; i++ {
@@ -228,10 +229,10 @@ func TestReplicaBackfillTrustsBuiltCopy(t *testing.T) {
 	waitFor(t, func() bool { return count(t, m.ix) == 5 })
 	r := c.start("r2", testLease)
 	waitFor(t, func() bool { return r.f.IndexState() == webtable.IndexBackfilling })
-	var built []Update
+	var built []serving.Update
 	for i, v := range versions(t, m.ix, 0, 5) {
 		e := upsert(v, fmt.Sprintf("com.example/p%03d", i), fmt.Sprintf("http://example.com/p%03d", i), "Page", "first common", 1)
-		built = append(built, Update{Export: e, Prev: e.Doc.FetchedAt})
+		built = append(built, serving.Update{Export: e, Prev: e.Doc.FetchedAt})
 	}
 	if _, err := r.ix.Apply(built); err != nil {
 		t.Fatal(err)

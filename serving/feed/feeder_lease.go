@@ -1,4 +1,4 @@
-package serving
+package feed
 
 import (
 	"context"
@@ -162,14 +162,14 @@ func (f *Feeder) takeOver(ctx context.Context) error {
 	f.cursor = 0
 	f.floor.Store(0)
 	// Nobody fed the index since this copy did (a restart): it is whole.
-	if fed, err := f.ix.bi.GetInternal([]byte(fedByKey)); err != nil || prev == "" || string(fed) != prev {
+	if fed, err := f.ix.Internal(fedByKey); err != nil || prev == "" || string(fed) != prev {
 		n, err := catchUp(ctx, f.db, f.ix, f.q.Served, f.opt.Batch)
 		if err != nil {
 			return err
 		}
 		f.opt.Logger.Info("serving: caught the index up with the table", "index", f.opt.Name, "documents", n)
 	}
-	if err := f.ix.bi.SetInternal([]byte(fedByKey), []byte(id)); err != nil {
+	if err := f.ix.SetInternal(fedByKey, []byte(id)); err != nil {
 		return fmt.Errorf("serving: take the feed over: %w", err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package serving
+package feed
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/caffeine-go/caffeine/internal/budget"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/percolatortest"
+	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -128,7 +129,7 @@ func drain(t *testing.T, f *Feeder) int {
 func TestFeederOrder(t *testing.T) {
 	db := openDB(t)
 	dir := filepath.Join(t.TempDir(), "index")
-	ix, err := OpenIndex(dir, Options{})
+	ix, err := serving.OpenIndex(dir, serving.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestFeederOrder(t *testing.T) {
 
 	// Reopen the index: the table still knows what it has.
 	ix.Close()
-	if ix, err = OpenIndex(dir, Options{}); err != nil {
+	if ix, err = serving.OpenIndex(dir, serving.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
@@ -195,7 +196,7 @@ func TestFeederOrder(t *testing.T) {
 func TestRebuild(t *testing.T) {
 	db := openDB(t)
 	dir := filepath.Join(t.TempDir(), "index")
-	ix, err := OpenIndex(dir, Options{})
+	ix, err := serving.OpenIndex(dir, serving.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestRebuild(t *testing.T) {
 	enqueue(t, db, upsert(200, "com.example/04", "http://example.com/04", "T", "changed common", 1))
 	ix.Close()
 
-	ix, err = Rebuild(bg, db, dir, Options{})
+	ix, err = Rebuild(bg, db, dir, serving.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,9 +447,9 @@ func TestFeederHoldsUpdatesWithoutNewContent(t *testing.T) {
 	db := openDB(t)
 	var (
 		mu     sync.Mutex
-		writes []Applied
+		writes []serving.Applied
 	)
-	ix, err := OpenIndex(filepath.Join(t.TempDir(), "index"), Options{OnApply: func(a []Applied) {
+	ix, err := serving.OpenIndex(filepath.Join(t.TempDir(), "index"), serving.Options{OnApply: func(a []serving.Applied) {
 		mu.Lock()
 		writes = append(writes, a...)
 		mu.Unlock()
@@ -457,7 +458,7 @@ func TestFeederHoldsUpdatesWithoutNewContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
-	written := func() []Applied {
+	written := func() []serving.Applied {
 		mu.Lock()
 		defer mu.Unlock()
 		w := writes
@@ -537,9 +538,9 @@ func TestFeederGathersBursts(t *testing.T) {
 	db := openDB(t)
 	var (
 		mu      sync.Mutex
-		batches [][]Applied
+		batches [][]serving.Applied
 	)
-	ix, err := OpenIndex(filepath.Join(t.TempDir(), "index"), Options{OnApply: func(a []Applied) {
+	ix, err := serving.OpenIndex(filepath.Join(t.TempDir(), "index"), serving.Options{OnApply: func(a []serving.Applied) {
 		mu.Lock()
 		batches = append(batches, a)
 		mu.Unlock()
@@ -643,7 +644,7 @@ func TestFeederHeldComeDue(t *testing.T) {
 	go func() { done <- f.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	found := func(q string) int {
-		res, err := ix.Search(bg, Query{Q: q, N: 1})
+		res, err := ix.Search(bg, serving.Query{Q: q, N: 1})
 		if err != nil {
 			t.Fatalf("search %q: %v", q, err)
 		}
