@@ -49,7 +49,7 @@ var (
 // DefaultCrawlAhead is cmd/search's -crawl-ahead. Paced, a bulk crawl's
 // pages are searchable about a second after their fetch, where unpaced
 // they wait behind the chain's backlog, and the crawl takes somewhat
-// longer to reach idle (BENCHMARKS.md § Bulk crawl has the figures). The
+// longer to reach idle (docs/benchmarks/bulk.md § Paced or unpaced). The
 // backlog stays bounded, where an unpaced crawl of a big site lets it
 // grow without bound.
 const DefaultCrawlAhead = 512

@@ -36,7 +36,7 @@ func ExportObserver() percolator.Observer {
 // (elect-rank, then export-links for the targets it re-credits) wait
 // twice: at 5 s that was most of the handbook's time from the last
 // content to idle; at 1 s PageRank's waves after a bulk crawl each
-// became an export (BENCHMARKS.md § Bulk crawl).
+// became an export (docs/benchmarks/bulk.md § Background delay).
 const (
 	BackgroundDelay    = 3 * time.Second
 	BackgroundMaxDelay = time.Minute

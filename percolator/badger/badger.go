@@ -189,7 +189,7 @@ func cacheOptions(bo bdb.Options, cache int64) bdb.Options {
 		// written through a mapping of the whole file, so compactions at
 		// once come as a burst of heap and mapped pages. At 100,000 pages
 		// in bulk, one run each, two reached idle the sooner with the
-		// smaller peak (BENCHMARKS.md § Memory).
+		// smaller peak (docs/benchmarks/memory.md).
 		WithNumCompactors(2)
 }
 
