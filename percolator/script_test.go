@@ -172,11 +172,15 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 func (s *script) open(t *testing.T, d *datadriven.TestData) {
 	var opt percolator.Options
 	for _, a := range d.CmdArgs {
+		var cols []string
+		for _, v := range a.Vals {
+			cols = append(cols, strings.Split(v, ",")...)
+		}
 		switch a.Key {
 		case "observed":
-			opt.Observed = a.Vals
+			opt.Observed = cols
 		case "weak":
-			opt.Weak = a.Vals
+			opt.Weak = cols
 		default:
 			d.Fatalf(t, "open: unknown argument %q", a.Key)
 		}
