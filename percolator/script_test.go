@@ -50,14 +50,41 @@ import (
 // go test ./percolator -run TestScripts -rewrite regenerates the expected
 // outputs; read every change against the paper before committing it.
 func TestScripts(t *testing.T) {
+	runScripts(t, func(t *testing.T, opt percolator.Options) *percolator.DB {
+		db, _ := percolatortest.Open(t, opt)
+		return db
+	})
+}
+
+// TestScriptsShared runs the scripts on Badger with its ExclusiveStore
+// hidden, as on a table other processes can reach: every commit in two
+// phases, locks judged by the writer's heartbeat. The outputs are the same.
+func TestScriptsShared(t *testing.T) {
+	runScripts(t, func(t *testing.T, opt percolator.Options) *percolator.DB {
+		return percolatortest.OpenOn(t, percolatortest.Shared(openStore(t, t.TempDir())), opt)
+	})
+}
+
+// TestScriptsBigtable runs the scripts on the Bigtable store, on a new
+// table of the emulator each.
+func TestScriptsBigtable(t *testing.T) {
+	runScripts(t, func(t *testing.T, opt percolator.Options) *percolator.DB {
+		return percolatortest.OpenOn(t, bigtableStore(t, "script-"+strings.ReplaceAll(t.Name(), "/", "-")), opt)
+	})
+}
+
+// runScripts runs every script of testdata/script on a table that open
+// opens.
+func runScripts(t *testing.T, open func(t *testing.T, opt percolator.Options) *percolator.DB) {
 	datadriven.Walk(t, "testdata/script", func(t *testing.T, path string) {
-		s := &script{t: t, txs: map[string]*percolator.Tx{}, names: map[uint64]string{}}
+		s := &script{t: t, openDB: open, txs: map[string]*percolator.Tx{}, names: map[uint64]string{}}
 		datadriven.RunTest(t, path, s.run)
 	})
 }
 
 type script struct {
 	t         *testing.T
+	openDB    func(t *testing.T, opt percolator.Options) *percolator.DB
 	db        *percolator.DB
 	txs       map[string]*percolator.Tx
 	observers []percolator.Observer
@@ -85,7 +112,7 @@ func (s *script) run(t *testing.T, d *datadriven.TestData) string {
 		return ""
 	}
 	if s.db == nil {
-		s.db, _ = percolatortest.Open(s.t, percolator.Options{})
+		s.db = s.openDB(s.t, percolator.Options{})
 	}
 	switch d.Cmd {
 	case "begin":
@@ -185,7 +212,7 @@ func (s *script) open(t *testing.T, d *datadriven.TestData) {
 			d.Fatalf(t, "open: unknown argument %q", a.Key)
 		}
 	}
-	s.db, _ = percolatortest.Open(s.t, opt)
+	s.db = s.openDB(s.t, opt)
 }
 
 // arg returns the command's i-th positional argument.
