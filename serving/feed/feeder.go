@@ -21,10 +21,16 @@ import (
 
 // FeederOptions configure a Feeder.
 type FeederOptions struct {
-	// Poll is the longest wait between looks at an empty queue: an export
-	// committed by this process ends the wait at once (percolator.DB.Watch),
-	// so Poll is for other processes' exports. Default 25ms.
-	Poll time.Duration
+	// Poll is the first wait after a look at an empty queue: an export
+	// committed by this process ends a wait at once (percolator.DB.Watch),
+	// so the waits are for other processes' exports. Each further empty
+	// look doubles the wait, up to MaxPoll, and a look that applies
+	// something, or an export of this process, starts again from Poll: an
+	// idle feeder looks about once a MaxPoll, a busy one every Poll. On an
+	// ExclusiveStore no other process exports, and the waits go up to
+	// LagScan (the looks that find late commits). Defaults: Poll 25ms,
+	// MaxPoll 1s.
+	Poll, MaxPoll time.Duration
 	// Batch bounds the entries applied at once. Default 500.
 	Batch int
 	// BatchBytes bounds the bytes of queue entries (documents, their
@@ -110,6 +116,7 @@ type Feeder struct {
 	since uint64
 
 	applied atomic.Int64 // entries applied
+	looks   atomic.Int64 // looks at the queue
 	held    atomic.Int64 // entries left waiting by the last look (Hold)
 	queued  atomic.Int64 // entries seen by the last look
 	cursor  uint64       // the newest version applied, for quick looks
@@ -138,6 +145,10 @@ func NewFeeder(db *percolator.DB, ix *serving.Index, opt FeederOptions) *Feeder 
 	if opt.Poll <= 0 {
 		opt.Poll = 25 * time.Millisecond
 	}
+	if opt.MaxPoll <= 0 {
+		opt.MaxPoll = time.Second
+	}
+	opt.MaxPoll = max(opt.MaxPoll, opt.Poll)
 	if opt.Batch <= 0 {
 		opt.Batch = 500
 	}
@@ -243,6 +254,7 @@ func (f *Feeder) feed(ctx context.Context) error {
 	var lastFull, lastLag time.Time
 	var lastBatch time.Time // when the last look applied something
 	again := false          // the last look stopped at a full batch: go on from where it began
+	empty := 0              // looks in a row that applied nothing, not woken by an export
 	from := sinceNewest
 	for {
 		switch now := time.Now(); {
@@ -270,6 +282,7 @@ func (f *Feeder) feed(ctx context.Context) error {
 		}
 		if err == nil && n > 0 {
 			lastBatch = time.Now()
+			empty = 0
 		}
 		// The intervals count from the end of a look: a slow one is not
 		// followed by another at once.
@@ -294,10 +307,12 @@ func (f *Feeder) feed(ctx context.Context) error {
 				return nil
 			}
 		case n == 0:
-			t := time.NewTimer(f.opt.Poll)
+			t := time.NewTimer(f.idleWait(empty, lastLag))
+			empty++
 			select {
 			case <-ctx.Done():
 			case <-exported:
+				empty = 0
 				// Within Gather of the last batch, wait for the rest of
 				// the burst; after a quiet spell, apply at once.
 				if wait := f.opt.Gather - time.Since(lastBatch); f.opt.Gather > 0 && wait > 0 && ctxsleep.Sleep(ctx, wait) != nil {
@@ -308,6 +323,26 @@ func (f *Feeder) feed(ctx context.Context) error {
 			t.Stop()
 		}
 	}
+}
+
+// idleWait is the wait after the empty-th empty look in a row: Poll
+// doubled each time up to MaxPoll (LagScan on an ExclusiveStore), and no
+// later than the next look back Lag (LagScan after lastLag) or the end
+// of a Hold the looks left waiting.
+func (f *Feeder) idleWait(empty int, lastLag time.Time) time.Duration {
+	most := f.opt.MaxPoll
+	if _, ok := f.db.Store().(percolator.ExclusiveStore); ok {
+		most = max(most, f.opt.LagScan)
+	}
+	wait := most
+	if empty < 16 {
+		wait = min(f.opt.Poll<<empty, most)
+	}
+	wait = min(wait, f.opt.LagScan-time.Since(lastLag))
+	if !f.heldDue.IsZero() {
+		wait = min(wait, time.Until(f.heldDue))
+	}
+	return max(wait, f.opt.Poll)
 }
 
 // heldLooks bounds the looks back for held entries coming due to this many
@@ -374,6 +409,7 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 // new content and are younger than hold for a later look, and returns how
 // many entries it applied or dropped.
 func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (int, error) {
+	f.looks.Add(1)
 	start := f.q.Prefix
 	var bound uint64 // for a full look: the floor once it is done
 	if from == fromStart {

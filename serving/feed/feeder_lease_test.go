@@ -444,3 +444,39 @@ func TestFeederRestartTrustsItsIndex(t *testing.T) {
 		t.Fatalf("after another process fed, the index has %d documents, want 3 (caught up)", n)
 	}
 }
+
+// TestFeederIdleBacksOff: an idle feeder looks at the queue about once a
+// MaxPoll (its waits double from Poll), not every Poll, on a table
+// another process shares; an export of that other process is still
+// applied within MaxPoll of its commit, and one of its own process at
+// once.
+func TestFeederIdleBacksOff(t *testing.T) {
+	c := newCluster(t)
+	opt := testLease
+	opt.Poll, opt.MaxPoll, opt.LagScan = 10*time.Millisecond, 300*time.Millisecond, time.Second
+	p := c.start("main", opt)
+	waitFor(t, func() bool { return p.f.State() == FeederFeeding })
+	time.Sleep(200 * time.Millisecond) // past the first looks
+	before := p.f.looks.Load()
+	time.Sleep(time.Second)
+	// Polling every 10 ms would be about 100 looks; backing off: the
+	// waits of 10, 20, ... 300 ms and then 300 ms.
+	if n := p.f.looks.Load() - before; n > 8 {
+		t.Errorf("%d looks in an idle second, want at most 8", n)
+	}
+	began := time.Now()
+	c.add(0, 1, "other") // committed by the cluster's writer: another process
+	waitFor(t, func() bool { return count(t, p.ix) == 1 })
+	if took := time.Since(began); took > opt.MaxPoll+500*time.Millisecond {
+		t.Errorf("another process's export applied after %v, want within MaxPoll %v", took, opt.MaxPoll)
+	}
+	time.Sleep(time.Second)
+	began = time.Now()
+	e := upsert(0, "com.example/own", "http://example.com/own", "Page", "own", 1)
+	e.Doc.FetchedAt = time.Now().UTC()
+	enqueueNow(t, p.db, e) // this process's: Watch wakes the feeder
+	waitFor(t, func() bool { return count(t, p.ix) == 2 })
+	if took := time.Since(began); took > 150*time.Millisecond {
+		t.Errorf("this process's export applied after %v, want at once", took)
+	}
+}
