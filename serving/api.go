@@ -23,6 +23,11 @@ type Query struct {
 	Q     string // the query, Bleve query-string syntax
 	N     int    // results wanted, 1..MaxResults (0 means 10)
 	Start int    // offset of the first result
+	// Langs are the searcher's languages, best first (language tags, as
+	// a browser's Accept-Language names them): ranked searches put pages
+	// in them first, unless the query itself is clearly in another
+	// language (see searchLangs).
+	Langs []string
 }
 
 // Span is a piece of a snippet; Mark spans matched the query. Text is raw

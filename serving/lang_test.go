@@ -4,6 +4,9 @@ import (
 	"context"
 	"slices"
 	"testing"
+
+	"github.com/caffeine-go/caffeine/extract"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // TestLangField: lang:xx matches a page's primary language subtag,
@@ -36,5 +39,47 @@ func TestLangField(t *testing.T) {
 		if got, ok := langs[u]; !ok || got != l {
 			t.Errorf("%s: lang %q (found %v), want %q", u, got, ok, l)
 		}
+	}
+}
+
+// TestLangPreference: the same page in three languages; a search ranks
+// the searcher's language first (Accept-Language, best first), the
+// query's own when it is clearly of one language, and PageRank's order
+// without either.
+func TestLangPreference(t *testing.T) {
+	ix := openIndex(t)
+	page := func(v uint64, lang, pr string, rank float64) webtable.Export {
+		u := "http://example.com/" + lang + "/install.html"
+		e := upsert(v, "com.example/"+lang, u, "Installation", "installation "+pr, rank)
+		e.Doc.Lang = lang
+		return e
+	}
+	apply(t, ix, page(1, "fr", "debian", 3), page(2, "de", "debian", 2), page(3, "en", "debian", 1))
+	first := func(q Query) string {
+		t.Helper()
+		res, err := ix.Search(context.Background(), q)
+		if err != nil || len(res.Results) == 0 {
+			t.Fatalf("search %+v: %v, %d results", q, err, len(res.Results))
+		}
+		return res.Results[0].Lang
+	}
+	for _, c := range []struct {
+		langs []string
+		want  string
+	}{
+		{nil, "fr"},                     // the highest PageRank
+		{[]string{"de-DE", "en"}, "de"}, // Accept-Language: de-DE, en
+		{[]string{"en-GB"}, "en"},
+		{[]string{"*"}, "fr"},
+	} {
+		if got := first(Query{Q: "installation", N: 3, Langs: c.langs}); got != c.want {
+			t.Errorf("installation, languages %v: first result in %q, want %q", c.langs, got, c.want)
+		}
+	}
+	if l, ok := extract.DetectLang("installation et configuration du système de fichiers"); !ok || l != "fr" {
+		t.Skipf("the detector reads the French query as %q (%v)", l, ok)
+	}
+	if got := first(Query{Q: "installation et configuration du système de fichiers", N: 3, Langs: []string{"de"}}); got != "fr" {
+		t.Errorf("a French query asked with Accept-Language de: first result in %q, want fr", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/numeric"
@@ -25,6 +26,9 @@ type rankQuery struct {
 	q       query.Query
 	ranks   *ranks
 	lengths *fieldLengths // nil: Bleve's estimate of the mean field lengths
+	// langs are the searcher's languages (Query.Langs): pages in them
+	// score langBoost times as much. fullRank, the reference, has none.
+	langs []string
 }
 
 // fullRank is rankQuery reading the doc values of every hit: the
@@ -51,11 +55,15 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 	if err != nil {
 		return nil, err
 	}
+	pref, err := q.ranks.preferred(is, cols, q.langs)
+	if err != nil {
+		return nil, err
+	}
 	child, err := q.q.Searcher(ctx, r, m, opt)
 	if err != nil {
 		return nil, err
 	}
-	return &rankSearcher{child: child, cols: cols, explain: opt.Explain}, nil
+	return &rankSearcher{child: child, cols: cols, pref: pref, explain: opt.Explain}, nil
 }
 
 func (q *rankQuery) Validate() error {
@@ -75,6 +83,7 @@ type segRanks struct {
 	mu     sync.Mutex // serializes load
 	loaded atomic.Bool
 	f      []factors
+	langs  segLangs // its documents by language, as searches ask
 }
 
 // ranks keeps the factors of the segments of an index's snapshots, keyed
@@ -215,7 +224,8 @@ func (d *docValue) float() float64 {
 type rankSearcher struct {
 	child   search.Searcher
 	cols    *snapRanks
-	seg     int // the segment of the last hit
+	pref    []*roaring.Bitmap // by segment: the documents in the searcher's languages; nil for none
+	seg     int               // the segment of the last hit
 	explain bool
 }
 
@@ -228,8 +238,12 @@ func (s *rankSearcher) score(d *search.DocumentMatch) error {
 	if s.seg < 0 || n-o[s.seg] >= uint64(len(s.cols.segs[s.seg].f)) {
 		return fmt.Errorf("serving: rank: document %d outside the snapshot's segments", n)
 	}
-	f := s.cols.segs[s.seg].f[n-o[s.seg]]
+	local := n - o[s.seg]
+	f := s.cols.segs[s.seg].f[local]
 	d.Score = d.Score * f.rank * f.hub // = Score(bm25, pagerank) * HubFactor(linkDensity)
+	if s.pref != nil && s.pref[s.seg].Contains(uint32(local)) {
+		d.Score *= langBoost
+	}
 	if s.explain {
 		d.Expl = &search.Explanation{Value: d.Score, Message: "custom_score function result"}
 	}

@@ -128,7 +128,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) (*bleve.SearchResult, error) {
 	var req *bleve.SearchRequest
 	if ranked {
-		req = bleve.NewSearchRequestOptions(&rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths}, q.N, q.Start, false)
+		req = bleve.NewSearchRequestOptions(&rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: searchLangs(q)}, q.N, q.Start, false)
 	} else {
 		req = bleve.NewSearchRequestOptions(pq, q.N, q.Start, false)
 		req.Score = "none"

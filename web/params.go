@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/caffeine-go/caffeine/serving"
+	"golang.org/x/text/language"
 )
 
 // Defaults and limits of query parameters.
@@ -47,7 +48,26 @@ func queryParams(r *http.Request) (serving.Query, error) {
 	if q.Start, err = intParam(r, "start", 0, 0, serving.MaxStart); err != nil {
 		return q, err
 	}
+	q.Langs = acceptLanguages(r.Header.Get("Accept-Language"))
 	return q, nil
+}
+
+// acceptLanguages returns the languages of an Accept-Language header,
+// best first; none for a header that does not parse (it only orders
+// results, so a bad one is no error).
+func acceptLanguages(h string) []string {
+	if h == "" || len(h) > 512 {
+		return nil
+	}
+	tags, _, err := language.ParseAcceptLanguage(h)
+	if err != nil {
+		return nil
+	}
+	langs := make([]string, 0, len(tags))
+	for _, t := range tags {
+		langs = append(langs, t.String())
+	}
+	return langs
 }
 
 // urlParam reads the url parameter of /doc.
