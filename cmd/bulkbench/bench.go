@@ -342,6 +342,11 @@ type Result struct {
 	// HWMMB is the child's peak resident set (VmHWM) as it exits, MB;
 	// zero where there is no /proc.
 	HWMMB float64 `json:"vm_hwm_mb,omitempty"`
+	// The cost breakdown (modes that index): the links once idle, each
+	// observer's transactions and the store's operations until idle.
+	Links     int64          `json:"links,omitempty"`
+	Observers []ObserverCost `json:"observer_costs,omitempty"`
+	Store     StoreOps       `json:"store_ops,omitzero"`
 	// Filled in by the parent from the child's rusage.
 	CPUSeconds float64 `json:"-"`
 	PeakRSSMB  float64 `json:"-"`
@@ -405,6 +410,9 @@ func printTable(w io.Writer, rs []Result) {
 			line += " (peak RSS includes them)"
 		}
 		fmt.Fprintln(w, line)
+	}
+	for _, r := range rs {
+		printCosts(w, r)
 	}
 }
 
