@@ -35,14 +35,24 @@
 // ever changes) and its pages born on 2020-01-01 (their Last-Modified: the
 // crawler's first revisit interval is the longest, so nothing comes due
 // again before idle), so that "crawled and indexed to idle" is reached
-// and runs compare. Per mode it prints pages fetched, seconds to idle,
+// and runs compare. With -links L the fixture is instead the link-dense
+// profile of a generated API reference: L links a page besides the next
+// page, up to 30% of them (each hub once a page) to N/200 hub and index
+// pages with a Zipf skew, the rest within one big section (docs/benchmarks/links.md).
+// Per mode it prints pages fetched, seconds to idle,
 // seconds until the last new content was searchable (the rest is
 // background work: anchors, PageRank), pages/s, CPU-ms a page, export runs
 // a page (every export observer: export, export-rank, export-links), Bleve
 // document writes a page (index updates and deletes applied),
 // crawl→searchable p50/p90/p99 of new content, peak RSS and the data
 // directory's size on disk once idle (table and serving index, blocks
-// allocated, as du counts them). With -searches N the engine then answers
+// allocated, as du counts them). After the table, each indexing run gets
+// a cost breakdown, a page and a link (links: the entries of every
+// links:out cell once idle): each observer's runs, commits, conflicts and
+// run time, the transactions, Badger's operations until idle (its
+// badger_* counters: gets, puts, iterators, bytes written, bytes flushed
+// to L0 and written by compactions), export runs, Bleve writes and CPU.
+// With -searches N the engine then answers
 // N one-word queries (words of the indexed titles; on the fixture, the
 // words of its body text, changingweb.Vocabulary, as its titles have two
 // words only, which every page has) from -clients clients through the
