@@ -149,15 +149,27 @@ func costRows(r Result) []costRow {
 	return rows
 }
 
-// printCosts prints r's cost breakdown after its run (modes that index).
+// printCosts prints r's cost breakdown after its run (modes that index):
+// a line an observer that ran, then the totals.
 func printCosts(w io.Writer, r Result) {
 	if len(r.Observers) == 0 {
 		return
 	}
+	rows := costRows(r)
 	fmt.Fprintf(w, "\n%s: cost breakdown, %d pages, %d links (%.1f a page)\n\n", r.Mode, r.Pages, r.Links, perOf(float64(r.Links), float64(r.Pages)))
+	fmt.Fprintln(w, "| observer | runs | runs a page | commits a page | conflicts a page | run ms a page | run ms a link |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for i, o := range r.Observers {
+		if o.Runs == 0 {
+			continue
+		}
+		runs, commits, conflicts, ms := rows[4*i], rows[4*i+1], rows[4*i+2], rows[4*i+3]
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s |\n", o.Name, o.Runs, num(runs.Page), num(commits.Page), num(conflicts.Page), num(ms.Page), num(ms.Link))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| what | total | a page | a link |")
 	fmt.Fprintln(w, "|---|---|---|---|")
-	for _, c := range costRows(r) {
+	for _, c := range rows[4*len(r.Observers):] {
 		unit := ""
 		if c.Unit != "" {
 			unit = " " + c.Unit

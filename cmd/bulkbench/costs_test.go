@@ -46,7 +46,8 @@ func TestCostRows(t *testing.T) {
 
 	var b bytes.Buffer
 	printCosts(&b, r)
-	if out := b.String(); !strings.Contains(out, "200 pages, 8000 links (40.0 a page)") || !strings.Contains(out, "| CPU | 4000 ms | 20 | 0.5 |") {
+	if out := b.String(); !strings.Contains(out, "200 pages, 8000 links (40.0 a page)") || !strings.Contains(out, "| CPU | 4000 ms | 20 | 0.5 |") ||
+		!strings.Contains(out, "| links | 400 | 2 | 1.90 | 0.1 | 10 | 0.25 |") {
 		t.Errorf("printCosts:\n%s", out)
 	}
 }
