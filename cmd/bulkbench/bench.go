@@ -119,12 +119,29 @@ func fixtureSeeds(list string) []string {
 var fixtureBorn = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // newFixture returns the changing-web fixture of n pages, frozen: no page
-// ever changes (negative rates), with the fixture's default link structure
-// (changingweb.DefaultLinksPerPage links a page besides the next page) and
-// n/50 duplicates, as cmd/freshness -web serves it by default.
-func newFixture(n int) (*changingweb.Web, error) {
-	return changingweb.New(changingweb.Options{Pages: n, HotFraction: -1, HotRate: -1, ColdRate: -1,
-		Duplicates: n / 50, Seed: 1, Born: fixtureBorn})
+// ever changes (negative rates), with n/50 duplicates, as cmd/freshness
+// -web serves it by default. With links 0 it has the fixture's default
+// link structure (changingweb.DefaultLinksPerPage links a page besides the
+// next page, in sections of changingweb.SectionSize); with links > 0 it is
+// the link-dense profile of a generated API reference (fixtureOptions).
+func newFixture(n, links int) (*changingweb.Web, error) {
+	return changingweb.New(fixtureOptions(n, links))
+}
+
+// fixtureOptions are newFixture's options. The link-dense profile (links
+// > 0) gives every page links links besides the next page, a share of
+// them (changingweb.DefaultHubShare) to n/200 hub and index pages (at
+// least 2) with a Zipf skew, the rest mostly within one big section: one
+// host, one section, as Doxygen's or qdoc's output.
+func fixtureOptions(n, links int) changingweb.Options {
+	opt := changingweb.Options{Pages: n, HotFraction: -1, HotRate: -1, ColdRate: -1,
+		Duplicates: n / 50, Seed: 1, Born: fixtureBorn}
+	if links > 0 {
+		opt.LinksPerPage = links
+		opt.Hubs = min(max(2, n/200), n-n/50-1)
+		opt.Section = n
+	}
+	return opt
 }
 
 // bench runs the modes, each in a child process, against the corpus
@@ -132,6 +149,7 @@ func newFixture(n int) (*changingweb.Web, error) {
 type bench struct {
 	corpus       string
 	fixture      int      // pages of the changing-web fixture, served instead of corpus
+	links        int      // -links: the fixture's link-dense profile, links a page (0: its default)
 	hostile      int      // large pages of each kind of the hostile site, served instead of corpus
 	seeds        []string // paths under the corpus or on the fixture
 	parallel     int
@@ -160,7 +178,7 @@ func (b *bench) run(ctx context.Context, modes []string, runs int) ([]Result, er
 	}
 	var h http.Handler = http.FileServer(http.Dir(b.corpus))
 	if b.fixture > 0 {
-		w, err := newFixture(b.fixture)
+		w, err := newFixture(b.fixture, b.links)
 		if err != nil {
 			ln.Close()
 			return nil, err
@@ -342,6 +360,11 @@ type Result struct {
 	// HWMMB is the child's peak resident set (VmHWM) as it exits, MB;
 	// zero where there is no /proc.
 	HWMMB float64 `json:"vm_hwm_mb,omitempty"`
+	// The cost breakdown (modes that index): the links once idle, each
+	// observer's transactions and the store's operations until idle.
+	Links     int64          `json:"links,omitempty"`
+	Observers []ObserverCost `json:"observer_costs,omitempty"`
+	Store     StoreOps       `json:"store_ops,omitzero"`
 	// Filled in by the parent from the child's rusage.
 	CPUSeconds float64 `json:"-"`
 	PeakRSSMB  float64 `json:"-"`
@@ -405,6 +428,9 @@ func printTable(w io.Writer, rs []Result) {
 			line += " (peak RSS includes them)"
 		}
 		fmt.Fprintln(w, line)
+	}
+	for _, r := range rs {
+		printCosts(w, r)
 	}
 }
 

@@ -162,10 +162,14 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string
 	// table flattened), which the lines of idle and of the searches below
 	// precede: a run stopped then has its figures all the same.
 	defer reportProgress(e, began, progressEvery, progressOut)()
+	ops0 := storeOps()
 	waited := e.WaitIdle(ctx)
 	took := time.Since(began)
+	ops := storeOps().sub(ops0)
 	r := Result{Mode: mode, Seconds: took.Seconds(), CrawlSeconds: time.Duration(crawled.Load()).Seconds(), Pages: e.Crawler.Stats().Fetched,
 		BleveWrites: writes.Load(), BleveBatches: batches.Load(), ContentSeconds: time.Duration(lastContent.Load()).Seconds(), ObserverRuns: make(map[string]int64), ObserverEmpty: make(map[string]int64)}
+	r.Store = ops
+	r.Observers = observerCosts(e.Worker.Stats())
 	for _, o := range e.Worker.Stats() {
 		r.ObserverRuns[o.Name] = o.Runs
 		r.ObserverEmpty[o.Name] = o.Empty
@@ -174,6 +178,13 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string
 		}
 	}
 	r.RSSAnonMB, r.RSSFileMB = residentSet()
+	if waited == nil {
+		if r.Links, err = countLinks(ctx, e); err != nil {
+			cancel()
+			<-done
+			return Result{}, err
+		}
+	}
 	r.DiskBytes, err = diskUsage(dir)
 	if err != nil {
 		cancel()

@@ -3,7 +3,7 @@
 // by side with the bare crawler on the same corpus in the same run.
 //
 //	bulkbench -corpus DIR [-seeds PATH[,PATH...]] [-parallel 8] [-runs 1] [-cache-mb 384] [-crawl-ahead N] [-verify]
-//	bulkbench -fixture N [-modes crawl,engine,bulk] [-searches N] [-max-pages M] [-progress 30s] [-cpuprofile DIR [-profile-every 300s]] [-verify]
+//	bulkbench -fixture N [-links L] [-modes crawl,engine,bulk] [-searches N] [-max-pages M] [-progress 30s] [-cpuprofile DIR [-profile-every 300s]] [-verify]
 //	bulkbench -reopen DIR -searches N [-clients 8] [-fixture N]
 //	bulkbench -hostile N [-modes engine] [-cache-mb 384]
 //
@@ -35,14 +35,24 @@
 // ever changes) and its pages born on 2020-01-01 (their Last-Modified: the
 // crawler's first revisit interval is the longest, so nothing comes due
 // again before idle), so that "crawled and indexed to idle" is reached
-// and runs compare. Per mode it prints pages fetched, seconds to idle,
+// and runs compare. With -links L the fixture is instead the link-dense
+// profile of a generated API reference: L links a page besides the next
+// page, up to 30% of them (each hub once a page) to N/200 hub and index
+// pages with a Zipf skew, the rest within one big section (docs/benchmarks/links.md).
+// Per mode it prints pages fetched, seconds to idle,
 // seconds until the last new content was searchable (the rest is
 // background work: anchors, PageRank), pages/s, CPU-ms a page, export runs
 // a page (every export observer: export, export-links), Bleve
 // document writes a page (index updates and deletes applied),
 // crawl→searchable p50/p90/p99 of new content, peak RSS and the data
 // directory's size on disk once idle (table and serving index, blocks
-// allocated, as du counts them). With -searches N the engine then answers
+// allocated, as du counts them). After the table, each indexing run gets
+// a cost breakdown, a page and a link (links: the entries of every
+// links:out cell once idle): each observer's runs, commits, conflicts and
+// run time, the transactions, Badger's operations until idle (its
+// badger_* counters: gets, puts, iterators, bytes written, bytes flushed
+// to L0 and written by compactions), export runs, Bleve writes and CPU.
+// With -searches N the engine then answers
 // N one-word queries (words of the indexed titles; on the fixture, the
 // words of its body text, changingweb.Vocabulary, as its titles have two
 // words only, which every page has) from -clients clients through the
@@ -119,6 +129,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var (
 		dir      = fs.String("corpus", "", "corpus `directory` to serve and crawl (or -fixture)")
 		fixture  = fs.Int("fixture", 0, "serve and crawl the changing-web fixture with this many `pages`, frozen, instead of -corpus")
+		links    = fs.Int("links", 0, "with -fixture: the link-dense profile of a generated API reference, with this many `links` a page (skewed to n/200 hub pages, one big section); 0: the fixture's default of few links")
 		hostileN = fs.Int("hostile", 0, "serve and crawl the hostile site (internal/hostile) with this many `pages` of each kind, 12 MiB each, instead of -corpus: to measure the memory budget")
 		seeds    = fs.String("seeds", "", "comma-separated seed `paths` under the corpus (default: index.html, else every */index.html) or on the fixture (default: its root)")
 		parallel = fs.Int("parallel", 8, "concurrent requests to the corpus's host")
@@ -164,6 +175,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if *links < 0 || *links > 0 && *fixture == 0 {
+		fmt.Fprintln(stderr, "bulkbench: -links L takes -fixture N and L > 0")
+		fs.Usage()
+		return 2
+	}
 	if fs.NArg() > 0 || *runs < 1 || *parallel < 1 || *ahead < 0 || *progress < 0 || *maxPages < 0 || *every < 0 || (*every > 0 && *profile == "") {
 		fs.Usage()
 		return 2
@@ -173,7 +189,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "bulkbench:", err)
 		return 2
 	}
-	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, hostile: *hostileN, parallel: *parallel, verify: *verify, keep: *keep, reopen: *reopen, profile: *profile, profileEvery: *every, ahead: *ahead, progress: *progress, maxPages: *maxPages, stderr: stderr}
+	b := bench{cacheMB: mem.MB, searches: *searches, clients: max(*clients, 1), corpus: *dir, fixture: *fixture, links: *links, hostile: *hostileN, parallel: *parallel, verify: *verify, keep: *keep, reopen: *reopen, profile: *profile, profileEvery: *every, ahead: *ahead, progress: *progress, maxPages: *maxPages, stderr: stderr}
 	switch {
 	case *reopen != "": // nothing to crawl
 	case *fixture > 0, *hostileN > 0:

@@ -255,7 +255,7 @@ func TestReopenSearches(t *testing.T) {
 // The fixture is frozen: a page's content and Last-Modified do not move,
 // and Last-Modified is old enough that the first revisit is the longest.
 func TestFixtureFrozen(t *testing.T) {
-	w, err := newFixture(100)
+	w, err := newFixture(100, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

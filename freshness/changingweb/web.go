@@ -24,6 +24,7 @@ const (
 	DefaultColdRate     = 0.002 // a change every 500 s
 	DefaultLinksPerPage = 5
 	DefaultWords        = 40
+	DefaultHubShare     = 0.3
 
 	// SectionSize is how many pages share a directory: page N is in
 	// section N / SectionSize, at /sSECTION/N.html, as a big site's pages
@@ -55,6 +56,19 @@ type Options struct {
 	// average, to its own section. Default DefaultLinksPerPage; negative
 	// means none.
 	LinksPerPage int
+	// Hubs is how many pages (the first ones, after page 0) are hub and
+	// index pages, as a generated API reference's class lists and
+	// namespace indexes: HubShare of every page's LinksPerPage links go to
+	// them, skewed (a Zipf law: hub 1 takes the most), and each hub links
+	// to LinksPerPage pages of its own stretch of the site. Default none.
+	Hubs int
+	// HubShare is the share of a page's links that go to hubs when Hubs >
+	// 0. Default DefaultHubShare.
+	HubShare float64
+	// Section is how many pages share a section, the neighbourhood most
+	// links stay in (the directory stays /sN/ of SectionSize pages).
+	// Default SectionSize; Pages makes one host with one big section.
+	Section int
 	// Words is the length of a page version's body text in words. Default
 	// DefaultWords.
 	Words int
@@ -116,6 +130,12 @@ func New(opt Options) (*Web, error) {
 	if opt.LinksPerPage == 0 {
 		opt.LinksPerPage = DefaultLinksPerPage
 	}
+	if opt.HubShare <= 0 {
+		opt.HubShare = DefaultHubShare
+	}
+	if opt.Section <= 0 {
+		opt.Section = SectionSize
+	}
 	if opt.Words <= 0 {
 		opt.Words = DefaultWords
 	}
@@ -133,6 +153,10 @@ func New(opt Options) (*Web, error) {
 		return nil, fmt.Errorf("%w: %d pages", ErrInvalidOptions, opt.Pages)
 	case opt.Duplicates < 0 || opt.Duplicates >= opt.Pages:
 		return nil, fmt.Errorf("%w: %d duplicates of %d pages", ErrInvalidOptions, opt.Duplicates, opt.Pages)
+	case opt.Hubs < 0 || opt.Hubs >= opt.Pages-opt.Duplicates:
+		return nil, fmt.Errorf("%w: %d hubs of %d pages", ErrInvalidOptions, opt.Hubs, opt.Pages)
+	case opt.HubShare > 1:
+		return nil, fmt.Errorf("%w: hub share %v > 1", ErrInvalidOptions, opt.HubShare)
 	case opt.HotFraction > 1:
 		return nil, fmt.Errorf("%w: hot fraction %v > 1", ErrInvalidOptions, opt.HotFraction)
 	}
@@ -178,15 +202,27 @@ func New(opt Options) (*Web, error) {
 	// original's bytes, links included), each to the next page and to
 	// LinksPerPage others, most in its own section, without repeats or
 	// self-links.
+	var zipf *rand.Zipf
+	if opt.Hubs > 0 {
+		zipf = rand.NewZipf(rng, 1.1, 1, uint64(opt.Hubs-1))
+	}
 	for p := range originals {
 		out := []int{(p + 1) % n}
 		seen := map[int]bool{p: true, out[0]: true}
-		lo := p / SectionSize * SectionSize
-		size := min(lo+SectionSize, n) - lo
-		for k := 0; k < opt.LinksPerPage && len(seen) < n; {
+		lo := p / opt.Section * opt.Section
+		size := min(lo+opt.Section, n) - lo
+		if p >= 1 && p <= opt.Hubs {
+			// A hub indexes its stretch of the site.
+			lo = (p - 1) * n / opt.Hubs
+			size = max(n/opt.Hubs, 1)
+		}
+		for k, tries := 0, 0; k < opt.LinksPerPage && len(seen) < n && tries < 100*opt.LinksPerPage; tries++ {
 			t := rng.IntN(n)
-			if size > 2*opt.LinksPerPage && rng.Float64() < localLinks {
-				t = lo + rng.IntN(size)
+			switch {
+			case zipf != nil && rng.Float64() < opt.HubShare:
+				t = 1 + int(zipf.Uint64())
+			case size > 2*opt.LinksPerPage && rng.Float64() < localLinks:
+				t = lo + rng.IntN(size)%(n-lo)
 			}
 			if seen[t] {
 				continue
