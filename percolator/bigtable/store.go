@@ -45,6 +45,7 @@ import (
 
 	"cloud.google.com/go/bigtable"
 	"google.golang.org/api/option"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -83,6 +84,7 @@ type Store struct {
 	admin  *bigtable.AdminClient
 	tbl    *bigtable.Table
 	index  *groupIndex
+	conn   *grpc.ClientConn // the emulator connection of sizeOptions, or nil
 
 	mu     sync.Mutex
 	groups map[string]bool // families mirrored in the group index
@@ -99,16 +101,26 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Project == "" || cfg.Instance == "" || cfg.Table == "" {
 		return nil, fmt.Errorf("bigtable: project, instance and table are required (got %q/%q/%q)", cfg.Project, cfg.Instance, cfg.Table)
 	}
-	client, err := bigtable.NewClientWithConfig(ctx, cfg.Project, cfg.Instance, bigtable.ClientConfig{AppProfile: cfg.AppProfile}, cfg.Options...)
+	opts, conn, err := sizeOptions()
 	if err != nil {
+		return nil, err
+	}
+	client, err := bigtable.NewClientWithConfig(ctx, cfg.Project, cfg.Instance, bigtable.ClientConfig{AppProfile: cfg.AppProfile}, append(opts, cfg.Options...)...)
+	if err != nil {
+		if conn != nil {
+			conn.Close()
+		}
 		return nil, fmt.Errorf("bigtable: client: %w", err)
 	}
 	admin, err := bigtable.NewAdminClient(ctx, cfg.Project, cfg.Instance, cfg.Options...)
 	if err != nil {
 		client.Close()
+		if conn != nil {
+			conn.Close()
+		}
 		return nil, fmt.Errorf("bigtable: admin client: %w", err)
 	}
-	s := &Store{cfg: cfg, client: client, admin: admin, tbl: client.Open(cfg.Table), groups: make(map[string]bool)}
+	s := &Store{cfg: cfg, client: client, admin: admin, conn: conn, tbl: client.Open(cfg.Table), groups: make(map[string]bool)}
 	s.index = &groupIndex{s: s, tbl: client.Open(indexTable(cfg.Table))}
 	for _, t := range []string{cfg.Table, indexTable(cfg.Table)} {
 		if err := s.createTable(ctx, t); err != nil {
@@ -201,6 +213,11 @@ func (s *Store) Close() error {
 	// it for both.
 	if aerr := s.admin.Close(); status.Code(aerr) != codes.Canceled {
 		err = errors.Join(err, aerr)
+	}
+	if s.conn != nil {
+		// Closed by the data client already unless the caller passed a
+		// connection of its own.
+		s.conn.Close()
 	}
 	return err
 }
