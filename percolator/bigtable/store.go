@@ -39,6 +39,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,11 @@ type Config struct {
 	// pre-dialed connection). With BIGTABLE_EMULATOR_HOST set, the clients
 	// talk to the emulator there without credentials.
 	Options []option.ClientOption
+	// Timestamps, if set, is where the DBs opened on the store take their
+	// timestamps (an oracle server's percolator.OracleClient) instead of
+	// the table's oracle row. The store closes it if it has a Close
+	// method.
+	Timestamps percolator.TimestampSource
 }
 
 // DefaultIndexGroups indexes Percolator's notify group only. Its lock
@@ -93,7 +99,7 @@ type Store struct {
 	calls      calls
 }
 
-var _ percolator.Store = (*Store)(nil)
+var _ percolator.TimestampStore = (*Store)(nil)
 
 // Open connects to the table of cfg, creating it if it does not exist. The
 // caller calls EnsureFamilies before using it, as with any store.
@@ -206,9 +212,15 @@ func (s *Store) grouped(fam string) bool {
 	return s.groups[fam]
 }
 
+// Timestamps implements percolator.TimestampStore: Config.Timestamps.
+func (s *Store) Timestamps() percolator.TimestampSource { return s.cfg.Timestamps }
+
 // Close implements percolator.Store.
 func (s *Store) Close() error {
 	err := s.client.Close()
+	if c, ok := s.cfg.Timestamps.(io.Closer); ok {
+		err = errors.Join(err, c.Close())
+	}
 	// With a connection passed in Config.Options, the data client closes
 	// it for both.
 	if aerr := s.admin.Close(); status.Code(aerr) != codes.Canceled {
