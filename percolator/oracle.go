@@ -50,7 +50,8 @@ const (
 type Oracle struct {
 	st     Store
 	window uint64
-	shared *sharedOracle // non-nil on a shared store: no ranges, no clock
+	shared *sharedOracle   // non-nil on a shared store: no ranges, no clock
+	remote TimestampSource // non-nil when the store names one: no ranges, no clock
 
 	next  atomic.Uint64 // last timestamp handed out; the next is next+1
 	limit atomic.Uint64 // highest persisted timestamp: never hand out more
@@ -72,6 +73,10 @@ type Oracle struct {
 // (other processes open st) reserves nothing.
 func newOracle(ctx context.Context, st Store, window uint64, shared bool) (*Oracle, error) {
 	o := &Oracle{st: st, window: window, wake: make(chan struct{}, 1)}
+	if ts, ok := st.(TimestampStore); ok && shared && ts.Timestamps() != nil {
+		o.remote = ts.Timestamps()
+		return o, nil
+	}
 	if shared {
 		o.shared = &sharedOracle{st: st}
 		return o, nil
@@ -101,6 +106,9 @@ func newOracle(ctx context.Context, st Store, window uint64, shared bool) (*Orac
 // runs ahead of the clock only while more than 2^tsLogicalBits are taken
 // in a millisecond.
 func (o *Oracle) Next(ctx context.Context) (uint64, error) {
+	if o.remote != nil {
+		return o.remoteNext(ctx)
+	}
 	if o.shared != nil {
 		ts, err := o.shared.next(ctx)
 		if err == nil {

@@ -65,6 +65,9 @@ func run(ctx context.Context, args []string) (err error) {
 	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
+	if cmd == "oracle" {
+		return runOracle(ctx, args)
+	}
 	fs := flag.NewFlagSet("indexer "+cmd, flag.ContinueOnError)
 	data := fs.String("data", "", "table `directory` (embedded Badger); this or -table")
 	var tf storeflag.Flags

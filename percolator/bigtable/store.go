@@ -39,12 +39,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"cloud.google.com/go/bigtable"
 	"google.golang.org/api/option"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -65,6 +67,11 @@ type Config struct {
 	// pre-dialed connection). With BIGTABLE_EMULATOR_HOST set, the clients
 	// talk to the emulator there without credentials.
 	Options []option.ClientOption
+	// Timestamps, if set, is where the DBs opened on the store take their
+	// timestamps (an oracle server's percolator.OracleClient) instead of
+	// the table's oracle row. The store closes it if it has a Close
+	// method.
+	Timestamps percolator.TimestampSource
 }
 
 // DefaultIndexGroups indexes Percolator's notify group only. Its lock
@@ -83,6 +90,7 @@ type Store struct {
 	admin  *bigtable.AdminClient
 	tbl    *bigtable.Table
 	index  *groupIndex
+	conn   *grpc.ClientConn // the emulator connection of sizeOptions, or nil
 
 	mu     sync.Mutex
 	groups map[string]bool // families mirrored in the group index
@@ -91,7 +99,7 @@ type Store struct {
 	calls      calls
 }
 
-var _ percolator.Store = (*Store)(nil)
+var _ percolator.TimestampStore = (*Store)(nil)
 
 // Open connects to the table of cfg, creating it if it does not exist. The
 // caller calls EnsureFamilies before using it, as with any store.
@@ -99,16 +107,26 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Project == "" || cfg.Instance == "" || cfg.Table == "" {
 		return nil, fmt.Errorf("bigtable: project, instance and table are required (got %q/%q/%q)", cfg.Project, cfg.Instance, cfg.Table)
 	}
-	client, err := bigtable.NewClientWithConfig(ctx, cfg.Project, cfg.Instance, bigtable.ClientConfig{AppProfile: cfg.AppProfile}, cfg.Options...)
+	opts, conn, err := sizeOptions()
 	if err != nil {
+		return nil, err
+	}
+	client, err := bigtable.NewClientWithConfig(ctx, cfg.Project, cfg.Instance, bigtable.ClientConfig{AppProfile: cfg.AppProfile}, append(opts, cfg.Options...)...)
+	if err != nil {
+		if conn != nil {
+			conn.Close()
+		}
 		return nil, fmt.Errorf("bigtable: client: %w", err)
 	}
 	admin, err := bigtable.NewAdminClient(ctx, cfg.Project, cfg.Instance, cfg.Options...)
 	if err != nil {
 		client.Close()
+		if conn != nil {
+			conn.Close()
+		}
 		return nil, fmt.Errorf("bigtable: admin client: %w", err)
 	}
-	s := &Store{cfg: cfg, client: client, admin: admin, tbl: client.Open(cfg.Table), groups: make(map[string]bool)}
+	s := &Store{cfg: cfg, client: client, admin: admin, conn: conn, tbl: client.Open(cfg.Table), groups: make(map[string]bool)}
 	s.index = &groupIndex{s: s, tbl: client.Open(indexTable(cfg.Table))}
 	for _, t := range []string{cfg.Table, indexTable(cfg.Table)} {
 		if err := s.createTable(ctx, t); err != nil {
@@ -194,13 +212,24 @@ func (s *Store) grouped(fam string) bool {
 	return s.groups[fam]
 }
 
+// Timestamps implements percolator.TimestampStore: Config.Timestamps.
+func (s *Store) Timestamps() percolator.TimestampSource { return s.cfg.Timestamps }
+
 // Close implements percolator.Store.
 func (s *Store) Close() error {
 	err := s.client.Close()
+	if c, ok := s.cfg.Timestamps.(io.Closer); ok {
+		err = errors.Join(err, c.Close())
+	}
 	// With a connection passed in Config.Options, the data client closes
 	// it for both.
 	if aerr := s.admin.Close(); status.Code(aerr) != codes.Canceled {
 		err = errors.Join(err, aerr)
+	}
+	if s.conn != nil {
+		// Closed by the data client already unless the caller passed a
+		// connection of its own.
+		s.conn.Close()
 	}
 	return err
 }

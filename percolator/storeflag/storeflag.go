@@ -41,15 +41,20 @@ var (
 	ErrTwoTables = errors.New("storeflag: -data and -table both name a table: -data DIR is the embedded Badger table, -table a Cloud Bigtable one; give one of them")
 )
 
-// Flags holds the values of -table and -app-profile.
+// Flags holds the values of -table, -app-profile and -oracle.
 type Flags struct {
 	Table      string
 	AppProfile string
+	// Oracle is the comma-separated host:port list of the oracle servers
+	// of -table (indexer oracle); empty takes timestamps from the table's
+	// oracle row.
+	Oracle string
 }
 
-// Register defines -table and -app-profile on fs.
+// Register defines -table, -app-profile and -oracle on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Table, "table", "", "Cloud Bigtable table `URL` bigtable://PROJECT/INSTANCE/TABLE, used instead of an embedded Badger table in -data (BIGTABLE_EMULATOR_HOST for the emulator)")
+	fs.StringVar(&f.Oracle, "oracle", "", "with -table: take timestamps from the oracle servers at `ADDRS` (host:port, comma-separated; see indexer oracle) instead of the table's oracle row")
 	fs.StringVar(&f.AppProfile, "app-profile", "", "with -table: the Bigtable app profile `ID` of data calls; it needs single-cluster routing with transactional writes allowed (default: the instance's default profile)")
 }
 
@@ -64,10 +69,28 @@ func (f *Flags) Validate() error {
 		if f.AppProfile != "" {
 			return errors.New("storeflag: -app-profile without -table: the app profile is of a Bigtable table")
 		}
+		if f.Oracle != "" {
+			return errors.New("storeflag: -oracle without -table: an oracle server serves a Bigtable table (the embedded table has its own oracle)")
+		}
 		return nil
+	}
+	if _, err := f.oracle(); err != nil {
+		return err
 	}
 	_, err := f.Config()
 	return err
+}
+
+// oracle returns a client of the servers of -oracle, or nil without it.
+func (f *Flags) oracle() (*percolator.OracleClient, error) {
+	if f.Oracle == "" {
+		return nil, nil
+	}
+	c, err := percolator.NewOracleClient(strings.Split(f.Oracle, ","))
+	if err != nil {
+		return nil, fmt.Errorf("storeflag: -oracle %q: %w", f.Oracle, err)
+	}
+	return c, nil
 }
 
 // Check checks the flags of a command whose table is either the Badger
@@ -81,6 +104,8 @@ func (f *Flags) Check(data string) error {
 		return ErrTwoTables
 	case data != "" && f.AppProfile != "":
 		return errors.New("storeflag: -app-profile goes with -table, not -data: the Badger table has no app profile")
+	case data != "" && f.Oracle != "":
+		return errors.New("storeflag: -oracle goes with -table, not -data: the Badger table has its own oracle")
 	}
 	return f.Validate()
 }
@@ -107,9 +132,19 @@ func (f *Flags) Open(ctx context.Context) (*bigtable.Store, error) {
 	}
 	// An unreachable host or emulator would make the client retry for
 	// ever: opening (which creates the table if missing) gets OpenTimeout.
+	orc, err := f.oracle()
+	if err != nil {
+		return nil, err
+	}
+	if orc != nil {
+		cfg.Timestamps = orc // the store closes it
+	}
 	octx, cancel := context.WithTimeout(ctx, OpenTimeout)
 	defer cancel()
 	st, err := bigtable.Open(octx, cfg)
+	if err != nil && orc != nil {
+		orc.Close()
+	}
 	if err != nil && octx.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("storeflag: %s not reachable within %v (BIGTABLE_EMULATOR_HOST=%q): %w", f.Table, OpenTimeout, os.Getenv("BIGTABLE_EMULATOR_HOST"), err)
 	}
