@@ -120,7 +120,7 @@ func OpenIndex(dir string, opt Options) (*Index, error) {
 // (2,000) puts every segment of a bulk load's small batches in the lowest
 // tier, so each merge rewrites the biggest of them again with a few new
 // ones; at 50, the Debian handbook's 3,302 documents written twice in
-// batches of 16 take half the CPU (52 s → 27 s, measured at commit time), for a
+// batches of 16 take half the CPU (52 s → 27 s on the 2-core machine), for a
 // few more small segments to search.
 func indexConfig() map[string]any {
 	return map[string]any{"scorchMergePlanOptions": map[string]any{"FloorSegmentSize": 50}}
