@@ -53,9 +53,10 @@ func isContainer(a atom.Atom) bool {
 }
 
 // navClasses are class and id values of navigation blocks: DocBook's
-// (the PostgreSQL manual), Sphinx's, asciidoc's, SQLite's and common ones.
+// (the PostgreSQL manual), Publican's (the Debian handbook: docnav,
+// banner), Sphinx's, asciidoc's, SQLite's and common ones.
 var navClasses = map[string]bool{
-	"navheader": true, "navfooter": true, "navigation": true, "nav": true, "navbar": true,
+	"navheader": true, "navfooter": true, "docnav": true, "banner": true, "navigation": true, "nav": true, "navbar": true,
 	"menu": true, "mainmenu": true, "submenu": true, "related": true, "sidebar": true,
 	"sphinxsidebar": true, "sphinxsidebarwrapper": true, "toc": true, "breadcrumb": true,
 	"breadcrumbs": true, "footer": true, "nosearch": true, "skip-link": true, "site-header": true,

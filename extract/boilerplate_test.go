@@ -14,6 +14,7 @@ func TestBoilerplate(t *testing.T) {
 		{"nav", `<nav>` + nav + `</nav><p>Body text.</p>`, "Body text."},
 		{"aside and footer", `<p>Body text.</p><aside>Related: stuff</aside><footer>© 2024 Someone</footer>`, "Body text."},
 		{"role", `<div role="navigation">Skip to <b>content</b></div><p>Body text.</p>`, "Body text."},
+		{"publican docnav and banner", `<div id="banner"><a href="/get/"><span class="text">Download the ebook</span></a></div><ul class="docnav top"><li class="previous"><a href="u.html"><strong>이전</strong></a></li><li class="home">데비안 관리자의 핸드북</li><li class="next"><a href="v.html"><strong>다음</strong></a></li></ul><div class="section"><h2>12.3. Automated Installation</h2><div class="para">The administrators need tools.</div></div><ul class="docnav"><li class="previous"><a href="u.html">Prev</a></li></ul>`, "12.3. Automated Installation The administrators need tools."},
 		{"docbook navheader", `<div class="navheader"><table><tr><th>VACUUM</th></tr><tr><td><a href="u.html">Prev</a></td><td><a href="v.html">Next</a></td></tr></table></div><p>VACUUM reclaims storage.</p><div class="navfooter"><a href="u.html">Prev</a> UPDATE</div>`, "VACUUM reclaims storage."},
 		{"sphinx related", `<div class="related" role="navigation"><h3>Navigation</h3><ul><li><a href="i">index</a></li><li><a href="m">modules</a> |</li></ul></div><div class="body"><p>The os module.</p></div><div class="sphinxsidebar"><p>Quick search</p></div>`, "The os module."},
 		{"class among others", `<div class="wrapper toc">Table of Contents 1. Intro</div><p>Body.</p>`, "Body."},
