@@ -16,7 +16,8 @@ import (
 // not an ExclusiveStore: Cloud Bigtable), every worker running observers
 // registers as a member in the row memberRow(id) with a wall-clock beat,
 // rewritten every LockTTL/4 and deleted by Close. Each worker reads the
-// member rows about once a second, and its passes dispatch only the rows
+// member rows every memberRefresh (LockTTL/4 if shorter: 2.5 s at the
+// default LockTTL), and its passes dispatch only the rows
 // it owns: a row belongs, for each observer, to the live member running
 // that observer whose rendezvous (highest-random-weight) hash with the row
 // is highest. So without a lock service the workers do not all compete for
@@ -50,8 +51,11 @@ const (
 )
 
 // memberRefresh is how often a worker reads the member rows (or
-// LockTTL/4 if that is shorter).
-const memberRefresh = time.Second
+// LockTTL/4 if that is shorter): a read of every member row, so with many
+// workers on a table it is kept to every few seconds. A join or a death
+// is seen that much later; meanwhile two workers may run a row, which is
+// harmless (see above).
+const memberRefresh = 3 * time.Second
 
 // memberReap is how stale a member's beat gets before a reader deletes its
 // row: the row of a process that died without Close. A member back from
