@@ -64,6 +64,10 @@ type Results struct {
 	// Suggestion is the query with a misspelled word corrected from the
 	// index's own terms ("vacuum" for "vacum"), or "".
 	Suggestion string
+	// Partial is true when the search stopped scoring at its time budget
+	// (see budget.go): the results are the best of the hits it scored,
+	// and Total counts only those, a lower bound.
+	Partial bool
 }
 
 // TopPage is a page in the top lists.

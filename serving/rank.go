@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -29,6 +30,10 @@ type rankQuery struct {
 	// langs are the searcher's languages (Query.Langs): pages in them
 	// score langBoost times as much. fullRank, the reference, has none.
 	langs []string
+	// cutoff is when its searcher stops scoring (zero: never; see
+	// budget.go); partial is set when it did.
+	cutoff  time.Time
+	partial atomic.Bool
 }
 
 // fullRank is rankQuery reading the doc values of every hit: the
@@ -63,7 +68,8 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 	if err != nil {
 		return nil, err
 	}
-	return &rankSearcher{child: child, cols: cols, pref: pref, explain: opt.Explain}, nil
+	return &rankSearcher{child: child, cols: cols, pref: pref, explain: opt.Explain,
+		stop: stopper{at: q.cutoff, stopped: &q.partial}}, nil
 }
 
 func (q *rankQuery) Validate() error {
@@ -225,7 +231,8 @@ type rankSearcher struct {
 	child   search.Searcher
 	cols    *snapRanks
 	pref    []*roaring.Bitmap // by segment: the documents in the searcher's languages; nil for none
-	seg     int               // the segment of the last hit
+	stop    stopper
+	seg     int // the segment of the last hit
 	explain bool
 }
 
@@ -251,6 +258,9 @@ func (s *rankSearcher) score(d *search.DocumentMatch) error {
 }
 
 func (s *rankSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	if s.stop.stop() {
+		return nil, nil
+	}
 	d, err := s.child.Next(ctx)
 	if err != nil || d == nil {
 		return d, err
@@ -259,6 +269,9 @@ func (s *rankSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, e
 }
 
 func (s *rankSearcher) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {
+	if s.stop.stop() {
+		return nil, nil
+	}
 	d, err := s.child.Advance(ctx, id)
 	if err != nil || d == nil {
 		return d, err

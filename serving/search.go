@@ -79,20 +79,20 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		return nil, err
 	}
 	defer release()
-	res, err := ix.run(ctx, q, p.q, p.ranked)
+	res, partial, err := ix.run(ctx, q, p.q, p.ranked)
 	if err != nil {
 		return nil, err
 	}
 	strict := res.Total
 	relaxed := false
-	if strict == 0 && p.relaxed != nil {
-		if res, err = ix.run(ctx, q, p.relaxed, true); err != nil {
+	if strict == 0 && p.relaxed != nil && !partial {
+		if res, partial, err = ix.run(ctx, q, p.relaxed, true); err != nil {
 			return nil, err
 		}
 		relaxed = true
 	}
-	out := &Results{Total: res.Total, Relaxed: relaxed, Results: make([]Result, 0, len(res.Hits))}
-	if strict <= fewHits && q.Start == 0 {
+	out := &Results{Total: res.Total, Relaxed: relaxed, Partial: partial, Results: make([]Result, 0, len(res.Hits))}
+	if strict <= fewHits && q.Start == 0 && !partial {
 		if out.Suggestion, err = ix.suggest(ctx, q.Q, p.words); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -125,10 +125,12 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 
 // run searches the index for pq, a parsed form of q. Ranked searches
 // read PageRank and link density from per-segment columns (rankQuery).
-func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) (*bleve.SearchResult, error) {
+func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) (*bleve.SearchResult, bool, error) {
 	var req *bleve.SearchRequest
+	var rq *rankQuery
 	if ranked {
-		req = bleve.NewSearchRequestOptions(&rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: searchLangs(q)}, q.N, q.Start, false)
+		rq = &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: searchLangs(q), cutoff: cutoff(ctx)}
+		req = bleve.NewSearchRequestOptions(rq, q.N, q.Start, false)
 	} else {
 		req = bleve.NewSearchRequestOptions(pq, q.N, q.Start, false)
 		req.Score = "none"
@@ -138,11 +140,11 @@ func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) 
 	res, err := ix.bi.SearchInContext(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
-		return nil, searchError(q.Q, err)
+		return nil, false, searchError(q.Q, err)
 	}
-	return res, nil
+	return res, rq != nil && rq.partial.Load(), nil
 }
 
 // queryErrors are the messages of Bleve errors that the query causes.

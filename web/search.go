@@ -23,6 +23,7 @@ type searchData struct {
 	Next    string     // link to the next page, "" on the last
 	Pages   []pageLink // numbered pages, none for a single page
 	Relaxed bool       // no page has all the words: these have most
+	Partial bool       // the search stopped at its time budget: the best of the hits it scored
 	// Suggestion is the corrected query, "" for none; SuggestHref
 	// searches for it.
 	Suggestion  string
@@ -52,7 +53,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d.Total, d.Took, d.Relaxed = res.Total, took, res.Relaxed
+	d.Total, d.Took, d.Relaxed, d.Partial = res.Total, took, res.Relaxed, res.Partial
 	if res.Suggestion != "" && res.Suggestion != q.Q {
 		d.Suggestion, d.SuggestHref = res.Suggestion, searchHref(res.Suggestion, 0, q.N)
 	}
@@ -108,7 +109,8 @@ func searchHref(q string, start, n int) string {
 
 // apiResults is the body of GET /api/search.
 type apiResults struct {
-	Total      uint64      `json:"total"` // exact
+	Total      uint64      `json:"total"`             // exact, unless partial: then the hits scored, a lower bound
+	Partial    bool        `json:"partial,omitempty"` // the search stopped at its time budget: the best results among the hits it scored
 	TookMS     float64     `json:"took_ms"`
 	Relaxed    bool        `json:"relaxed"`    // no page has all the words; these have most of them
 	Suggestion string      `json:"suggestion"` // the query with misspelled words corrected, "" for none
@@ -149,6 +151,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 		Total:      res.Total,
 		TookMS:     float64(took) / float64(time.Millisecond),
 		Relaxed:    res.Relaxed,
+		Partial:    res.Partial,
 		Suggestion: res.Suggestion,
 		Results:    make([]apiResult, 0, len(res.Results)),
 	}
