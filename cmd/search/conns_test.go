@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -64,5 +65,19 @@ func TestMaxConnsUsage(t *testing.T) {
 	var out syncBuffer
 	if code := run(context.Background(), []string{"-data", t.TempDir(), "-max-conns", "0"}, &out, nil); code != 2 {
 		t.Errorf("search -max-conns 0 = %d, want 2:\n%s", code, out.String())
+	}
+}
+
+// TestAddrInUse: a UI address another process holds is an error that
+// says to choose another with -addr, and names one.
+func TestAddrInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"-data", t.TempDir(), "-no-crawl", "-addr", ln.Addr().String()}, &out, nil); code != 1 || !strings.Contains(out.String(), "is in use") || !strings.Contains(out.String(), "-addr 127.0.0.1:") {
+		t.Fatalf("exit %d, %q; want 1 and a message naming -addr", code, out.String())
 	}
 }

@@ -47,6 +47,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -235,7 +236,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	})
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintln(stderr, "search:", err)
+		fmt.Fprintln(stderr, "search:", listenError(*addr, err))
 		return 1
 	}
 	srv := httpserver.New(h, httpserver.Options{MaxConns: *maxConns})
@@ -307,4 +308,20 @@ func demoIs(tf *storeflag.Flags) string {
 		return "is"
 	}
 	return "are"
+}
+
+// listenError says what to do when the UI's address cannot be had: a
+// port in use (another search, another server) is served elsewhere with
+// -addr.
+func listenError(addr string, err error) error {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return err
+	}
+	next := "127.0.0.1:8081"
+	if host, port, e := net.SplitHostPort(addr); e == nil {
+		if p, e := strconv.Atoi(port); e == nil && p > 0 && p < 65535 {
+			next = net.JoinHostPort(host, strconv.Itoa(p+1))
+		}
+	}
+	return fmt.Errorf("%s is in use by another process (another search, or another server): serve on another address with -addr, e.g. -addr %s (or -addr 127.0.0.1:0 for any free port)", addr, next)
 }
