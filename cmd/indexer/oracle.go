@@ -25,8 +25,12 @@ func runOracle(ctx context.Context, args []string) error {
 	id := fs.String("id", "", "this server's name in the table's lease row (default host-pid-random)")
 	ttl := fs.Duration("lease", 3*time.Second, "how long the lease lasts unrenewed: the longest fail-over")
 	skew := fs.Duration("clock-skew", 500*time.Millisecond, "the most two servers' clocks differ")
+	data := fs.String("data", "", "not taken: an embedded table has its oracle in its one process")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *data != "" {
+		return errors.New("oracle: -data names an embedded table, whose one process has its own oracle: the oracle server serves a Bigtable table (-table bigtable://PROJECT/INSTANCE/TABLE)")
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("oracle: unexpected argument %q", fs.Arg(0))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,5 +44,15 @@ func TestOracleVerb(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"oracle", "-data", t.TempDir()}); err == nil {
 		t.Error("indexer oracle -data: no error")
+	}
+}
+
+// TestOracleVerbRefusesData: `indexer oracle` on an embedded table says
+// that it serves Bigtable tables only.
+func TestOracleVerbRefusesData(t *testing.T) {
+	for _, args := range [][]string{{"oracle", "-data", t.TempDir()}, {"oracle"}} {
+		if err := run(context.Background(), args); err == nil || !strings.Contains(err.Error(), "-table") {
+			t.Errorf("indexer %v: %v, want an error naming -table", args, err)
+		}
 	}
 }
