@@ -47,7 +47,10 @@ func enqueue(t *testing.T, db *percolator.DB, e webtable.Export) {
 // index registered as tx sees the registry (the default index's while
 // none is), as the export observer writes them.
 func enqueueIn(tx *percolator.Tx, e webtable.Export) error {
-	b, _ := json.Marshal(e)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
 	regs, err := registered(bg, tx)
 	if err != nil {
 		return err
