@@ -76,11 +76,17 @@ func TestRunStopsOnFullDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Closing gives back the space of the memtables' files: the rest of
+	// the disk taken, as by another process, before the restart.
+	filler := filepath.Join(mnt, "filler")
+	fillDisk(t, filler)
 	if _, err := Open(context.Background(), cfg); !errors.Is(err, diskspace.ErrFull) {
 		t.Fatalf("Open on the full disk: %v, want ErrFull", err)
 	}
-	if err := os.Remove(ballast); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{ballast, filler} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e, err = Open(context.Background(), cfg)
 	if err != nil {
@@ -97,6 +103,25 @@ func TestRunStopsOnFullDisk(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatalf("committed write %d of %d after restart: %v", i, n, err)
+		}
+	}
+}
+
+// fillDisk writes path until the file system has no room left.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<16)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			return
 		}
 	}
 }
