@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/internal/diskspace"
+	"github.com/caffeine-go/caffeine/internal/diskspace/diskspacetest"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -79,7 +80,7 @@ func TestRunStopsOnFullDisk(t *testing.T) {
 	// Closing gives back the space of the memtables' files: the rest of
 	// the disk taken, as by another process, before the restart.
 	filler := filepath.Join(mnt, "filler")
-	fillDisk(t, filler)
+	diskspacetest.Fill(t, filler)
 	if _, err := Open(context.Background(), cfg); !errors.Is(err, diskspace.ErrFull) {
 		t.Fatalf("Open on the full disk: %v, want ErrFull", err)
 	}
@@ -103,25 +104,6 @@ func TestRunStopsOnFullDisk(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatalf("committed write %d of %d after restart: %v", i, n, err)
-		}
-	}
-}
-
-// fillDisk writes path until the file system has no room left.
-func fillDisk(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<16)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return
 		}
 	}
 }

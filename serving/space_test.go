@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/caffeine-go/caffeine/internal/diskspace"
+	"github.com/caffeine-go/caffeine/internal/diskspace/diskspacetest"
 )
 
 // mountTmpfs mounts a tmpfs of size bytes on dir until the test ends, or
@@ -67,25 +68,6 @@ func checkIndexed(t *testing.T, ix *Index, rows []string) {
 	}
 }
 
-// fillDisk writes path until the file system has no room left.
-func fillDisk(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<16)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return
-		}
-	}
-}
-
 // TestIndexDiskFull fills a 12 MiB tmpfs with an index: Apply refuses
 // with ErrDiskFull naming the directory before Bleve meets the end of the
 // disk; searches go on; reopening on the full disk fails the same way;
@@ -123,7 +105,7 @@ func TestIndexDiskFull(t *testing.T) {
 	}
 	// The rest of the disk taken, as by another process.
 	filler := filepath.Join(mnt, "filler")
-	fillDisk(t, filler)
+	diskspacetest.Fill(t, filler)
 	if _, err := OpenIndex(dir, opt); !errors.Is(err, ErrDiskFull) {
 		t.Fatalf("OpenIndex on the full disk: %v; want ErrDiskFull", err)
 	}

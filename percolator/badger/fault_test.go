@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/caffeine-go/caffeine/internal/diskspace"
+	"github.com/caffeine-go/caffeine/internal/diskspace/diskspacetest"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/storetest"
@@ -271,7 +272,7 @@ func TestDiskFull(t *testing.T) {
 
 	// Take the rest of the disk, as another process would.
 	filler := filepath.Join(mnt, "filler")
-	fillDisk(t, filler)
+	diskspacetest.Fill(t, filler)
 	out = runChild(t, "open-full", dir)
 	t.Logf("open on a full disk:\n%s", out)
 
@@ -282,25 +283,6 @@ func TestDiskFull(t *testing.T) {
 	}
 	out = runChild(t, "verify", strconv.Itoa(n)+" "+dir)
 	t.Logf("verify:\n%s", out)
-}
-
-// fillDisk writes path until the file system has no room left.
-func fillDisk(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<16)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return
-		}
-	}
 }
 
 func fillChild(dir string) error {
