@@ -28,6 +28,9 @@ type Query struct {
 	// in them first, unless the query itself is clearly in another
 	// language (see searchLangs).
 	Langs []string
+	// Verbatim searches the query as written: a misspelled word is
+	// suggested (Results.Suggestion) but never corrected automatically.
+	Verbatim bool
 }
 
 // Span is a piece of a snippet; Mark spans matched the query. Text is raw
@@ -58,12 +61,20 @@ type Results struct {
 	Total   uint64        // all matching documents
 	Took    time.Duration // time spent searching
 	Results []Result
-	// Relaxed is true when no document has all the query's words: the
-	// results are the documents with most of them.
-	Relaxed bool
+	// Relaxed is true when few documents (fewer than relaxBelow) or none
+	// have all the query's words: the results are the documents with
+	// most of them, those with all of them first unless one with fewer
+	// matches clearly better. AllWords counts the documents with all
+	// the words.
+	Relaxed  bool
+	AllWords uint64
 	// Suggestion is the query with a misspelled word corrected from the
 	// index's own terms ("vacuum" for "vacum"), or "".
 	Suggestion string
+	// Corrected is true when the results are those of Suggestion, not
+	// of the query as written: it found clearly more pages (see
+	// Search). Query.Verbatim turns this off.
+	Corrected bool
 	// Partial is true when the search stopped scoring at its time budget
 	// (see budget.go): the results are the best of the hits it scored,
 	// and Total counts only those, a lower bound.

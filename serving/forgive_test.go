@@ -68,9 +68,14 @@ func TestRelaxed(t *testing.T) {
 		t.Errorf("total %d", res.Total)
 	}
 
-	// All words on one page: strict, not relaxed.
-	if res := lookup(t, ix, "checkpoint dirty"); res.Relaxed || res.Total != 2 {
-		t.Errorf("checkpoint dirty: relaxed %v, total %d", res.Relaxed, res.Total)
+	// All words on few pages: those first, then the pages with some.
+	res = lookup(t, ix, "checkpoint dirty")
+	if got := urls(res); !res.Relaxed || res.AllWords != 2 || res.Total != 3 || len(got) != 3 || got[2] != "http://pg.test/wal.html" {
+		t.Errorf("checkpoint dirty: relaxed %v, all words %d, total %d, %v", res.Relaxed, res.AllWords, res.Total, got)
+	}
+	// All words on many pages: strict, not relaxed.
+	if res := lookup(t, ix, "vacuum storage"); res.Relaxed || res.Total != 6 || res.AllWords != 6 {
+		t.Errorf("vacuum storage: relaxed %v, total %d", res.Relaxed, res.Total)
 	}
 	// A host stays required.
 	if got := urls(lookup(t, ix, "checkpoint dirty log site:other.test")); !slices.Equal(got, []string{"http://other.test/checkpoint.html"}) {
@@ -79,6 +84,14 @@ func TestRelaxed(t *testing.T) {
 	// Exclusions stay.
 	if got := urls(lookup(t, ix, "checkpoint dirty log -buffers")); !slices.Equal(got, []string{"http://pg.test/wal.html"}) {
 		t.Errorf("with an exclusion: %v", got)
+	}
+	// A question's filler words are not required.
+	if res := lookup(t, ix, "how can I reclaim storage"); res.Relaxed || res.Total != 6 {
+		t.Errorf("question: relaxed %v, total %d", res.Relaxed, res.Total)
+	}
+	// The same word outside a question is.
+	if res := lookup(t, ix, "reclaim storage can"); !res.Relaxed || res.AllWords != 0 {
+		t.Errorf("not a question: relaxed %v, all words %d", res.Relaxed, res.AllWords)
 	}
 	// Words the user marked required are not relaxed.
 	if res := lookup(t, ix, "+checkpoint +dirty +log"); res.Relaxed || res.Total != 0 {
@@ -123,6 +136,59 @@ func TestSuggestion(t *testing.T) {
 	// The suggestion finds pages.
 	if res := lookup(t, ix, "vacuum"); res.Total != 6 {
 		t.Errorf("vacuum: %d results", res.Total)
+	}
+}
+
+// TestCorrected: a misspelled word whose correction finds clearly more
+// pages is corrected; the results say so and keep the suggestion;
+// Verbatim searches the words as written.
+func TestCorrected(t *testing.T) {
+	ix := forgivingIndex(t)
+	res := lookup(t, ix, "vacum storage")
+	if !res.Corrected || res.Suggestion != "vacuum storage" || res.Total != 6 || res.Relaxed {
+		t.Fatalf("vacum storage: corrected %v, suggestion %q, total %d, relaxed %v", res.Corrected, res.Suggestion, res.Total, res.Relaxed)
+	}
+	if len(res.Results[0].Snippet) < 2 || !slices.ContainsFunc(res.Results[0].Snippet, func(s Span) bool { return s.Mark && s.Text == "VACUUM" }) {
+		t.Errorf("the snippet marks the corrected word: %v", res.Results[0].Snippet)
+	}
+	v, err := ix.Search(context.Background(), Query{Q: "vacum storage", N: 10, Verbatim: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Corrected || v.Suggestion != "vacuum storage" || !v.Relaxed || v.AllWords != 0 {
+		t.Errorf("verbatim: corrected %v, suggestion %q, relaxed %v", v.Corrected, v.Suggestion, v.Relaxed)
+	}
+	// A later page of a corrected query is corrected too.
+	p2, err := ix.Search(context.Background(), Query{Q: "vacum", N: 2, Start: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p2.Corrected || len(p2.Results) != 2 {
+		t.Errorf("page 2: corrected %v, %d results", p2.Corrected, len(p2.Results))
+	}
+}
+
+// TestSuggestionForms: a correction is written as pages write it, and a
+// form of the stem far from the word typed is not suggested.
+func TestSuggestionForms(t *testing.T) {
+	ix := openIndex(t)
+	var es []webtable.Export
+	for i := range 8 {
+		es = append(es, upsert(1, fmt.Sprint("r", i), fmt.Sprintf("http://net.test/r%d.html", i),
+			fmt.Sprintf("Receiving %d", i), "The server is receiving messages; receiving takes time. Hosting a host.", 1))
+	}
+	apply(t, ix, es...)
+	cases := []struct{ q, want string }{
+		{"recieve", ""},            // only "receiving" is written: another word
+		{"recieving", "receiving"}, // a transposition
+		{"hot", ""},                // too short to guess
+		{"hsot", "host"},           // four letters: a transposition is corrected
+		{"messges", "messages"},
+	}
+	for _, c := range cases {
+		if got := lookup(t, ix, c.q).Suggestion; got != c.want {
+			t.Errorf("%q: suggestion %q, want %q", c.q, got, c.want)
+		}
 	}
 }
 

@@ -83,7 +83,7 @@ func parse(m mapping.IndexMapping, q Query) (*plan, error) {
 	if err != nil {
 		return nil, parseError(s, err)
 	}
-	r := rewriter{an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil, optional: map[query.Query]bool{}}
+	r := rewriter{an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil, question: isQuestion(s), optional: map[query.Query]bool{}}
 	p, defaulted := allRequired(p)
 	out, err := r.rewrite(p, false)
 	if err != nil {
@@ -174,6 +174,7 @@ type dropped struct {
 type rewriter struct {
 	an         analysis.Analyzer
 	titleWords bool      // the index has title_words
+	question   bool      // the query is a question: its filler words are dropped (see fillers)
 	terms      []string  // positive words over text fields, for snippets
 	plain      []string  // positive plain words over text fields (no phrase, no fuzziness), for spelling
 	dropped    []dropped // positive words and phrases made only of stop words
@@ -361,6 +362,10 @@ func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase
 		}
 		return nil, nil
 	}
+	if r.question && field == "" && !phrase && fuzziness == 0 && !negated && fillers[strings.ToLower(text)] {
+		r.dropped = append(r.dropped, dropped{text: text})
+		return nil, nil
+	}
 	if fuzziness > 0 {
 		r.costly++
 	}
@@ -371,6 +376,35 @@ func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase
 		}
 	}
 	return r.text(fielded(q), negated), nil
+}
+
+// interrogatives are the first words of a question ("how do I …", "can
+// I …", "what is …").
+var interrogatives = map[string]bool{
+	"how": true, "what": true, "why": true, "when": true, "where": true, "which": true, "who": true,
+	"can": true, "could": true, "should": true, "would": true, "is": true, "are": true,
+	"do": true, "does": true, "did": true, "will": true,
+}
+
+// fillers are words of a question that the English analyzer keeps but
+// that say how it is asked, not what about: a page that answers "how
+// much memory can I use" need not say "much" or "can". Only questions
+// drop them (a query "can bus" keeps "can"); the analyzer drops the other
+// words of "how do I", "what is".
+var fillers = map[string]bool{
+	"can": true, "may": true, "might": true, "must": true, "will": true, "shall": true,
+	"much": true, "need": true, "want": true, "possible": true,
+	"happen": true, "happens": true, "mean": true, "means": true,
+}
+
+// isQuestion tells a query asked as a question: it ends with "?" or
+// starts with an interrogative followed by more words.
+func isQuestion(s string) bool {
+	if strings.HasSuffix(s, "?") {
+		return true
+	}
+	first, rest, ok := strings.Cut(s, " ")
+	return ok && strings.TrimSpace(rest) != "" && interrogatives[strings.ToLower(first)]
 }
 
 // ensurePositive makes sure q has something that selects documents. When

@@ -64,10 +64,13 @@ const (
 // scored (see Score). Searches wait for a slot of the index's limiter
 // (see limiter) for as long as ctx allows.
 //
-// When no page has all the plain words of a query, it is run again with
-// them optional (see relax) and the results say Relaxed. A query with
-// fewHits or fewer hits gets a spelling suggestion when one of its words
-// is rare and a close term is common (see suggest).
+// A query with fewHits or fewer hits gets a spelling suggestion when one
+// of its words is rare and a close term is common (see suggest); the
+// suggestion's results replace the query's when they are clearly more
+// (see correct), unless q is Verbatim. When fewer than relaxBelow pages
+// have all the plain words of the query (or of its correction), it is run
+// again with them optional (see relax) and the results say Relaxed: the
+// extra search is only paid by queries that find few pages.
 func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	started := time.Now()
 	p, err := parse(ix.bi.Mapping(), q)
@@ -83,23 +86,36 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	strict := res.Total
-	relaxed := false
-	if strict == 0 && p.relaxed != nil && !partial {
-		if res, partial, err = ix.run(ctx, q, p.relaxed, true); err != nil {
-			return nil, err
-		}
-		relaxed = true
-	}
-	out := &Results{Total: res.Total, Relaxed: relaxed, Partial: partial, Results: make([]Result, 0, len(res.Hits))}
-	if strict <= fewHits && q.Start == 0 && !partial {
+	out := &Results{}
+	if res.Total <= fewHits && !partial {
 		if out.Suggestion, err = ix.suggest(ctx, q.Q, p.words); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, err
 		}
+		if out.Suggestion != "" && !q.Verbatim {
+			cp, cres, cpartial, err := ix.correct(ctx, q, out.Suggestion, res.Total)
+			if err != nil {
+				return nil, err
+			}
+			if cres != nil {
+				p, res, partial, out.Corrected = cp, cres, cpartial, true
+				q.Q = out.Suggestion
+			}
+		}
 	}
+	out.AllWords = res.Total
+	if res.Total < relaxBelow && p.relaxed != nil && !partial {
+		rres, rpartial, err := ix.run(ctx, q, p.relaxed, true)
+		if err != nil {
+			return nil, err
+		}
+		if rres.Total > res.Total {
+			res, partial, out.Relaxed = rres, rpartial, true
+		}
+	}
+	out.Total, out.Partial, out.Results = res.Total, partial, make([]Result, 0, len(res.Hits))
 	an := ix.bi.Mapping().AnalyzerNamed(analyzer)
 	marks := analyzeTerms(an, p.terms)
 	for _, h := range res.Hits {
@@ -121,6 +137,33 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	}
 	out.Took = time.Since(started)
 	return out, nil
+}
+
+// relaxBelow: a query with fewer hits than this is run again with its
+// words optional (see relax). Pages with all the words keep their full
+// score there, so they stay first unless a page with fewer of them
+// matches clearly better.
+const relaxBelow = 10
+
+// correct runs suggestion, the corrected form of q. It returns the
+// suggestion's plan and results when they are clearly more than the
+// strict hits of q (twice as many, and at least one), else nil
+// results.
+func (ix *Index) correct(ctx context.Context, q Query, suggestion string, strict uint64) (*plan, *bleve.SearchResult, bool, error) {
+	cq := q
+	cq.Q = suggestion
+	cp, err := parse(ix.bi.Mapping(), cq)
+	if err != nil {
+		return nil, nil, false, nil // a suggestion that does not parse is not applied
+	}
+	res, partial, err := ix.run(ctx, cq, cp.q, cp.ranked)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if res.Total == 0 || res.Total <= 2*strict {
+		return nil, nil, false, nil
+	}
+	return cp, res, partial, nil
 }
 
 // run searches the index for pq, a parsed form of q. Ranked searches

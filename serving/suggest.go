@@ -32,6 +32,9 @@ const (
 	// surfaceScan is how much of a page's text is read to find how it
 	// writes a term.
 	surfaceScan = 32 << 10
+	// surfacePages is how many pages with a term are read to find the
+	// form of it closest to the word typed.
+	surfacePages = 5
 )
 
 // suggest returns the query with its misspelled words corrected, or ""
@@ -88,7 +91,9 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 				return "", err
 			}
 		}
-		if surface == "" || strings.EqualFold(surface, w) {
+		if surface == "" || strings.EqualFold(surface, w) || editDistance(strings.ToLower(surface), strings.ToLower(w)) > maxEdits(w)+1 {
+			// A form of the stem far from the word is another word
+			// ("recieve" is not "receiving").
 			continue
 		}
 		if s, ok := replaceWord(out, w, surface); ok {
@@ -101,9 +106,11 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 	return out, nil
 }
 
-// isWord tells a word worth correcting: letters only, at least three.
+// isWord tells a word worth correcting: letters only, at least four.
+// Shorter words have too many neighbours one edit away ("hot": "host",
+// "hit", "hat") to guess which was meant.
 func isWord(w string) bool {
-	return utf8.RuneCountInString(w) >= 3 && strings.IndexFunc(w, func(c rune) bool { return !unicode.IsLetter(c) }) < 0
+	return utf8.RuneCountInString(w) >= 4 && strings.IndexFunc(w, func(c rune) bool { return !unicode.IsLetter(c) }) < 0
 }
 
 // docFreq is how many documents have term in their text.
@@ -139,10 +146,7 @@ func bestNeighbour(ctx context.Context, r index.IndexReader, fz index.IndexReade
 	// more pages have that ("pop" is not "pgp").
 	bestScore := float64(max(df*rarer, fewHits))
 	consider := func(field, near string, stemmed bool) error {
-		edits := 1
-		if utf8.RuneCountInString(near) >= 7 {
-			edits = 2
-		}
+		edits := maxEdits(near)
 		first, _ := utf8.DecodeRuneInString(near)
 		dict, err := fz.FieldDictFuzzy(field, near, 2, string(first))
 		if err != nil {
@@ -193,34 +197,46 @@ func bestNeighbour(ctx context.Context, r index.IndexReader, fz index.IndexReade
 	return best, nil
 }
 
-// surface returns term as the text of a page that has it writes it, lower
-// case, in the form closest to w ("thresholds" for the stem "threshold"
-// and the word "tresholds"), or "" if none is found.
+// maxEdits is how many edits a correction of w may make: one, two for
+// words of seven letters or more.
+func maxEdits(w string) int {
+	if utf8.RuneCountInString(w) >= 7 {
+		return 2
+	}
+	return 1
+}
+
+// surface returns term as the text of the pages that have it (the first
+// surfacePages of them) writes it, lower case, in the form closest to w
+// ("thresholds" for the stem "threshold" and the word "tresholds"), or ""
+// if none is found.
 func (ix *Index) surface(ctx context.Context, an analysis.Analyzer, term, w string) (string, error) {
 	tq := query.NewTermQuery(term)
 	tq.SetField(fText)
-	req := bleve.NewSearchRequestOptions(tq, 1, 0, false)
+	req := bleve.NewSearchRequestOptions(tq, surfacePages, 0, false)
 	req.Score = "none"
 	req.Fields = []string{fText}
 	res, err := ix.bi.SearchInContext(ctx, req)
 	if err != nil {
 		return "", fmt.Errorf("serving: suggest %q: %w", term, err)
 	}
-	if len(res.Hits) == 0 {
-		return "", nil
-	}
-	text := str(res.Hits[0].Fields[fText])
-	if len(text) > surfaceScan {
-		text = text[:surfaceScan]
-	}
 	w = strings.ToLower(w)
 	best, bestD := "", 0
-	for _, t := range an.Analyze([]byte(text)) {
-		if string(t.Term) == term && t.Start < t.End && t.End <= len(text) {
-			form := strings.ToLower(text[t.Start:t.End])
-			if d := editDistance(form, w); best == "" || d < bestD {
-				best, bestD = form, d
+	for _, h := range res.Hits {
+		text := str(h.Fields[fText])
+		if len(text) > surfaceScan {
+			text = text[:surfaceScan]
+		}
+		for _, t := range an.Analyze([]byte(text)) {
+			if string(t.Term) == term && t.Start < t.End && t.End <= len(text) {
+				form := strings.ToLower(text[t.Start:t.End])
+				if d := editDistance(form, w); best == "" || d < bestD {
+					best, bestD = form, d
+				}
 			}
+		}
+		if best != "" && bestD <= 1 {
+			break
 		}
 	}
 	return best, nil
