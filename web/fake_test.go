@@ -40,6 +40,8 @@ type fake struct {
 	results map[string][]serving.Result // by query
 	relaxed map[string]bool             // queries whose results are relaxed
 	suggest map[string]string           // spelling suggestions, by query
+	correct map[string]bool             // queries whose results are their suggestion's (unless verbatim)
+	all     map[string]uint64           // pages with all the words of a relaxed query
 	docs    map[string]*feed.DocInfo    // by URL
 	top     map[string]*serving.Top     // by host, "" for all
 	stats   *Stats
@@ -90,7 +92,11 @@ func (f *fake) Search(ctx context.Context, q serving.Query) (*serving.Results, e
 	}
 	all := f.results[q.Q]
 	res := &serving.Results{Total: uint64(len(all)), Took: 1234 * time.Microsecond,
-		Relaxed: f.relaxed[q.Q], Suggestion: f.suggest[q.Q]}
+		Relaxed: f.relaxed[q.Q], AllWords: f.all[q.Q], Suggestion: f.suggest[q.Q]}
+	if f.correct[q.Q] && !q.Verbatim {
+		all = f.results[res.Suggestion]
+		res.Total, res.Corrected = uint64(len(all)), true
+	}
 	if q.Start < len(all) {
 		res.Results = all[q.Start:min(len(all), q.Start+q.N)]
 	}
@@ -137,7 +143,9 @@ func canned() *fake {
 	f := &fake{
 		results: map[string][]serving.Result{},
 		relaxed: map[string]bool{"percolator bigtable spanner": true},
-		suggest: map[string]string{"percolatr": "percolator", "percolator bigtable spanner": "percolator bigtable spinner"},
+		suggest: map[string]string{"percolatr": "percolator", "percolator bigtable spanner": "percolator bigtable spinner", "percolater": "percolator", xss: "evil " + xss},
+		correct: map[string]bool{"percolater": true, xss: true},
+		all:     map[string]uint64{},
 		docs:    map[string]*feed.DocInfo{},
 		top:     map[string]*serving.Top{},
 	}

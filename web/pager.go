@@ -17,7 +17,7 @@ type pageLink struct {
 // starting at start: the first and last page, and pageLinks on each side
 // of the current one, with gaps between. Pages that would start past
 // serving.MaxStart are left out. A single page has no pager.
-func pager(q string, total uint64, start, n int) []pageLink {
+func pager(q serving.Query, total uint64, start, n int) []pageLink {
 	if n < 1 || total == 0 || total <= uint64(n) && start == 0 {
 		return nil
 	}

@@ -34,7 +34,8 @@ func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
 	return n, nil
 }
 
-// queryParams reads q, n and start. An empty q is not an error here: the
+// queryParams reads q, n, start and verbatim (1: no automatic spelling
+// correction). An empty q is not an error here: the
 // page shows the box, the API rejects it.
 func queryParams(r *http.Request) (serving.Query, error) {
 	q := serving.Query{Q: strings.TrimSpace(r.URL.Query().Get("q"))}
@@ -48,6 +49,11 @@ func queryParams(r *http.Request) (serving.Query, error) {
 	if q.Start, err = intParam(r, "start", 0, 0, serving.MaxStart); err != nil {
 		return q, err
 	}
+	v, err := intParam(r, "verbatim", 0, 0, 1)
+	if err != nil {
+		return q, err
+	}
+	q.Verbatim = v == 1
 	q.Langs = acceptLanguages(r.Header.Get("Accept-Language"))
 	return q, nil
 }

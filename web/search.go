@@ -13,21 +13,26 @@ import (
 // searchData is the data of search.html.
 type searchData struct {
 	page
-	Query   serving.Query
-	Total   uint64
-	Took    time.Duration
-	Results []resultView
-	First   int        // 1-based position of the first result shown
-	Last    int        // and of the last
-	Prev    string     // link to the previous page, "" on the first
-	Next    string     // link to the next page, "" on the last
-	Pages   []pageLink // numbered pages, none for a single page
-	Relaxed bool       // no page has all the words: these have most
-	Partial bool       // the search stopped at its time budget: the best of the hits it scored
+	Query    serving.Query
+	Total    uint64
+	Took     time.Duration
+	Results  []resultView
+	First    int        // 1-based position of the first result shown
+	Last     int        // and of the last
+	Prev     string     // link to the previous page, "" on the first
+	Next     string     // link to the next page, "" on the last
+	Pages    []pageLink // numbered pages, none for a single page
+	Relaxed  bool       // few or no pages have all the words: pages with most of them are shown too
+	AllWords int        // pages with all the words, when Relaxed
+	Partial  bool       // the search stopped at its time budget: the best of the hits it scored
 	// Suggestion is the corrected query, "" for none; SuggestHref
 	// searches for it.
 	Suggestion  string
 	SuggestHref string
+	// Corrected: the results are Suggestion's; VerbatimHref searches
+	// for the query as written.
+	Corrected    bool
+	VerbatimHref string
 }
 
 // resultView is a result as the page shows it.
@@ -53,9 +58,17 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d.Total, d.Took, d.Relaxed, d.Partial = res.Total, took, res.Relaxed, res.Partial
+	d.Total, d.Took, d.Relaxed, d.AllWords, d.Partial = res.Total, took, res.Relaxed, int(min(res.AllWords, relaxCap)), res.Partial
 	if res.Suggestion != "" && res.Suggestion != q.Q {
-		d.Suggestion, d.SuggestHref = res.Suggestion, searchHref(res.Suggestion, 0, q.N)
+		d.Suggestion, d.SuggestHref = res.Suggestion, searchHref(serving.Query{Q: res.Suggestion}, 0, q.N)
+		if res.Corrected {
+			// Further pages are the corrected query's.
+			d.Corrected, d.VerbatimHref = true, searchHref(serving.Query{Q: q.Q, Verbatim: true}, 0, q.N)
+		}
+	}
+	links := serving.Query{Q: q.Q, Verbatim: q.Verbatim}
+	if d.Corrected {
+		links = serving.Query{Q: res.Suggestion}
 	}
 	for _, hit := range res.Results {
 		v := resultView{Result: hit, Href: safeHref(hit.URL), SnippetHTML: snippetHTML(hit.Snippet), Anchors: shownAnchors(hit.Anchors, hit.Title)}
@@ -66,12 +79,12 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 		d.First, d.Last = q.Start+1, q.Start+len(d.Results)
 	}
 	if q.Start > 0 {
-		d.Prev = searchHref(q.Q, max(0, q.Start-q.N), q.N)
+		d.Prev = searchHref(links, max(0, q.Start-q.N), q.N)
 	}
 	if next := q.Start + q.N; uint64(next) < res.Total && next <= serving.MaxStart {
-		d.Next = searchHref(q.Q, next, q.N)
+		d.Next = searchHref(links, next, q.N)
 	}
-	d.Pages = pager(q.Q, res.Total, q.Start, q.N)
+	d.Pages = pager(links, res.Total, q.Start, q.N)
 	return s.render(w, http.StatusOK, "search.html", d)
 }
 
@@ -95,9 +108,12 @@ func (s *Server) search(r *http.Request, q serving.Query) (*serving.Results, tim
 	return res, took, nil
 }
 
-// searchHref links to a page of results.
-func searchHref(q string, start, n int) string {
-	v := url.Values{"q": {q}}
+// searchHref links to a page of results of q (its words and Verbatim).
+func searchHref(q serving.Query, start, n int) string {
+	v := url.Values{"q": {q.Q}}
+	if q.Verbatim {
+		v.Set("verbatim", "1")
+	}
 	if start > 0 {
 		v.Set("start", strconv.Itoa(start))
 	}
@@ -112,8 +128,10 @@ type apiResults struct {
 	Total      uint64      `json:"total"`             // exact, unless partial: then the hits scored, a lower bound
 	Partial    bool        `json:"partial,omitempty"` // the search stopped at its time budget: the best results among the hits it scored
 	TookMS     float64     `json:"took_ms"`
-	Relaxed    bool        `json:"relaxed"`    // no page has all the words; these have most of them
-	Suggestion string      `json:"suggestion"` // the query with misspelled words corrected, "" for none
+	Relaxed    bool        `json:"relaxed"`             // few or no pages have all the words: pages with most of them are ranked too
+	AllWords   *uint64     `json:"all_words,omitempty"` // when relaxed: the pages with all the words
+	Suggestion string      `json:"suggestion"`          // the query with misspelled words corrected, "" for none
+	Corrected  bool        `json:"corrected,omitempty"` // the results are the suggestion's, not the query's as written
 	Results    []apiResult `json:"results"`
 }
 
@@ -153,7 +171,11 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 		Relaxed:    res.Relaxed,
 		Partial:    res.Partial,
 		Suggestion: res.Suggestion,
+		Corrected:  res.Corrected,
 		Results:    make([]apiResult, 0, len(res.Results)),
+	}
+	if res.Relaxed {
+		out.AllWords = &res.AllWords
 	}
 	for _, hit := range res.Results {
 		out.Results = append(out.Results, apiResult{
@@ -183,3 +205,7 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// relaxCap bounds AllWords as the page shows it: relaxed results are
+// those of queries few pages fully match.
+const relaxCap = 1 << 20

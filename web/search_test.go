@@ -278,25 +278,49 @@ func BenchmarkAPISearch(b *testing.B) {
 	}
 }
 
-// TestForgivingQueries: relaxed results say so, and a suggestion links to
-// its search, in the page and in the API.
+// TestForgivingQueries: relaxed results say so, a suggestion links to its
+// search, a corrected query says what it shows and links to the query as
+// written, in the page and in the API; every page says one thing.
 func TestForgivingQueries(t *testing.T) {
 	f := canned()
 	f.results["percolator bigtable spanner"] = f.results["percolator"]
+	f.results["percolator bigtable"] = f.results["percolator"]
+	f.relaxed["percolator bigtable"], f.all["percolator bigtable"] = true, 1
 	s, _ := newTestServer(t, f, Options{})
-	_, body := get(t, s, "/search?q="+url.QueryEscape("percolator bigtable spanner"))
-	wantContains(t, "relaxed", body,
-		`<p class="notice">No page has all the words; showing pages with most of them.</p>`,
-		`Did you mean <a href="/search?q=percolator&#43;bigtable&#43;spinner">percolator bigtable spinner</a>?`)
-	_, body = get(t, s, "/search?q=percolatr")
-	wantContains(t, "suggestion", body, `Did you mean <a href="/search?q=percolator">percolator</a>?`, "No pages match <b>percolatr</b>")
-	if strings.Contains(body, `class="notice"`) {
-		t.Error("a strict result says it is relaxed")
+	cases := []struct{ q, want string }{
+		{"percolator bigtable spanner", `<p class="notice">No page has all the words; showing pages with most of them. Did you mean <a href="/search?q=percolator&#43;bigtable&#43;spinner">percolator bigtable spinner</a>?</p>`},
+		{"percolator bigtable", `<p class="notice">Only 1 page has all the words; pages with most of them follow.</p>`},
+		{"percolatr", `<p class="notice">No pages match <b>percolatr</b>. Did you mean <a href="/search?q=percolator">percolator</a>?</p>`},
+		{"percolater", `<p class="notice">Showing results for <a href="/search?q=percolator"><b>percolator</b></a>; search instead for <a href="/search?q=percolater&amp;verbatim=1">percolater</a>.</p>`},
+		{"nothing", `<p class="notice">No pages match <b>nothing</b>.</p>`},
+	}
+	for _, c := range cases {
+		_, body := get(t, s, "/search?q="+url.QueryEscape(c.q))
+		wantContains(t, c.q, body, c.want)
+		if n := strings.Count(body, `class="notice"`) + strings.Count(body, "No pages match") + strings.Count(body, "Did you mean"); n > 3 || strings.Count(body, `class="notice"`) != 1 {
+			t.Errorf("%q: more than one message", c.q)
+		}
+	}
+	if _, body := get(t, s, "/search?q=percolator"); strings.Contains(body, `class="notice"`) {
+		t.Error("a strict result has a message")
+	}
+	// The corrected query's pages link to it; the query as written, to itself verbatim.
+	f.results["percolator"] = f.results["many"]
+	if _, body := get(t, s, "/search?q=percolater"); !strings.Contains(body, `href="/search?q=percolator&amp;start=10"`) {
+		t.Error("the pager of a corrected query does not search the correction")
+	}
+	if _, body := get(t, s, "/search?q=percolater&verbatim=1"); !strings.Contains(body, "No pages match <b>percolater</b>. Did you mean") {
+		t.Error("verbatim=1 is corrected")
 	}
 	m := getJSON(t, s, "/api/search?q="+url.QueryEscape("percolator bigtable spanner"), http.StatusOK)
-	if m["relaxed"] != true || m["suggestion"] != "percolator bigtable spinner" {
-		t.Errorf("API: relaxed %v, suggestion %v", m["relaxed"], m["suggestion"])
+	if m["relaxed"] != true || m["suggestion"] != "percolator bigtable spinner" || m["all_words"] != 0.0 {
+		t.Errorf("API: relaxed %v, suggestion %v, all words %v", m["relaxed"], m["suggestion"], m["all_words"])
 	}
+	m = getJSON(t, s, "/api/search?q=percolater", http.StatusOK)
+	if m["corrected"] != true || m["suggestion"] != "percolator" || m["total"] == 0.0 {
+		t.Errorf("API: corrected %v, suggestion %v, total %v", m["corrected"], m["suggestion"], m["total"])
+	}
+	getJSON(t, s, "/api/search?q=percolater&verbatim=2", http.StatusBadRequest)
 }
 
 func TestShownAnchors(t *testing.T) {
@@ -352,11 +376,11 @@ func TestPager(t *testing.T) {
 		{1_000_000, 0, 100, "[1] 2 3 4 5 … 101"}, // no page starts past MaxStart
 	}
 	for _, c := range cases {
-		if got := show(pager("q", c.total, c.start, c.n)); got != c.want {
+		if got := show(pager(serving.Query{Q: "q"}, c.total, c.start, c.n)); got != c.want {
 			t.Errorf("pager(%d, %d, %d) = %q, want %q", c.total, c.start, c.n, got, c.want)
 		}
 	}
-	if p := pager("a b", 30, 0, 10); p[1].Href != "/search?q=a+b&start=10" {
+	if p := pager(serving.Query{Q: "a b"}, 30, 0, 10); p[1].Href != "/search?q=a+b&start=10" {
 		t.Errorf("href %q", p[1].Href)
 	}
 }

@@ -12,7 +12,8 @@ import (
 // xssPages are pages whose canned data is full of payloads.
 var xssPages = []string{
 	"/search?q=evil",
-	"/search?q=" + url.QueryEscape(xss),
+	"/search?q=" + url.QueryEscape(xss), // corrected: the page shows the suggestion and the query
+	"/search?q=" + url.QueryEscape(xss) + "&verbatim=1",
 	"/search?q=" + url.QueryEscape("("+xss), // the syntax error page echoes the query
 	"/doc?url=" + url.QueryEscape(evilPage),
 	"/doc?url=" + url.QueryEscape(xssURL),
