@@ -175,15 +175,20 @@ func TestSuggestionForms(t *testing.T) {
 	var es []webtable.Export
 	for i := range 8 {
 		es = append(es, upsert(1, fmt.Sprint("r", i), fmt.Sprintf("http://net.test/r%d.html", i),
-			fmt.Sprintf("Receiving %d", i), "The server is receiving messages; receiving takes time. Hosting a host.", 1))
+			fmt.Sprintf("Receiving %d", i), "The server is receiving messages; receiving takes time.", 1))
 	}
+	es = append(es,
+		upsert(1, "h0", "http://net.test/h0.html", "Hosting", "Hosting sites. Call send_messages.", 1),
+		upsert(1, "h1", "http://net.test/h1.html", "Hosting", "Hosting sites. Call send_messages.", 1))
 	apply(t, ix, es...)
 	cases := []struct{ q, want string }{
 		{"recieve", ""},            // only "receiving" is written: another word
 		{"recieving", "receiving"}, // a transposition
 		{"hot", ""},                // too short to guess
-		{"hsot", "host"},           // four letters: a transposition is corrected
+		{"hsot", ""},               // pages write only "hosting", far from it
 		{"messges", "messages"},
+		{"hostin", "hosting"},             // no page has it: a word two pages have is enough
+		{"send_mesages", "send_messages"}, // an identifier
 	}
 	for _, c := range cases {
 		if got := lookup(t, ix, c.q).Suggestion; got != c.want {

@@ -106,11 +106,13 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 	return out, nil
 }
 
-// isWord tells a word worth correcting: letters only, at least four.
-// Shorter words have too many neighbours one edit away ("hot": "host",
-// "hit", "hat") to guess which was meant.
+// isWord tells a word worth correcting: letters, and underscores between
+// them (generate_seires), at least four. Shorter words have too many
+// neighbours one edit away ("hot": "host", "hit", "hat") to guess which
+// was meant.
 func isWord(w string) bool {
-	return utf8.RuneCountInString(w) >= 4 && strings.IndexFunc(w, func(c rune) bool { return !unicode.IsLetter(c) }) < 0
+	return utf8.RuneCountInString(w) >= 4 && !strings.HasPrefix(w, "_") && !strings.HasSuffix(w, "_") &&
+		strings.IndexFunc(w, func(c rune) bool { return !unicode.IsLetter(c) && c != '_' }) < 0
 }
 
 // docFreq is how many documents have term in their text.
@@ -143,8 +145,12 @@ type neighbour struct {
 func bestNeighbour(ctx context.Context, r index.IndexReader, fz index.IndexReaderFuzzy, an analysis.Analyzer, w, term string, df uint64) (neighbour, error) {
 	var best neighbour
 	// A word some pages have is a word: another replaces it only if many
-	// more pages have that ("pop" is not "pgp").
-	bestScore := float64(max(df*rarer, fewHits))
+	// more pages have that ("pop" is not "pgp"). A word no page has is
+	// replaced by any close one ("aparmor": "apparmor", on 2 pages).
+	bestScore := float64(df * rarer)
+	if df > 0 {
+		bestScore = max(bestScore, fewHits)
+	}
 	consider := func(field, near string, stemmed bool) error {
 		edits := maxEdits(near)
 		first, _ := utf8.DecodeRuneInString(near)
