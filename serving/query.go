@@ -395,6 +395,7 @@ var fillers = map[string]bool{
 	"can": true, "may": true, "might": true, "must": true, "will": true, "shall": true,
 	"much": true, "need": true, "want": true, "possible": true,
 	"happen": true, "happens": true, "mean": true, "means": true,
+	"write": true, "tell": true, "know": true, "something": true, "anything": true,
 }
 
 // isQuestion tells a query asked as a question: it ends with "?" or
