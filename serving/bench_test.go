@@ -191,7 +191,8 @@ func BenchmarkMatchAll(b *testing.B) {
 // BenchmarkForgiving measures what forgiving queries cost over the corpus
 // copies (≥ 10,000 documents): a misspelled word (a search that finds
 // nothing, then the suggestion), the suggestion alone, a query relaxed
-// because no page has all its words, and the correct word for comparison.
+// because no page has all its words, a question, a query many pages
+// match, and the correct word for comparison.
 func BenchmarkForgiving(b *testing.B) {
 	es := corpusExports(b)
 	ix, err := OpenIndex(filepath.Join(b.TempDir(), "index"), Options{})
@@ -211,6 +212,8 @@ func BenchmarkForgiving(b *testing.B) {
 		{"misspelled2", "configuraton", "configuration"},
 		{"two_misspelled", "autovacum checkpiont", "autovacuum checkpoint"},
 		{"relaxed", "vacuum freeze xyzzyq", ""},
+		{"question", "how do I write a trigger function in plpgsql", ""},
+		{"many", "vacuum freeze", ""},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var res *Results

@@ -219,25 +219,29 @@ func maxEdits(w string) int {
 func (ix *Index) surface(ctx context.Context, an analysis.Analyzer, term, w string) (string, error) {
 	tq := query.NewTermQuery(term)
 	tq.SetField(fText)
-	req := bleve.NewSearchRequestOptions(tq, surfacePages, 0, false)
-	req.Score = "none"
-	req.Fields = []string{fText}
-	res, err := ix.bi.SearchInContext(ctx, req)
-	if err != nil {
-		return "", fmt.Errorf("serving: suggest %q: %w", term, err)
-	}
 	w = strings.ToLower(w)
 	best, bestD := "", 0
-	for _, h := range res.Hits {
-		text := str(h.Fields[fText])
-		if len(text) > surfaceScan {
-			text = text[:surfaceScan]
+	// The first page usually writes the word one edit from w; the others
+	// are read only when it does not.
+	for _, span := range [][2]int{{0, 1}, {1, surfacePages - 1}} {
+		req := bleve.NewSearchRequestOptions(tq, span[1], span[0], false)
+		req.Score = "none"
+		req.Fields = []string{fText}
+		res, err := ix.bi.SearchInContext(ctx, req)
+		if err != nil {
+			return "", fmt.Errorf("serving: suggest %q: %w", term, err)
 		}
-		for _, t := range an.Analyze([]byte(text)) {
-			if string(t.Term) == term && t.Start < t.End && t.End <= len(text) {
-				form := strings.ToLower(text[t.Start:t.End])
-				if d := editDistance(form, w); best == "" || d < bestD {
-					best, bestD = form, d
+		for _, h := range res.Hits {
+			text := str(h.Fields[fText])
+			if len(text) > surfaceScan {
+				text = text[:surfaceScan]
+			}
+			for _, t := range an.Analyze([]byte(text)) {
+				if string(t.Term) == term && t.Start < t.End && t.End <= len(text) {
+					form := strings.ToLower(text[t.Start:t.End])
+					if d := editDistance(form, w); best == "" || d < bestD {
+						best, bestD = form, d
+					}
 				}
 			}
 		}
