@@ -9,7 +9,7 @@ import (
 // optional become a disjunction of which at least one must match; fields,
 // hosts, ranges and exclusions stay as they are. Bleve scales a
 // disjunction's score by the share of its clauses that matched, so pages
-// with more of the words rank first.
+// with more of the words rank first; pages with all of them score twice.
 //
 // It returns nil when q has fewer than two optional words at its top
 // level (nothing to relax). q is not modified; the result shares its
@@ -42,5 +42,13 @@ func relax(q query.Query, optional map[query.Query]bool) query.Query {
 	} else {
 		out.Must = query.NewConjunctionQuery(append(rest, some))
 	}
+	// The strict query again, optional: a page with all the words scores
+	// about twice what it would otherwise, so it stays above pages with
+	// fewer of them unless one of those matches clearly better.
+	all := query.Query(c)
+	if out.Should != nil {
+		all = query.NewDisjunctionQuery([]query.Query{out.Should, c})
+	}
+	out.Should = all
 	return &out
 }
