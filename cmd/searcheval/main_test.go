@@ -15,7 +15,7 @@ import (
 // p3Floors are just under the measured P@3 of the PostgreSQL set by type
 // of query (see BENCHMARKS.md): a ranking change that loses a query fails
 // here.
-var p3Floors = map[string]float64{"keyword": 0.94, "all": 0.75}
+var p3Floors = map[string]float64{"keyword": 0.94, "question": 0.55, "typo": 0.85, "all": 0.80}
 
 // The judged PostgreSQL queries over the embedded manual, indexed in batch
 // mode: a quality regression test, not a timing one.
