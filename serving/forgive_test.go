@@ -179,7 +179,12 @@ func TestSuggestionForms(t *testing.T) {
 	}
 	es = append(es,
 		upsert(1, "h0", "http://net.test/h0.html", "Hosting", "Hosting sites. Call send_messages.", 1),
-		upsert(1, "h1", "http://net.test/h1.html", "Hosting", "Hosting sites. Call send_messages.", 1))
+		upsert(1, "h1", "http://net.test/h1.html", "Hosting", "Hosting sites. Call send_messages.", 1),
+		upsert(1, "q0", "http://net.test/q0.html", "Queries", "Recursive queries refer to themselves.", 1),
+		upsert(1, "q1", "http://net.test/q1.html", "Queries", "Recursive queries refer to themselves.", 1))
+	for i := range 6 {
+		es = append(es, upsert(1, fmt.Sprint("f", i), fmt.Sprintf("http://net.test/f%d.html", i), "Drop", "Refuse to drop it if anything depends on it.", 1))
+	}
 	apply(t, ix, es...)
 	cases := []struct{ q, want string }{
 		{"recieve", ""},            // only "receiving" is written: another word
@@ -189,6 +194,7 @@ func TestSuggestionForms(t *testing.T) {
 		{"messges", "messages"},
 		{"hostin", "hosting"},             // no page has it: a word two pages have is enough
 		{"send_mesages", "send_messages"}, // an identifier
+		{"recusive", "recursive"},         // not "refuse": its stem is as close, the word is not
 	}
 	for _, c := range cases {
 		if got := lookup(t, ix, c.q).Suggestion; got != c.want {

@@ -1,8 +1,10 @@
 package serving
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -35,6 +37,9 @@ const (
 	// surfacePages is how many pages with a term are read to find the
 	// form of it closest to the word typed.
 	surfacePages = 5
+	// maxCandidates is how many corrections of a word are tried, most
+	// common first, for one written close enough to it.
+	maxCandidates = 3
 )
 
 // suggest returns the query with its misspelled words corrected, or ""
@@ -78,22 +83,28 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 		if df > fewHits {
 			continue
 		}
-		better, err := bestNeighbour(ctx, r, fz, an, w, term, df)
+		cands, err := neighbours(ctx, r, fz, an, w, term, df)
 		if err != nil {
 			return "", err
 		}
-		if better.term == "" {
-			continue
-		}
-		surface := better.surface
-		if surface == "" {
-			if surface, err = ix.surface(ctx, an, better.term, w); err != nil {
-				return "", err
+		// The best candidate whose form as pages write it is as close to
+		// w as the edits allow: stems hide distance ("recus" is one edit
+		// from "refus" as from "recurs", but "recusive" is three from
+		// "refuse", one from "recursive").
+		surface := ""
+		for _, c := range cands[:min(len(cands), maxCandidates)] {
+			form := c.surface
+			if form == "" {
+				if form, err = ix.surface(ctx, an, c.term, w); err != nil {
+					return "", err
+				}
+			}
+			if form != "" && !strings.EqualFold(form, w) && editDistance(strings.ToLower(form), strings.ToLower(w)) <= maxEdits(w) {
+				surface = form
+				break
 			}
 		}
-		if surface == "" || strings.EqualFold(surface, w) || editDistance(strings.ToLower(surface), strings.ToLower(w)) > maxEdits(w)+1 {
-			// A form of the stem far from the word is another word
-			// ("recieve" is not "receiving").
+		if surface == "" {
 			continue
 		}
 		if s, ok := replaceWord(out, w, surface); ok {
@@ -131,9 +142,9 @@ type neighbour struct {
 	term, surface string
 }
 
-// bestNeighbour returns the term of the text field that most documents
-// have among those within one edit of w (two for words of seven letters
-// or more; a transposition is one edit), if it beats df. Candidates are the text field's terms near term
+// neighbours returns the terms of the text field within one edit of w
+// (two for words of seven letters or more; a transposition is one edit)
+// that beat df, the one most documents have first. Candidates are the text field's terms near term
 // (w's stem) and the words of titles near w itself, which are not stemmed:
 // "configuraton" is far from the stem "configur" but one edit from
 // "configuration" in a title. A fuzzy dictionary does not count
@@ -142,8 +153,9 @@ type neighbour struct {
 // and the candidates are filtered by editDistance. The
 // first letter is kept: typos rarely change it, and fixing it makes the
 // automaton's walk of the dictionary much shorter.
-func bestNeighbour(ctx context.Context, r index.IndexReader, fz index.IndexReaderFuzzy, an analysis.Analyzer, w, term string, df uint64) (neighbour, error) {
-	var best neighbour
+func neighbours(ctx context.Context, r index.IndexReader, fz index.IndexReaderFuzzy, an analysis.Analyzer, w, term string, df uint64) ([]neighbour, error) {
+	var out []neighbour
+	scores := map[string]float64{} // by term
 	// A word some pages have is a word: another replaces it only if many
 	// more pages have that ("pop" is not "pgp"). A word no page has is
 	// replaced by any close one ("aparmor": "apparmor", on 2 pages).
@@ -187,20 +199,22 @@ func bestNeighbour(ctx context.Context, r index.IndexReader, fz index.IndexReade
 			if d > 1 {
 				score /= farther
 			}
-			if score > bestScore && c.term != best.term {
-				best, bestScore = c, score
+			if _, seen := scores[c.term]; score > bestScore && !seen {
+				scores[c.term] = score
+				out = append(out, c)
 			}
 		}
 	}
 	// Title words first: they come with the word as written, which a
 	// text term of the same stem (scored the same) does not replace.
 	if err := consider(fTitleWords, strings.ToLower(w), false); err != nil {
-		return neighbour{}, err
+		return nil, err
 	}
 	if err := consider(fText, term, true); err != nil {
-		return neighbour{}, err
+		return nil, err
 	}
-	return best, nil
+	slices.SortStableFunc(out, func(a, b neighbour) int { return cmp.Compare(scores[b.term], scores[a.term]) })
+	return out, nil
 }
 
 // maxEdits is how many edits a correction of w may make: one, two for
