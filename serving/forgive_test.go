@@ -139,6 +139,27 @@ func TestSuggestion(t *testing.T) {
 	}
 }
 
+// TestRelaxedOrder: a page with all the words stays above pages with two
+// of them that match those better, unless clearly better.
+func TestRelaxedOrder(t *testing.T) {
+	ix := openIndex(t)
+	var es []webtable.Export
+	for i := range 3 {
+		es = append(es, upsert(1, fmt.Sprint("p", i), fmt.Sprintf("http://x.test/p%d.html", i),
+			"Notes", "Snapshot isolation: each snapshot sees rows under isolation.", 1))
+	}
+	es = append(es, upsert(1, "f", "http://x.test/full.html", "Transactions",
+		"Transactions run under snapshot isolation; a serialization failure makes the client retry the transaction.", 1))
+	for i := range 20 {
+		es = append(es, upsert(1, fmt.Sprint("o", i), fmt.Sprintf("http://x.test/o%d.html", i), "Other", "Serialization of rows to text, and other topics.", 1))
+	}
+	apply(t, ix, es...)
+	res := lookup(t, ix, "snapshot isolation serialization")
+	if got := urls(res); !res.Relaxed || res.AllWords != 1 || len(got) == 0 || got[0] != "http://x.test/full.html" {
+		t.Errorf("relaxed %v, all words %d: %v", res.Relaxed, res.AllWords, got)
+	}
+}
+
 // TestCorrected: a misspelled word whose correction finds clearly more
 // pages is corrected; the results say so and keep the suggestion;
 // Verbatim searches the words as written.
