@@ -71,18 +71,18 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 	if err != nil {
 		return nil, err
 	}
-	var sh *fastShape
+	var fast []string
 	if q.topK > 0 && !opt.Explain {
-		sh = fastShapeOf(q.q, m)
+		fast = fastShapeOf(q.q, m)
 	}
-	child, err := sh.searcher(ctx, q.q, r, m, opt)
+	child, err := q.q.Searcher(ctx, r, m, opt)
 	if err != nil {
 		return nil, err
 	}
 	rs := &rankSearcher{child: child, cols: cols, pref: pref, explain: opt.Explain,
 		stop: stopper{at: q.cutoff, stopped: &q.partial}}
-	if sh != nil {
-		fs, err := newTopK(ctx, q, sh, is, rs)
+	if fast != nil {
+		fs, err := newTopK(ctx, q, fast, is, rs)
 		if err != nil {
 			_ = rs.Close()
 			return nil, err

@@ -129,7 +129,10 @@ func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) 
 	var req *bleve.SearchRequest
 	var rq *rankQuery
 	if ranked {
-		rq = &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: searchLangs(q), cutoff: cutoff(ctx), topK: q.Start + q.N}
+		rq = &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: searchLangs(q), cutoff: cutoff(ctx)}
+		if !ix.exhaustive {
+			rq.topK = q.Start + q.N
+		}
 		req = bleve.NewSearchRequestOptions(rq, q.N, q.Start, false)
 	} else {
 		req = bleve.NewSearchRequestOptions(pq, q.N, q.Start, false)

@@ -9,16 +9,14 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
-	"github.com/blevesearch/bleve/v2/search/searcher"
 	index "github.com/blevesearch/bleve_index_api"
 )
 
 // The fast path of ranked searches (topkSearcher). Bleve scores every hit
 // of a query, and a common word over a million pages has hundreds of
 // thousands: the cost grows with the hits, not with the ten results shown.
-// For the common shape of a query, plain words each over the text fields
-// with their boosts, all required, and the optional phrase of them
-// (withProximity), topkSearcher walks the postings of the query's terms
+// For the commonest shape of a query, one plain word over the text fields
+// with their boosts, topkSearcher walks the postings of the word's terms
 // itself, bounds each matching document's score from above from its term
 // frequencies and norms (BM25 as Bleve computes it, times the document's
 // rank factors), and hands a document to Bleve's searcher for its exact
@@ -27,15 +25,16 @@ import (
 // are those of the exhaustive search, with the very scores Bleve gives
 // them: topkSearcher computes bounds, never scores.
 //
-// For a one-word query it also stops reading the word's postings in the
-// body text (by far the longest) once a page that has the word only in its
-// text cannot reach the top k whatever its rank (MaxScore): the pages with
-// the word in their title or anchors are the candidates, and the text
-// postings are only advanced to them. The total stays exact: the text
-// postings' count plus the candidates without the word in their text.
+// It also stops walking the postings of the body text (by far the
+// longest) once a page that has the word only in its text cannot reach
+// the top k whatever its rank (MaxScore): the pages with the word in their
+// title or anchors are then the candidates, and the text postings are only
+// advanced to them. The total stays exact: the text postings' count plus
+// the matches without the word in their text.
 //
-// Any other shape (phrases, fields, exclusions, fuzzy terms, a relaxed
-// query, words the analyzer splits) runs the whole searcher as before.
+// Any other shape (two words or more, which have their phrase; phrases,
+// fields, exclusions, fuzzy terms, a relaxed query, a word the analyzer
+// splits) runs the whole searcher as before.
 
 // boundSlack widens every bound: the bound adds the terms of a score in
 // another order than Bleve does, which may differ in the last bits.
@@ -94,151 +93,47 @@ func (l *fastLeaf) bm25() float64 {
 // term frequency part is below k1.
 func (l *fastLeaf) max() float64 { return l.w * l.idf * search.BM25_k1 }
 
-// fastWord is a plain word of the query: one leaf per text field, in the
-// order of boosts.
-type fastWord []*fastLeaf
-
-// fastShape is a query topkSearcher handles: its words, each a term per
-// text field, and whether it has the phrase of them.
-type fastShape struct {
-	words  [][]string // by word, the term of each field of boosts
-	phrase bool
-}
-
-// fastShapeOf recognises the queries parse makes of plain words: a
-// boolean query whose must is a conjunction of words over the text
-// fields (overFields, one term per field after analysis), with no
-// exclusions nor filters, and as its should nothing or the phrase of the
-// words over the text fields (withProximity). It returns nil for any
-// other query.
-func fastShapeOf(q query.Query, m mapping.IndexMapping) *fastShape {
+// fastShapeOf recognises the query parse makes of one plain word: a
+// boolean query whose must is a conjunction of the word over the text
+// fields (overFields, one term per field after analysis), with no should
+// clause, exclusions nor filters. It returns the word's term in each
+// field of boosts, or nil for any other query.
+//
+// Two or more words have their phrase as a should clause (withProximity).
+// Bleve's phrase searcher, advanced to a page, reads on to its next match:
+// advanced from candidate to candidate, it checks the positions of every
+// page that has the words, and the fast path was slower than scoring
+// every hit.
+func fastShapeOf(q query.Query, m mapping.IndexMapping) []string {
 	b, ok := q.(*query.BooleanQuery)
-	if !ok || b.MustNot != nil || b.Filter != nil {
+	if !ok || b.Should != nil || b.MustNot != nil || b.Filter != nil {
 		return nil
 	}
 	c, ok := b.Must.(*query.ConjunctionQuery)
-	if !ok || len(c.Conjuncts) == 0 {
+	if !ok || len(c.Conjuncts) != 1 {
 		return nil
 	}
-	sh := &fastShape{}
-	for _, cq := range c.Conjuncts {
-		d, ok := cq.(*query.DisjunctionQuery)
-		if !ok || d.Min != 0 || len(d.Disjuncts) != len(boosts) {
-			return nil
-		}
-		terms := make([]string, len(boosts))
-		for i, dq := range d.Disjuncts {
-			mq, ok := dq.(*query.MatchQuery)
-			if !ok || mq.FieldVal != boosts[i].field || mq.Boost() != boosts[i].boost || mq.Fuzziness != 0 {
-				return nil
-			}
-			toks := analyze(m, mq.FieldVal, mq.Analyzer, mq.Match)
-			if len(toks) != 1 {
-				return nil
-			}
-			terms[i] = toks[0]
-		}
-		sh.words = append(sh.words, terms)
-	}
-	if b.Should == nil {
-		return sh
-	}
-	d, ok := b.Should.(*query.DisjunctionQuery)
+	d, ok := c.Conjuncts[0].(*query.DisjunctionQuery)
 	if !ok || d.Min != 0 || len(d.Disjuncts) != len(boosts) {
 		return nil
 	}
+	terms := make([]string, len(boosts))
 	for i, dq := range d.Disjuncts {
-		pq, ok := dq.(*query.MatchPhraseQuery)
-		if !ok || pq.FieldVal != boosts[i].field || pq.Boost() != boosts[i].boost || pq.Fuzziness != 0 {
+		mq, ok := dq.(*query.MatchQuery)
+		if !ok || mq.FieldVal != boosts[i].field || mq.Boost() != boosts[i].boost || mq.Fuzziness != 0 {
 			return nil
 		}
-		// The phrase's terms must be the words' terms, one a position:
-		// its score is then the sum of theirs (Bleve's phrase searcher
-		// scores as the conjunction of its terms).
-		toks := analyze(m, pq.FieldVal, pq.Analyzer, pq.MatchPhrase)
-		if len(toks) != len(sh.words) {
+		toks := analyze(m, mq.FieldVal, mq.Analyzer, mq.Match)
+		if len(toks) != 1 {
 			return nil
 		}
-		for w, t := range toks {
-			if t != sh.words[w][i] {
-				return nil
-			}
-		}
+		terms[i] = toks[0]
 	}
-	sh.phrase = true
-	return sh
-}
-
-// searcher returns the searcher of q, a query of shape sh (nil: any
-// query). Bleve's boolean searcher advanced to a document can lose the
-// phrase's match of it: it advances its should searcher even when that
-// stands on the document already, past it. The fast path advances it
-// from document to document, so the boolean searcher of a query with the
-// phrase is built here as Bleve builds it, its should searcher wrapped in
-// a stableAdvance. Searched with Next alone, as the exhaustive search
-// does, it is Bleve's.
-func (sh *fastShape) searcher(ctx context.Context, q query.Query, r index.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
-	if sh == nil || !sh.phrase {
-		return q.Searcher(ctx, r, m, opt)
-	}
-	b := q.(*query.BooleanQuery)
-	must, err := b.Must.Searcher(ctx, r, m, opt)
-	if err != nil {
-		return nil, err
-	}
-	should, err := b.Should.Searcher(ctx, r, m, opt)
-	if err != nil {
-		_ = must.Close()
-		return nil, err
-	}
-	if _, none := must.(*searcher.MatchNoneSearcher); none {
-		_ = must.Close()
-		_ = should.Close()
-		return q.Searcher(ctx, r, m, opt)
-	}
-	if _, none := should.(*searcher.MatchNoneSearcher); none {
-		_ = must.Close()
-		_ = should.Close()
-		return q.Searcher(ctx, r, m, opt)
-	}
-	return searcher.NewBooleanSearcher(ctx, r, must, &stableAdvance{Searcher: should}, nil, opt)
-}
-
-// stableAdvance is a searcher whose Advance to a document at or before
-// the one it returned last returns that one again (a copy: its caller
-// recycles what it got), where Bleve's composite searchers return the
-// next match after it.
-type stableAdvance struct {
-	search.Searcher
-	last  index.IndexInternalID // nil: none yet
-	score float64
-}
-
-func (s *stableAdvance) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
-	return s.keep(s.Searcher.Next(ctx))
-}
-
-func (s *stableAdvance) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {
-	if s.last != nil && s.last.Compare(id) >= 0 {
-		dm := ctx.DocumentMatchPool.Get()
-		dm.IndexInternalID = append(dm.IndexInternalID[:0], s.last...)
-		dm.Score = s.score
-		return dm, nil
-	}
-	return s.keep(s.Searcher.Advance(ctx, id))
-}
-
-func (s *stableAdvance) keep(dm *search.DocumentMatch, err error) (*search.DocumentMatch, error) {
-	if dm != nil {
-		s.last = append(s.last[:0], dm.IndexInternalID...)
-		s.score = dm.Score
-	}
-	return dm, err
+	return terms
 }
 
 // analyze returns the terms of text in field, as match queries analyze
-// it, or nil when a term's position does not follow the one before
-// (a phrase with a gap).
+// it.
 func analyze(m mapping.IndexMapping, field, analyzer, text string) []string {
 	if analyzer == "" {
 		analyzer = m.AnalyzerNameForPath(field)
@@ -250,9 +145,6 @@ func analyze(m mapping.IndexMapping, field, analyzer, text string) []string {
 	toks := an.Analyze([]byte(text))
 	out := make([]string, len(toks))
 	for i, t := range toks {
-		if t.Position != i+1 {
-			return nil
-		}
 		out[i] = string(t.Term)
 	}
 	return out
@@ -262,31 +154,31 @@ func analyze(m mapping.IndexMapping, field, analyzer, text string) []string {
 // be among the best k; see the top of this file. It ends with all the
 // documents child matches counted in q.total.
 type topkSearcher struct {
-	child  *rankSearcher
-	q      *rankQuery
-	k      int
-	words  []fastWord
-	phrase bool
+	child *rankSearcher
+	q     *rankQuery
+	k     int
+	// leaves are the word's terms over the fields of boosts, the text
+	// last.
+	leaves []*fastLeaf
 	qnorm  float64 // at least the query norm Bleve's searchers apply
-	maxF   float64 // at least the rank factors of any document
 
 	best     []float64 // min-heap of the best k scores returned
 	target   uint64    // the next document to look at
-	childAt  uint64    // child's documents up to here are consumed (+1; 0: none)
-	total    uint64    // documents matched so far (in lazy mode, those with the word in their title or anchors)
-	textOnly bool      // one word, and only its title and anchor postings are walked (lazy)
-	lazyFrom float64   // the threshold past which a text-only page cannot enter the top k; 0: never
-	textAll  uint64    // the text postings' count (for the total of a one-word query)
-	noText   uint64    // matches without the word in their text, of a one-word query
-	seg      int
+	childAt  uint64    // child's documents before this one are consumed
+	total    uint64    // matches seen (in lazy mode, those with the word in their title or anchors)
+	lazy     bool      // only the title and anchor postings are walked
+	lazyFrom float64   // the threshold past which a page with the word in its text alone cannot enter the top k
+	noText   uint64    // matches seen without the word in their text
+	seg      int       // the segment of the last document looked at
 	id       index.IndexInternalID
 	stop     stopper
 	done     bool
 }
 
-// newTopK returns the fast searcher of q over is, or nil when q's shape
-// is not one it handles (then rs runs alone).
-func newTopK(ctx context.Context, q *rankQuery, sh *fastShape, is *scorch.IndexSnapshot, rs *rankSearcher) (*topkSearcher, error) {
+// newTopK returns the fast searcher of q, a query of the word of terms
+// (fastShapeOf), over is, or nil when Bleve would not score it with BM25
+// (then rs runs alone).
+func newTopK(ctx context.Context, q *rankQuery, terms []string, is *scorch.IndexSnapshot, rs *rankSearcher) (*topkSearcher, error) {
 	if cb, ok := ctx.Value(search.GetScoringModelCallbackKey).(search.GetScoringModelCallbackFn); !ok || cb() != index.BM25Scoring {
 		return nil, nil
 	}
@@ -295,98 +187,75 @@ func newTopK(ctx context.Context, q *rankQuery, sh *fastShape, is *scorch.IndexS
 	if err != nil {
 		return nil, err
 	}
-	s := &topkSearcher{child: rs, q: q, k: q.topK, phrase: sh.phrase, stop: rs.stop}
-	closeAll := func() {
-		for _, w := range s.words {
-			for _, l := range w {
-				_ = l.r.Close()
-			}
-		}
-	}
+	s := &topkSearcher{child: rs, q: q, k: q.topK, stop: rs.stop}
 	var weights float64
-	for _, terms := range sh.words {
-		w := make(fastWord, len(terms))
-		for i, t := range terms {
-			field := boosts[i].field
-			count, card := float64(docCount), 0
-			if st != nil {
-				var ok bool
-				count = st.DocCount
-				if card, ok = st.FieldCardinality[field]; !ok {
-					closeAll()
-					return nil, nil
-				}
-			} else if card, err = is.FieldCardinality(field); err != nil {
-				closeAll()
-				return nil, err
+	for i, t := range terms {
+		// As Bleve's term searcher (bm25ScoreMetrics) and scorer do.
+		field := boosts[i].field
+		count, card := float64(docCount), 0
+		if st != nil {
+			var ok bool
+			count = st.DocCount
+			if card, ok = st.FieldCardinality[field]; !ok {
+				s.closeLeaves()
+				return nil, nil
 			}
-			if count == 0 || card == 0 {
-				closeAll()
-				return nil, nil // Bleve scores with tf-idf then
-			}
-			r, err := is.TermFieldReader(ctx, []byte(t), field, true, true, false)
-			if err != nil {
-				closeAll()
-				return nil, err
-			}
-			df := float64(r.Count())
-			idf := math.Log(1 + (count-df+0.5)/(df+0.5))
-			w[i] = &fastLeaf{r: r, w: boosts[i].boost * idf, idf: idf, avg: math.Ceil(float64(card) / count)}
-			weights += w[i].w * w[i].w
+		} else if card, err = is.FieldCardinality(field); err != nil {
+			s.closeLeaves()
+			return nil, err
 		}
-		s.words = append(s.words, w)
+		if count == 0 || card == 0 {
+			s.closeLeaves()
+			return nil, nil // Bleve scores with tf-idf then
+		}
+		r, err := is.TermFieldReader(ctx, []byte(t), field, true, true, false)
+		if err != nil {
+			s.closeLeaves()
+			return nil, err
+		}
+		df := float64(r.Count())
+		idf := math.Log(1 + (count-df+0.5)/(df+0.5))
+		l := &fastLeaf{r: r, w: boosts[i].boost * idf, idf: idf, avg: math.Ceil(float64(card) / count)}
+		s.leaves = append(s.leaves, l)
+		weights += l.w * l.w
 	}
-	// Bleve's query norm is 1/√(sum of the squared weights of all the
-	// term searchers): those of the words, and of the phrase's terms if
-	// any, which only make it smaller.
+	// Bleve's query norm is 1/√(sum of the term searchers' squared
+	// weights).
 	s.qnorm = boundSlack / math.Sqrt(weights)
+	var maxF float64
 	for _, c := range rs.cols.segs {
-		s.maxF = max(s.maxF, c.maxF)
+		maxF = max(maxF, c.maxF)
 	}
 	if rs.pref != nil {
-		s.maxF *= langBoost
+		maxF *= langBoost
 	}
-	if len(s.words) == 1 && !s.phrase && len(s.words[0]) == 3 {
-		// A page with the word in its text only scores at most a third
-		// (the disjunction's coordination) of the text term's most.
-		s.lazyFrom = s.maxF * s.qnorm * s.words[0][2].max() / 3 * boundSlack
-		s.textAll = s.words[0][2].r.Count()
-	}
+	// A page with the word in its text alone scores at most a third (the
+	// disjunction's coordination) of the text term's most.
+	s.lazyFrom = maxF * s.qnorm * s.text().max() / float64(len(s.leaves)) * boundSlack
 	return s, nil
 }
 
-// bound returns at least the score child gives document d, on which all
-// the words' leaves that have it stand, and false when d is outside the
-// snapshot's rank columns.
+func (s *topkSearcher) text() *fastLeaf { return s.leaves[len(s.leaves)-1] }
+
+func (s *topkSearcher) closeLeaves() {
+	for _, l := range s.leaves {
+		_ = l.r.Close()
+	}
+}
+
+// bound returns at least the score child gives document d, on which the
+// leaves that have it stand, and false when d is outside the snapshot's
+// rank columns.
 func (s *topkSearcher) bound(d uint64) (float64, bool) {
 	var sum float64
-	for _, w := range s.words {
-		var part float64
-		n := 0
-		for _, l := range w {
-			if l.doc == d {
-				part += l.bm25()
-				n++
-			}
-		}
-		sum += part * float64(n) / float64(len(w))
-	}
-	if s.phrase {
-		// The phrase over a field scores the sum of its terms there,
-		// if every word is in the field; the disjunction over the
-		// fields scales that by at most 1.
-		for i := range boosts {
-			var part float64
-			for _, w := range s.words {
-				if w[i].doc != d {
-					part = 0
-					break
-				}
-				part += w[i].bm25()
-			}
-			sum += part
+	n := 0
+	for _, l := range s.leaves {
+		if l.doc == d {
+			sum += l.bm25()
+			n++
 		}
 	}
+	sum *= float64(n) / float64(len(s.leaves))
 	f, ok := s.factor(d)
 	return sum * s.qnorm * f * boundSlack, ok
 }
@@ -455,33 +324,21 @@ func (s *topkSearcher) keep(v float64) {
 	}
 }
 
-// match returns the next document all the words have, from s.target on,
-// with the leaves that have it standing on it, or math.MaxUint64.
-func (s *topkSearcher) match() (uint64, error) {
-	for {
-		t := s.target
-		hi := uint64(0)
-		for _, w := range s.words {
-			lo := uint64(math.MaxUint64)
-			for i, l := range w {
-				if s.textOnly && i == 2 {
-					continue
-				}
-				if err := l.next(t); err != nil {
-					return 0, err
-				}
-				lo = min(lo, l.doc)
-			}
-			if lo == math.MaxUint64 {
-				return lo, nil
-			}
-			hi = max(hi, lo)
+// next returns the next document, from s.target on, that has the word
+// in a field walked, with the leaves that have it standing on it, or
+// math.MaxUint64.
+func (s *topkSearcher) next() (uint64, error) {
+	d := uint64(math.MaxUint64)
+	for i, l := range s.leaves {
+		if s.lazy && i == len(s.leaves)-1 {
+			continue
 		}
-		if hi == t {
-			return t, nil
+		if err := l.next(s.target); err != nil {
+			return 0, err
 		}
-		s.target = hi
+		d = min(d, l.doc)
 	}
+	return d, nil
 }
 
 func (s *topkSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
@@ -490,11 +347,11 @@ func (s *topkSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, e
 			s.done = true
 			break
 		}
-		if !s.textOnly && s.lazyFrom > 0 && s.threshold() > s.lazyFrom {
-			s.textOnly = true
+		if !s.lazy && s.threshold() > s.lazyFrom {
+			s.lazy = true
 			s.q.lazy.Store(true)
 		}
-		d, err := s.match()
+		d, err := s.next()
 		if err != nil {
 			return nil, err
 		}
@@ -504,21 +361,18 @@ func (s *topkSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, e
 		}
 		s.target = d + 1
 		s.total++
-		if s.lazyFrom > 0 {
-			x := s.words[0][2]
-			if err := x.next(d); err != nil { // in lazy mode, it was left behind
-				return nil, err
-			}
-			if x.doc != d {
-				s.noText++
-			}
+		x := s.text()
+		if err := x.next(d); err != nil { // in lazy mode, it was left behind
+			return nil, err
 		}
-		b, ok := s.bound(d)
-		if ok && b < s.threshold() {
+		if x.doc != d {
+			s.noText++
+		}
+		if b, ok := s.bound(d); ok && b < s.threshold() {
 			continue
 		}
-		if d+1 <= s.childAt {
-			continue // child already went past it: not a match
+		if d < s.childAt {
+			continue // child went past it: not a match
 		}
 		s.id = index.NewIndexInternalID(s.id[:0], d)
 		dm, err := s.child.Advance(ctx, s.id)
@@ -540,11 +394,11 @@ func (s *topkSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, e
 // finish records the query's total.
 func (s *topkSearcher) finish() {
 	total := s.total
-	if s.lazyFrom > 0 && !s.q.partial.Load() {
+	if s.lazy && !s.q.partial.Load() {
 		// The text postings, and the matches without the word in their
 		// text (all in the title or anchor postings): every match is
 		// one or the other.
-		total = s.textAll + s.noText
+		total = s.text().r.Count() + s.noText
 	}
 	s.q.total.Store(total)
 	s.q.fast.Store(true)
@@ -558,11 +412,7 @@ func (s *topkSearcher) Advance(ctx *search.SearchContext, id index.IndexInternal
 }
 
 func (s *topkSearcher) Close() error {
-	for _, w := range s.words {
-		for _, l := range w {
-			_ = l.r.Close()
-		}
-	}
+	s.closeLeaves()
 	return s.child.Close()
 }
 

@@ -22,10 +22,11 @@ import (
 // exhaustive search, the same documents with the same scores to the bit
 // in the same order, and the same total, over an index that changes
 // (batches of new pages, updates of PageRank and link density, deletions,
-// background merges): for the judged queries, thousands of random
-// queries of one to four words of the pages (plus phrases, fields,
-// exclusions and relaxed forms, which must fall back), with and without
-// preferred languages, on pages 1 to 3. TOPK_SEED picks another sequence.
+// background merges): for the judged queries and thousands of random
+// queries of one to four words of the pages (one-word queries take the
+// fast path; the others, phrases, fields, exclusions and relaxed forms
+// must fall back), with and without preferred languages, on pages 1 to
+// 3. TOPK_SEED picks another sequence.
 func TestTopKIsExact(t *testing.T) {
 	seed := uint64(42)
 	if s := os.Getenv("TOPK_SEED"); s != "" {
@@ -134,7 +135,7 @@ func TestTopKIsExact(t *testing.T) {
 		}
 	}
 	t.Logf("%d queries compared, %d on the fast path, %d of them one-word queries that went lazy", stats.queries, stats.fast, stats.lazy)
-	if stats.fast < stats.queries/3 || stats.lazy == 0 {
+	if stats.fast < stats.queries/10 || stats.lazy == 0 {
 		t.Errorf("the fast path ran %d of %d queries, %d lazily: the test does not exercise it", stats.fast, stats.queries, stats.lazy)
 	}
 }
