@@ -134,6 +134,29 @@ func TestTopKIsExact(t *testing.T) {
 			}
 		}
 	}
+	// Search itself: the same results and total with the fast path and
+	// without.
+	for range 100 {
+		q := Query{Q: word(), N: 10}
+		if _, err := parse(ix.bi.Mapping(), q); err != nil {
+			continue
+		}
+		for deadline := time.Now().Add(time.Minute); ; {
+			before := snapshot(t, ix)
+			got := searchResults(t, ix, q, false)
+			want := searchResults(t, ix, q, true)
+			if snapshot(t, ix) != before {
+				if time.Now().After(deadline) {
+					t.Fatalf("%q: the index's snapshot changed during every comparison for a minute", q.Q)
+				}
+				continue
+			}
+			if got != want {
+				t.Fatalf("Search %q:\nfast path\n%s\nexhaustive\n%s", q.Q, got, want)
+			}
+			break
+		}
+	}
 	t.Logf("%d queries compared, %d on the fast path, %d of them one-word queries that went lazy", stats.queries, stats.fast, stats.lazy)
 	if stats.fast < stats.queries/10 || stats.lazy == 0 {
 		t.Errorf("the fast path ran %d of %d queries, %d lazily: the test does not exercise it", stats.fast, stats.queries, stats.lazy)
@@ -188,6 +211,22 @@ func topkHits(t *testing.T, ix *Index, rq *rankQuery, n, start int) string {
 	fmt.Fprintf(&b, "total %d\n", total)
 	for _, h := range res.Hits {
 		fmt.Fprintf(&b, "%s %v\n", h.ID, h.Score) // %v: the shortest exact form
+	}
+	return b.String()
+}
+
+func searchResults(t *testing.T, ix *Index, q Query, exhaustive bool) string {
+	t.Helper()
+	ix.exhaustive = exhaustive
+	defer func() { ix.exhaustive = false }()
+	res, err := ix.Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "total %d relaxed %v partial %v suggestion %q\n", res.Total, res.Relaxed, res.Partial, res.Suggestion)
+	for _, r := range res.Results {
+		fmt.Fprintf(&b, "%s %v\n", r.URL, r.Score)
 	}
 	return b.String()
 }
