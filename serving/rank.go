@@ -35,7 +35,7 @@ type rankQuery struct {
 	cutoff  time.Time
 	partial atomic.Bool
 	// topK, when above 0, is the hits the search keeps (start + n): a
-	// query of the common shape then runs the fast path (topk.go),
+	// one-word query then runs the fast path (topk.go, fastShapeOf),
 	// which sets fast and the query's total.
 	topK  int
 	fast  atomic.Bool
