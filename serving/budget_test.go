@@ -69,3 +69,42 @@ func TestCutoff(t *testing.T) {
 		t.Errorf("cutoff %v before a 30 ms deadline, want %v", d2.Sub(c), minReserve)
 	}
 }
+
+// TestFastPathStopsAtCutoff: the fast path (topk.go) past its cutoff
+// stops within checkEvery pages, with the best of those, marked partial
+// and counted as the pages it looked at; with time to spare it counts
+// every hit. (Its pages have anchors: BM25 needs every field's length.)
+func TestFastPathStopsAtCutoff(t *testing.T) {
+	ix := openIndex(t)
+	const n = 3 * checkEvery
+	var us []Update
+	for i := range n {
+		e := upsert(uint64(i+1), fmt.Sprintf("com.example/p%04d", i), fmt.Sprintf("http://example.com/p%04d", i), "Page", "okapi", float64(i%7), "a page")
+		us = append(us, Update{Export: e})
+	}
+	if _, err := ix.Apply(us); err != nil {
+		t.Fatal(err)
+	}
+	pq, err := parse(ix.bi.Mapping(), Query{Q: "okapi", N: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(cut time.Time) (total uint64, hits int, partial bool) {
+		t.Helper()
+		rq := &rankQuery{q: pq.q, ranks: ix.ranks, cutoff: cut, topK: 10}
+		res, err := ix.bi.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(rq, 10, 0, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rq.fast.Load() {
+			t.Fatal("the query did not take the fast path")
+		}
+		return rq.total.Load(), len(res.Hits), rq.partial.Load()
+	}
+	if total, hits, partial := run(time.Now().Add(-time.Second)); !partial || total >= n || total < checkEvery-1 || hits != 10 {
+		t.Errorf("past its cutoff: partial %v, %d hits counted, %d shown; want partial, about %d counted, 10 shown", partial, total, hits, checkEvery)
+	}
+	if total, hits, partial := run(time.Now().Add(time.Minute)); partial || total != n || hits != 10 {
+		t.Errorf("with time to spare: partial %v, %d hits counted, %d shown; want whole, %d, 10", partial, total, hits, n)
+	}
+}

@@ -72,6 +72,9 @@ type Index struct {
 	limit   *limiter
 	ranks   *ranks        // the factors of ranked searches, by segment
 	lengths *fieldLengths // the fields' mean lengths, for BM25
+	// exhaustive turns the fast path of ranked searches off (topk.go):
+	// benchmarks compare the two. Set before searching.
+	exhaustive bool
 }
 
 // Update is one export to apply, with the fetch time of the document the

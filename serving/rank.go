@@ -34,6 +34,13 @@ type rankQuery struct {
 	// budget.go); partial is set when it did.
 	cutoff  time.Time
 	partial atomic.Bool
+	// topK, when above 0, is the hits the search keeps (start + n): a
+	// one-word query then runs the fast path (topk.go, fastShapeOf),
+	// which sets fast and the query's total.
+	topK  int
+	fast  atomic.Bool
+	lazy  atomic.Bool // the fast path stopped walking the text postings
+	total atomic.Uint64
 }
 
 // fullRank is rankQuery reading the doc values of every hit: the
@@ -64,12 +71,27 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 	if err != nil {
 		return nil, err
 	}
+	var fast []string
+	if q.topK > 0 && !opt.Explain {
+		fast = fastShapeOf(q.q, m)
+	}
 	child, err := q.q.Searcher(ctx, r, m, opt)
 	if err != nil {
 		return nil, err
 	}
-	return &rankSearcher{child: child, cols: cols, pref: pref, explain: opt.Explain,
-		stop: stopper{at: q.cutoff, stopped: &q.partial}}, nil
+	rs := &rankSearcher{child: child, cols: cols, pref: pref, explain: opt.Explain,
+		stop: stopper{at: q.cutoff, stopped: &q.partial}}
+	if fast != nil {
+		fs, err := newTopK(ctx, q, fast, is, rs)
+		if err != nil {
+			_ = rs.Close()
+			return nil, err
+		}
+		if fs != nil {
+			return fs, nil
+		}
+	}
+	return rs, nil
 }
 
 func (q *rankQuery) Validate() error {
@@ -89,6 +111,7 @@ type segRanks struct {
 	mu     sync.Mutex // serializes load
 	loaded atomic.Bool
 	f      []factors
+	maxF   float64  // the largest rank × hub of f
 	langs  segLangs // its documents by language, as searches ask
 }
 
@@ -185,6 +208,7 @@ func (c *segRanks) load(is *scorch.IndexSnapshot, n, off uint64) error {
 			return fmt.Errorf("serving: rank columns: %w", err)
 		}
 		f[local] = factors{rankFactor(pr.float()), HubFactor(ld.float())}
+		c.maxF = max(c.maxF, f[local].rank*f[local].hub)
 	}
 	c.f = f
 	c.loaded.Store(true)

@@ -173,6 +173,9 @@ func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) 
 	var rq *rankQuery
 	if ranked {
 		rq = &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: searchLangs(q), cutoff: cutoff(ctx)}
+		if !ix.exhaustive {
+			rq.topK = q.Start + q.N
+		}
 		req = bleve.NewSearchRequestOptions(rq, q.N, q.Start, false)
 	} else {
 		req = bleve.NewSearchRequestOptions(pq, q.N, q.Start, false)
@@ -186,6 +189,9 @@ func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) 
 			return nil, false, ctx.Err()
 		}
 		return nil, false, searchError(q.Q, err)
+	}
+	if rq != nil && rq.fast.Load() {
+		res.Total = rq.total.Load() // the fast path passes over most hits (topk.go)
 	}
 	return res, rq != nil && rq.partial.Load(), nil
 }

@@ -1,0 +1,238 @@
+package serving
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/caffeine-go/caffeine/extract"
+	"github.com/caffeine-go/caffeine/internal/corpus"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// TestTopKIsExact: the fast path (topk.go) gives the top k of the
+// exhaustive search, the same documents with the same scores to the bit
+// in the same order, and the same total, over an index that changes
+// (batches of new pages, updates of PageRank and link density, deletions,
+// background merges): for the judged queries and thousands of random
+// queries of one to four words of the pages (one-word queries take the
+// fast path; the others, phrases, fields, exclusions and relaxed forms
+// must fall back), with and without preferred languages, on pages 1 to
+// 3. TOPK_SEED picks another sequence.
+func TestTopKIsExact(t *testing.T) {
+	seed := uint64(42)
+	if s := os.Getenv("TOPK_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("TOPK_SEED=%d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	pages := corpus.Pages(t)
+	var es []Update
+	var texts []string
+	langs := []string{"en", "fr", "de", ""}
+	for _, p := range pages {
+		u := "http://pg.test/" + p.Path
+		pg, err := extract.HTML(u, p.Body, "text/html", extract.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: pg.Title, Text: pg.Text, LinkDensity: pg.LinkDensity,
+			PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: time.Unix(1, 0).UTC(), ClusterSize: 1, Lang: langs[rng.IntN(len(langs))]}
+		for _, l := range pg.Links[:min(len(pg.Links), 3)] {
+			d.Anchors = append(d.Anchors, webtable.Anchor{From: l.URL, Text: l.Anchor})
+		}
+		es = append(es, Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: 1, Row: p.Path, URL: u, Doc: d}})
+		texts = append(texts, pg.Title, firstWords(pg.Text, 60))
+	}
+	vocab := titleWords(es)
+	body := strings.Fields(strings.ToLower(strings.Join(texts, " ")))
+	word := func() string {
+		if rng.IntN(2) == 0 {
+			return vocab[rng.IntN(len(vocab))]
+		}
+		return body[rng.IntN(len(body))]
+	}
+	judged := judgedQueries(t)
+
+	ix := openIndex(t)
+	rounds, perRound := 4, 600
+	if testing.Short() {
+		rounds, perRound = 2, 150
+	}
+	rng.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
+	var stats topkStats
+	version := uint64(1)
+	for round := range rounds {
+		// A share of the pages at first, then more, with updates and
+		// deletions of those indexed, in batches of various sizes.
+		upTo := len(es) * (round + 1) / rounds
+		var batch []Update
+		for i, e := range es[:upTo] {
+			switch {
+			case i >= len(es)*round/rounds:
+				batch = append(batch, e)
+			case rng.IntN(5) == 0:
+				version++
+				batch = append(batch, Update{Export: webtable.Export{Op: webtable.OpDelete, Version: version, Row: e.Row, URL: e.URL}})
+			case rng.IntN(4) == 0:
+				version++
+				d := *e.Doc
+				d.PageRank = 0.15 + 30*rng.Float64()*rng.Float64()
+				d.LinkDensity = rng.Float64()
+				batch = append(batch, Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: version, Row: e.Row, URL: e.URL, Doc: &d}})
+			}
+		}
+		for len(batch) > 0 {
+			n := min(len(batch), 1+rng.IntN(200))
+			if _, err := ix.Apply(batch[:n]); err != nil {
+				t.Fatal(err)
+			}
+			batch = batch[n:]
+		}
+
+		qs := append([]string(nil), judged...)
+		for range perRound {
+			w := make([]string, 1+rng.IntN(4))
+			for i := range w {
+				w[i] = word()
+			}
+			q := strings.Join(w, " ")
+			switch rng.IntN(12) {
+			case 0:
+				q = `"` + q + `"`
+			case 1:
+				q = "title:" + q
+			case 2:
+				q += " -" + word()
+			}
+			qs = append(qs, q)
+		}
+		for _, q := range qs {
+			var ls []string
+			if rng.IntN(3) == 0 {
+				ls = []string{langs[rng.IntN(3)]}
+			}
+			start := 10 * rng.IntN(3)
+			p, err := parse(ix.bi.Mapping(), Query{Q: q, N: 10})
+			if err != nil || !p.ranked {
+				continue
+			}
+			checkTopK(t, ix, fmt.Sprintf("round %d: %q langs %v start %d", round, q, ls, start), p.q, ls, 10, start, &stats)
+			if p.relaxed != nil {
+				checkTopK(t, ix, fmt.Sprintf("round %d: relaxed %q", round, q), p.relaxed, ls, 10, start, &stats)
+			}
+		}
+	}
+	// Search itself: the same results and total with the fast path and
+	// without.
+	for range 100 {
+		q := Query{Q: word(), N: 10}
+		if _, err := parse(ix.bi.Mapping(), q); err != nil {
+			continue
+		}
+		for deadline := time.Now().Add(time.Minute); ; {
+			before := snapshot(t, ix)
+			got := searchResults(t, ix, q, false)
+			want := searchResults(t, ix, q, true)
+			if snapshot(t, ix) != before {
+				if time.Now().After(deadline) {
+					t.Fatalf("%q: the index's snapshot changed during every comparison for a minute", q.Q)
+				}
+				continue
+			}
+			if got != want {
+				t.Fatalf("Search %q:\nfast path\n%s\nexhaustive\n%s", q.Q, got, want)
+			}
+			break
+		}
+	}
+	t.Logf("%d queries compared, %d on the fast path, %d of them one-word queries that went lazy", stats.queries, stats.fast, stats.lazy)
+	if stats.fast < stats.queries/10 || stats.lazy == 0 {
+		t.Errorf("the fast path ran %d of %d queries, %d lazily: the test does not exercise it", stats.fast, stats.queries, stats.lazy)
+	}
+}
+
+type topkStats struct{ queries, fast, lazy int }
+
+// checkTopK compares the fast path with the exhaustive search of pq over
+// the same snapshot.
+func checkTopK(t *testing.T, ix *Index, name string, pq query.Query, langs []string, n, start int, st *topkStats) {
+	t.Helper()
+	var got, want string
+	var fast, lazy bool
+	for deadline := time.Now().Add(time.Minute); ; {
+		before := snapshot(t, ix)
+		fq := &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: langs, topK: n + start}
+		got = topkHits(t, ix, fq, n, start)
+		want = topkHits(t, ix, &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: langs}, n, start)
+		fast, lazy = fq.fast.Load(), fq.lazy.Load()
+		if snapshot(t, ix) == before {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the index's snapshot changed during every comparison for a minute", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	st.queries++
+	if fast {
+		st.fast++
+	}
+	if lazy {
+		st.lazy++
+	}
+	if got != want {
+		t.Fatalf("%s (fast path %v):\nfast path\n%s\nexhaustive\n%s", name, fast, got, want)
+	}
+}
+
+func topkHits(t *testing.T, ix *Index, rq *rankQuery, n, start int) string {
+	t.Helper()
+	res, err := ix.bi.SearchInContext(context.Background(), bleve.NewSearchRequestOptions(rq, n, start, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := res.Total
+	if rq.fast.Load() {
+		total = rq.total.Load()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "total %d\n", total)
+	for _, h := range res.Hits {
+		fmt.Fprintf(&b, "%s %v\n", h.ID, h.Score) // %v: the shortest exact form
+	}
+	return b.String()
+}
+
+func searchResults(t *testing.T, ix *Index, q Query, exhaustive bool) string {
+	t.Helper()
+	ix.exhaustive = exhaustive
+	defer func() { ix.exhaustive = false }()
+	res, err := ix.Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "total %d relaxed %v partial %v suggestion %q\n", res.Total, res.Relaxed, res.Partial, res.Suggestion)
+	for _, r := range res.Results {
+		fmt.Fprintf(&b, "%s %v\n", r.URL, r.Score)
+	}
+	return b.String()
+}
+
+// firstWords returns the first n words of s.
+func firstWords(s string, n int) string {
+	f := strings.Fields(s)
+	return strings.Join(f[:min(n, len(f))], " ")
+}
