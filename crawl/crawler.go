@@ -199,6 +199,7 @@ func (c *Crawler) handle(ctx, fetchCtx context.Context, f *fetcher, j *job) {
 		return
 	}
 	j.claimed = true
+	defer j.res.done() // a large body's share of the memory budget, once written
 	c.stats.claimed.Add(1)
 	c.stats.late.Add(int64(max(time.Since(time.UnixMilli(j.due)), 0)))
 	fetched := ctx.Err() == nil && c.process(ctx, fetchCtx, f, j)

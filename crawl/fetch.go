@@ -64,16 +64,18 @@ type result struct {
 	resp *http.Response // the response as the transport gave it (for the WARC writer); nil without one
 
 	// release gives back the share of the memory budget a large body
-	// holds from its fetch to the end of its extraction (see largeBody);
+	// holds from its fetch until its page is written (see largeBody);
 	// nil when it holds none.
 	release func()
 }
 
 // largeBody is the size past which a body being fetched holds its share
-// of the memory budget (internal/budget.Hold) for itself and its
-// extraction: as declared by Content-Length, else for the most a body may
-// be once it has read this much. Smaller bodies hold theirs only while
-// they are extracted, so pages of usual sizes never wait for one.
+// of the memory budget (internal/budget.Hold) for itself, its extraction
+// and the write of its page (the loader's transaction copies the body,
+// and the table encodes it once more for its value log): as declared by
+// Content-Length, else for the most a body may be once it has read this
+// much. Smaller bodies hold theirs only while they are extracted, so
+// pages of usual sizes never wait for one.
 const largeBody = 1 << 20
 
 // hold takes the budget's share for a body of n bytes and its extraction,
@@ -130,10 +132,12 @@ func (c *Crawler) newFetcher(ctx context.Context) *fetcher {
 	return f
 }
 
-// fetch makes one request for j, conditional when j has validators.
+// fetch makes one request for j, conditional when j has validators. A
+// large body's result holds its share of the memory budget: the caller
+// gives it back (done) once the page is written.
 func (f *fetcher) fetch(j *job) result {
 	f.cur = &result{}
-	defer func() { f.cur.done(); f.cur = nil }() // r shares its release, given back once
+	defer func() { f.cur = nil }()
 	hdr := http.Header{}
 	hdr.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
 	if j.bodySum != "" {
@@ -147,10 +151,10 @@ func (f *fetcher) fetch(j *job) result {
 	err := f.c.Request(http.MethodGet, j.url, nil, colly.NewContext(), hdr)
 	r := *f.cur
 	if err != nil && r.header == nil {
+		r.done()
 		r = result{err: err, permanent: errors.Is(err, ErrPrivateAddress)}
 	}
 	r.read(j.url)
-	r.done()
 	return r
 }
 
@@ -293,6 +297,7 @@ func (c *Crawler) process(ctx, fetchCtx context.Context, f *fetcher, j *job) boo
 			return false
 		}
 		j.sent = sent
+		j.res.done() // a retry's earlier response
 		j.res = f.fetch(j)
 		if c.archive != nil && j.res.resp != nil {
 			c.archive.add(j.url, &j.res)

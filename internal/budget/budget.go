@@ -1,8 +1,9 @@
 // Package budget gives a process one memory budget, set by the -cache-mb
 // flag of every command that opens the table: a share of it for the
-// table's caches and memtables, the whole of it as the Go runtime's soft
-// memory limit, so that garbage is collected before the heap outgrows it
-// (raised above it while the live heap needs more, see Apply), and what
+// table's caches and memtables, three quarters of it as the Go runtime's
+// soft memory limit, so that garbage is collected before the heap
+// outgrows it (raised above it while the live heap needs more, see
+// Apply), and what
 // the anonymous memory leaves of it (a quarter at least) as the most
 // pages of the mapped table and index files that stay resident (see
 // trimmer): the budget bounds the process's resident size, not its
@@ -32,7 +33,7 @@ type Budget struct {
 // Flag registers -cache-mb on fs and returns the budget it sets.
 func Flag(fs *flag.FlagSet) *Budget {
 	b := new(Budget)
-	fs.IntVar(&b.MB, "cache-mb", DefaultMB, "memory budget in `MiB`: a quarter for the Badger table's index cache and memtables (unused with -table), the whole as the Go runtime's soft memory limit (GOMEMLIMIT, if set, wins) and as the most resident pages of the mapped table and index files; 0 for Badger's defaults and no limit")
+	fs.IntVar(&b.MB, "cache-mb", DefaultMB, "memory budget in `MiB`: a quarter for the Badger table's index cache and memtables (unused with -table), three quarters as the Go runtime's soft memory limit (GOMEMLIMIT, if set, wins), and what the heap leaves of it (a quarter at least) as the most resident pages of the mapped table and index files; 0 for Badger's defaults and no limit")
 	return b
 }
 
@@ -53,13 +54,25 @@ func (b *Budget) Trims() TrimStats {
 	return TrimStats{}
 }
 
+// heapLimit is the Go runtime's soft memory limit under a budget of
+// budget bytes: what the mapped files' least share (a quarter, see
+// trimmer) leaves of it when they are trimmed, so that the heap at its
+// limit and the mapped files at theirs fit the budget together; the
+// whole budget when they are not.
+func heapLimit(budget int64, trimmed bool) int64 {
+	if trimmed {
+		return budget - budget/4
+	}
+	return budget
+}
+
 // Apply holds the process to the budget until ctx is done: it keeps the
 // resident pages of the files it maps from under dirs (the table's and
 // the serving index's directories) within what the process's anonymous
 // resident memory leaves of the budget, and a quarter of it at least
-// (see trimmer), and
-// the Go runtime's soft memory limit at the budget, unless the
-// GOMEMLIMIT environment variable sets one, and lends a quarter of it to
+// (see trimmer), and the Go runtime's soft memory limit at the other
+// three quarters (the whole budget when there are no files to trim; see
+// heapLimit), unless the GOMEMLIMIT environment variable sets one, and lends a quarter of it to
 // the stages that handle large inputs (Hold). A budget of 0 does none of
 // these.
 //
@@ -84,7 +97,7 @@ func (b *Budget) Apply(ctx context.Context, dirs ...string) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := int64(b.MB) << 20
+	limit := heapLimit(int64(b.MB)<<20, canTrim && len(dirs) > 0)
 	debug.SetMemoryLimit(limit)
 	go func() {
 		t := time.NewTicker(500 * time.Millisecond)

@@ -43,6 +43,22 @@ func waitLimit(t *testing.T, ok func(int64) bool, what string) {
 	}
 }
 
+// With mapped files to trim, the heap's limit leaves them their quarter:
+// the heap at its limit and the files at theirs make the budget.
+func TestApplyLeavesTheMappedFilesTheirQuarter(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	b := &Budget{MB: 64}
+	b.Apply(t.Context(), t.TempDir())
+	want := int64(64 << 20)
+	if canTrim {
+		want = 48 << 20
+	}
+	if got := debug.SetMemoryLimit(-1); got != want {
+		t.Fatalf("limit %d MiB, want %d", got>>20, want>>20)
+	}
+}
+
 func TestZeroBudgetSetsNothing(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	before := debug.SetMemoryLimit(-1)

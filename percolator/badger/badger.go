@@ -145,8 +145,10 @@ type Options struct {
 	// a small multiple of it.
 	MemTableSize int64
 	// CacheBytes is the memory Badger may hold for reading and writing:
-	// two thirds for its two memtables (CacheBytes/3 each, 1–64 MiB), the
-	// last third for table indexes and Bloom filters (the index cache:
+	// a third for its two memtables (CacheBytes/6 each, 1–64 MiB), a
+	// third for the level-0 table a full one is flushed to (Badger builds
+	// it in memory first, in up to twice the memtable's size), the last
+	// third for table indexes and Bloom filters (the index cache:
 	// every lookup needs them, and tables beyond it are read back from
 	// disk). There is no block cache: tables are not compressed, so a read
 	// takes its block straight from the mapped file, and the kernel's page
@@ -179,7 +181,7 @@ func cacheOptions(bo bdb.Options, cache int64) bdb.Options {
 	if cache <= 0 {
 		return bo
 	}
-	mem := min(max(cache/3, 1<<20), 64<<20)
+	mem := min(max(cache/6, 1<<20), 64<<20)
 	return bo.WithBlockCacheSize(0).
 		WithIndexCacheSize(cache / 3).
 		WithNumMemtables(2).
