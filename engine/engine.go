@@ -149,9 +149,9 @@ type Engine struct {
 	stages []percolator.Stage // the worker's, with Bulk
 	// duty is held by one engine of a shared table: its GC passes and
 	// page counts serve every process (pageCounts).
-	duty *percolator.Duty
-	store  percolator.Store
-	log    *slog.Logger
+	duty  *percolator.Duty
+	store percolator.Store
+	log   *slog.Logger
 
 	crawlDone chan struct{} // closed when the crawler's Run returned
 	// indexing is closed when the worker and the feeder may start: at
