@@ -89,9 +89,9 @@ func TestGCOneHolder(t *testing.T) {
 	for _, e := range es {
 		e.gcPasses.Store(0)
 	}
-	// The lease goes at once with a clean stop; the next GC interval
-	// passes, and the next holder's first pass.
-	time.Sleep(4 * time.Second)
+	// The lease goes at once with a clean stop; a standby looks every
+	// LockTTL/2 (5 s), and makes its first pass a GC interval later.
+	time.Sleep(7 * time.Second)
 	if next := collecting(who[0]); len(next) != 1 {
 		t.Fatalf("after engine %d stopped, engines %v made GC passes, want exactly one", who[0], next)
 	}

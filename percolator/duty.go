@@ -18,8 +18,9 @@ import (
 // On a shared store a Duty is a lease (lease.go) in the row
 // "\x00meta/duty/NAME": Hold keeps taking or renewing it, and Held reports
 // whether this Duty holds it now. Another process's Duty takes it over
-// Options.LockTTL plus Options.ClockSkew after the holder's last renewal,
-// at once when the holder stops cleanly (Hold releases it). On an
+// Options.LockTTL plus Options.ClockSkew after the holder's last renewal
+// (and up to half the TTL more: a standby looks every half TTL), at its
+// next look when the holder stops cleanly (Hold releases it). On an
 // ExclusiveStore there is no other process: Held is always true and Hold
 // does nothing.
 //
@@ -61,18 +62,21 @@ func (d *Duty) Held() bool {
 	return time.Now().Before(d.deadline)
 }
 
-// Hold competes for the lease until ctx is done: it takes it when it
-// lapses and renews it while held, every quarter of its TTL, then
-// releases it. Errors are logged; the lease is simply not held meanwhile.
-// On an ExclusiveStore it returns at once.
+// Hold competes for the lease until ctx is done: it renews it while
+// held, every quarter of its TTL, and looks whether it lapsed every half
+// (a standby's look is one read), then releases it. Errors are logged;
+// the lease is simply not held meanwhile. On an ExclusiveStore it returns
+// at once.
 func (d *Duty) Hold(ctx context.Context) {
 	if d.db.ex != nil {
 		return
 	}
-	t := time.NewTicker(d.l.ttl / 4)
-	defer t.Stop()
 	for {
-		d.step(ctx)
+		wait := d.l.ttl / 2
+		if d.step(ctx) {
+			wait = d.l.ttl / 4
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			d.mu.Lock()
@@ -86,14 +90,15 @@ func (d *Duty) Hold(ctx context.Context) {
 				}
 				cancel()
 			}
+			t.Stop()
 			return
 		case <-t.C:
 		}
 	}
 }
 
-// step takes or renews the lease once.
-func (d *Duty) step(ctx context.Context) {
+// step takes or renews the lease once, and reports whether it holds it.
+func (d *Duty) step(ctx context.Context) bool {
 	d.mu.Lock()
 	held := !d.deadline.IsZero()
 	d.mu.Unlock()
@@ -119,4 +124,5 @@ func (d *Duty) step(ctx context.Context) {
 		// Taken over, or renewals failed until it lapsed.
 		d.deadline = time.Time{}
 	}
+	return !d.deadline.IsZero()
 }

@@ -125,7 +125,7 @@ func TestDutyExclusive(t *testing.T) {
 		}
 		return who
 	}
-	failover := opt.LockTTL + opt.ClockSkew + opt.LockTTL/4 + 200*time.Millisecond
+	failover := opt.LockTTL + opt.ClockSkew + opt.LockTTL/2 + 200*time.Millisecond
 	who := watch(time.Second, failover)
 	if who < 0 {
 		t.Fatal("no duty holds the lease")
