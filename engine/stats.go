@@ -183,8 +183,9 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 		c.pageCounts = last.pageCounts
 		c.stale = true
 	default:
+		dirty := e.pagesDirty
 		e.pagesDirty = false
-		if c.pageCounts, err = e.pageCounts(ctx, now); err != nil {
+		if c.pageCounts, err = e.pageCounts(ctx, now, dirty); err != nil {
 			return nil, err
 		}
 		c.pageCounts.staged = still
@@ -245,9 +246,10 @@ func scanFrontier(ctx context.Context, tx *percolator.Tx, nowMs int64, untilNext
 // page, so on a table other processes share only the holder of the
 // engine's duty (Engine.duty) counts, and publishes its counts in the
 // table (webtable.StatsRow); the others read them there, and count the
-// due rows again only if one became due since (countDue). Until counts
-// are published, each counts for itself.
-func (e *Engine) pageCounts(ctx context.Context, now time.Time) (pageCounts, error) {
+// due rows again (countDue: only the rows due) if one became due since or
+// they committed since their last count (dirty: their crawler may have
+// added some). Until counts are published, each counts for itself.
+func (e *Engine) pageCounts(ctx context.Context, now time.Time, dirty bool) (pageCounts, error) {
 	_, alone := e.store.(percolator.ExclusiveStore)
 	if alone {
 		return e.countPages(ctx)
@@ -260,7 +262,7 @@ func (e *Engine) pageCounts(ctx context.Context, now time.Time) (pageCounts, err
 			}
 			return e.countPages(ctx)
 		}
-		if pc.nextDue != 0 && now.UnixMilli() >= pc.nextDue {
+		if dirty || pc.nextDue != 0 && now.UnixMilli() >= pc.nextDue {
 			return e.countDue(ctx, pc)
 		}
 		return pc, nil
