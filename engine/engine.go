@@ -466,8 +466,9 @@ const gcIdle = 9
 
 // gcLoop collects old versions every GCInterval, or gcIdle times the last
 // pass's duration when that is longer; on a shared table, only while
-// this engine holds its duty (one process collects for all). While a Bulk engine's first load
-// goes on (bulkLoading) it only moves the safe point. A pass that fails is
+// this engine holds its duty (one process collects for all). While a
+// Bulk engine's first load goes on (bulkLoading) it only moves the safe
+// point. A pass that fails is
 // retried at the next interval, but one that the system failed (storeFault)
 // stops the engine.
 func (e *Engine) gcLoop(ctx context.Context) error {

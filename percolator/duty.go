@@ -40,8 +40,8 @@ func dutyRow(name string) string { return "\x00meta/duty/" + name }
 // of one process must not both think they hold a lease.
 var dutyIDs atomic.Int64
 
-// Duty returns the duty name of db (one of "locks", "gc", ...: any name
-// without a 0x00 byte): a lease that this process competes for with the
+// Duty returns the duty name of db ("locks" is the worker's lock sweep;
+// any name without a 0x00 byte): a lease that this process competes for with the
 // other processes' duties of that name. Call Hold to compete.
 func (db *DB) Duty(name string) *Duty {
 	return &Duty{db: db, l: lease{st: db.st, row: dutyRow(name),
