@@ -113,7 +113,10 @@ type Config struct {
 	// GCInterval is the interval of old-version collection; default 1
 	// minute, negative for none. A pass reads every row, so the wait after
 	// a pass is at least gcIdle times what it took: GC gets at most a tenth
-	// of the time however big the table.
+	// of the time however big the table. On a shared table only the
+	// engine holding the engine duty collects (and counts the pages for
+	// the others' status pages): give every engine of a table the same
+	// GCInterval, or one without GC may hold the duty.
 	GCInterval time.Duration
 	// GCGrace is how long old versions are kept (percolator.Options.GCGrace);
 	// default 1 minute.
