@@ -113,7 +113,10 @@ type Config struct {
 	// GCInterval is the interval of old-version collection; default 1
 	// minute, negative for none. A pass reads every row, so the wait after
 	// a pass is at least gcIdle times what it took: GC gets at most a tenth
-	// of the time however big the table.
+	// of the time however big the table. On a shared table only the
+	// engine holding the engine duty collects (and counts the pages for
+	// the others' status pages): give every engine of a table the same
+	// GCInterval, or one without GC may hold the duty.
 	GCInterval time.Duration
 	// GCGrace is how long old versions are kept (percolator.Options.GCGrace);
 	// default 1 minute.
@@ -147,8 +150,11 @@ type Engine struct {
 
 	cfg    Config
 	stages []percolator.Stage // the worker's, with Bulk
-	store  percolator.Store
-	log    *slog.Logger
+	// duty is held by one engine of a shared table: its GC passes and
+	// page counts serve every process (pageCounts).
+	duty  *percolator.Duty
+	store percolator.Store
+	log   *slog.Logger
 
 	crawlDone chan struct{} // closed when the crawler's Run returned
 	// indexing is closed when the worker and the feeder may start: at
@@ -222,6 +228,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.changed, e.stopWatch = e.DB.Watch("")
+	e.duty = e.DB.Duty(engineDuty)
 	iopt := serving.Options{OnApply: cfg.OnApply, Logger: cfg.Logger, DiskReserve: cfg.DiskReserve}
 	dir := filepath.Join(cfg.Dir, IndexDir)
 	if rebuild {
@@ -357,6 +364,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			return nil
 		})
 	}
+	g.Go(func() error { e.duty.Hold(ctx); return nil })
 	if e.cfg.GCInterval > 0 {
 		g.Go(func() error { return e.gcLoop(ctx) })
 	}
@@ -451,13 +459,19 @@ func (e *Engine) every(ctx context.Context, d time.Duration, fn func(context.Con
 	}
 }
 
+// engineDuty names the duty of the engines of a shared table (GC passes
+// and page counts): one holds it at a time (percolator.Duty).
+const engineDuty = "engine"
+
 // gcIdle is how many times a GC pass's duration the engine waits before
 // the next one, at least.
 const gcIdle = 9
 
 // gcLoop collects old versions every GCInterval, or gcIdle times the last
-// pass's duration when that is longer. While a Bulk engine's first load
-// goes on (bulkLoading) it only moves the safe point. A pass that fails is
+// pass's duration when that is longer; on a shared table, only while
+// this engine holds its duty (one process collects for all). While a
+// Bulk engine's first load goes on (bulkLoading) it only moves the safe
+// point. A pass that fails is
 // retried at the next interval, but one that the system failed (storeFault)
 // stops the engine.
 func (e *Engine) gcLoop(ctx context.Context) error {
@@ -469,6 +483,10 @@ func (e *Engine) gcLoop(ctx context.Context) error {
 			t.Stop()
 			return nil
 		case <-t.C:
+		}
+		if !e.duty.Held() {
+			wait = e.cfg.GCInterval // another process collects
+			continue
 		}
 		if e.bulkLoading() {
 			// No pass, but the safe point moves: the table's own

@@ -59,6 +59,8 @@ func TestEnginesOnSharedTable(t *testing.T) {
 	}
 	stats := func(e *Engine) *web.Stats {
 		t.Helper()
+		e.computeMu.Lock() // as Stats, which the sampler calls meanwhile
+		defer e.computeMu.Unlock()
 		s, err := e.computeStats(context.Background()) // not the cached one
 		if err != nil {
 			t.Fatal(err)
@@ -151,6 +153,8 @@ func TestEnginesReplicas(t *testing.T) {
 	}
 	stats := func(e *Engine) *web.Stats {
 		t.Helper()
+		e.computeMu.Lock() // as Stats, which the sampler calls meanwhile
+		defer e.computeMu.Unlock()
 		s, err := e.computeStats(context.Background())
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -182,8 +183,9 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 		c.pageCounts = last.pageCounts
 		c.stale = true
 	default:
+		dirty := e.pagesDirty
 		e.pagesDirty = false
-		if c.pageCounts, err = e.countPages(ctx); err != nil {
+		if c.pageCounts, err = e.pageCounts(ctx, now, dirty); err != nil {
 			return nil, err
 		}
 		c.pageCounts.staged = still
@@ -238,6 +240,89 @@ func scanFrontier(ctx context.Context, tx *percolator.Tx, nowMs int64, untilNext
 		return true
 	})
 	return rows, err
+}
+
+// pageCounts returns the page and frontier counts. Counting reads every
+// page, so on a table other processes share only the holder of the
+// engine's duty (Engine.duty) counts, and publishes its counts in the
+// table (webtable.StatsRow); the others read them there, and count the
+// due rows again (countDue: only the rows due) if one became due since or
+// they committed since their last count (dirty: their crawler may have
+// added some). Until counts are published, each counts for itself.
+func (e *Engine) pageCounts(ctx context.Context, now time.Time, dirty bool) (pageCounts, error) {
+	_, alone := e.store.(percolator.ExclusiveStore)
+	if alone {
+		return e.countPages(ctx)
+	}
+	if !e.duty.Held() {
+		pc, ok, err := e.publishedCounts(ctx)
+		if err != nil || !ok {
+			if err != nil {
+				e.log.Warn("stats: read published page counts", "err", err)
+			}
+			return e.countPages(ctx)
+		}
+		if dirty || pc.nextDue != 0 && now.UnixMilli() >= pc.nextDue {
+			return e.countDue(ctx, pc)
+		}
+		return pc, nil
+	}
+	pc, err := e.countPages(ctx)
+	if err != nil {
+		return pc, err
+	}
+	if err := e.publishCounts(ctx, pc); err != nil && ctx.Err() == nil {
+		e.log.Warn("stats: publish page counts", "err", err)
+	}
+	return pc, nil
+}
+
+// publishedStats is the JSON of webtable.StatsPages.
+type publishedStats struct {
+	Pages    int   `json:"pages"`
+	Frontier int   `json:"frontier"`
+	Due      int   `json:"due"`
+	NextDue  int64 `json:"next_due,omitempty"` // Unix ms
+	At       int64 `json:"at"`                 // when the count began, Unix ms
+	TookMs   int64 `json:"took_ms"`
+}
+
+// publishCounts writes pc where the other processes read it.
+func (e *Engine) publishCounts(ctx context.Context, pc pageCounts) error {
+	v, err := json.Marshal(publishedStats{Pages: pc.pages, Frontier: pc.frontier, Due: pc.due, NextDue: pc.nextDue,
+		At: pc.at.UnixMilli(), TookMs: pc.took.Milliseconds()})
+	if err != nil {
+		return err
+	}
+	err = e.DB.Update(ctx, func(tx *percolator.Tx) error {
+		return tx.Set(webtable.StatsRow, webtable.StatsPages, v)
+	})
+	// The commit is this process's own: it must not make the next Stats
+	// count again (counts).
+	select {
+	case <-e.changed:
+	default:
+	}
+	return err
+}
+
+// publishedCounts reads the counts the duty's holder published; ok is
+// false if none are.
+func (e *Engine) publishedCounts(ctx context.Context) (pc pageCounts, ok bool, err error) {
+	var v []byte
+	err = e.DB.View(ctx, func(tx *percolator.Tx) error {
+		v, err = tx.Get(ctx, webtable.StatsRow, webtable.StatsPages)
+		return err
+	})
+	if err != nil || v == nil {
+		return pc, false, err
+	}
+	var p publishedStats
+	if err := json.Unmarshal(v, &p); err != nil {
+		return pc, false, fmt.Errorf("engine: %s of %q: %w", webtable.StatsPages, webtable.StatsRow, err)
+	}
+	return pageCounts{pages: p.Pages, frontier: p.Frontier, due: p.Due, nextDue: p.NextDue,
+		at: time.UnixMilli(p.At), took: time.Duration(p.TookMs) * time.Millisecond}, true, nil
 }
 
 // countPages counts the pages and the frontier rows, due and not.

@@ -49,3 +49,6 @@ func Pass(ctx context.Context, w *Worker, start string, bg bool) (int, error) {
 	found, _, _, err := w.pass(ctx, start, bg)
 	return found, err
 }
+
+// Sweeps returns how many lock sweeps w made.
+func Sweeps(w *Worker) int64 { return w.sweeps.Load() }

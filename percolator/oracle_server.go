@@ -24,7 +24,7 @@ import (
 // callers into one request.
 //
 // Several servers may run on one table: one holds the table's lease (see
-// oracleLease) and serves, the others refuse requests and take the lease
+// lease.go) and serves, the others refuse requests and take the lease
 // over when it lapses (the holder died) or is released (it stopped). A
 // holder serves only until its lease may have lapsed, and a new holder
 // reads the high-water mark after taking the lease, so timestamps increase
@@ -32,7 +32,7 @@ import (
 type OracleServer struct {
 	st    Store
 	opt   OracleServerOptions
-	lease oracleLease
+	lease lease
 
 	mu       sync.Mutex
 	orc      *Oracle   // nil unless this server holds the lease
@@ -88,7 +88,7 @@ func NewOracleServer(st Store, opt OracleServerOptions) (*OracleServer, error) {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &OracleServer{st: st, opt: opt, conns: make(map[net.Conn]bool),
-		lease: oracleLease{st: st, id: opt.ID, ttl: opt.LeaseTTL, skew: opt.ClockSkew}}, nil
+		lease: lease{st: st, row: oracleLeaseRow, id: opt.ID, ttl: opt.LeaseTTL, skew: opt.ClockSkew}}, nil
 }
 
 // Serve answers clients on ln until ctx is done, then closes ln and every

@@ -171,6 +171,8 @@ type Worker struct {
 	stage   atomic.Int32
 	current atomic.Int32 // the stage the stager works on (Stage)
 
+	sweeps atomic.Int64 // lock sweeps made (sweep)
+
 	// failingSince is when the passes began to fail (UnixNano), 0 while
 	// the last one succeeded: see WorkerOptions.StopAfter.
 	failingSince atomic.Int64
@@ -323,23 +325,46 @@ func (w *Worker) Start() {
 	go w.sweep()
 }
 
-// sweep cleans up after dead writers every LockTTL, so locks on cells that
-// nobody reads (and the notifications they carry) do not stay forever.
+// sweep cleans up after dead writers, so locks on cells that nobody reads
+// (and the notifications they carry) do not stay forever. The sweep reads
+// the whole table, so on a shared store only the worker holding the
+// "locks" duty sweeps (one in the deployment), and the next sweep waits
+// sweepIdle times as long as the last took if that is longer than
+// LockTTL: the sweeps take a tenth of one process's time at most however
+// big the table. Readers resolve the locks they meet meanwhile
+// (resolve), as ever.
 func (w *Worker) sweep() {
 	defer w.wg.Done()
-	t := time.NewTicker(w.db.opt.LockTTL)
-	defer t.Stop()
+	duty := w.db.Duty(dutyLocks)
+	w.wg.Go(func() { duty.Hold(w.ctx) })
+	wait := w.db.opt.LockTTL
 	for {
+		t := time.NewTimer(wait)
 		select {
 		case <-w.ctx.Done():
+			t.Stop()
 			return
 		case <-t.C:
-			if _, err := w.db.CleanLocks(w.ctx); err != nil && w.ctx.Err() == nil {
-				w.opt.Logger.Warn("lock sweep failed", "err", err)
-			}
 		}
+		wait = w.db.opt.LockTTL
+		if !duty.Held() {
+			continue
+		}
+		began := time.Now()
+		if _, err := w.db.CleanLocks(w.ctx); err != nil && w.ctx.Err() == nil {
+			w.opt.Logger.Warn("lock sweep failed", "err", err)
+		}
+		w.sweeps.Add(1)
+		wait = max(wait, sweepIdle*time.Since(began))
 	}
 }
+
+// dutyLocks names the duty of sweeping for dead writers' locks.
+const dutyLocks = "locks"
+
+// sweepIdle is how many times a lock sweep's duration the worker waits
+// before the next one, at least.
+const sweepIdle = 9
 
 // Close stops the worker and waits for its goroutines. Observer runs in
 // flight are cancelled and rolled back; their notifications stay for the

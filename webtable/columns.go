@@ -165,6 +165,11 @@ const (
 	ClusterCanon  = "dup:canon"  // in a cluster row: the elected canonical row
 	ExportPrefix  = "!export/"   // ExportPrefix + %020d(start ts) + "/" + page row: an export queue entry
 	ExportDoc     = "export:doc" // in an export queue row: the JSON document, or "" for a delete
+	// StatsRow holds the counts that take a scan of every page, made by
+	// one search process of a shared table (the holder of its engine
+	// duty) for the others' status pages.
+	StatsRow   = "!stats"
+	StatsPages = "stats:pages" // in StatsRow: JSON {pages, frontier, due, next_due, at, took_ms}
 )
 
 // Observed lists the columns with an observer in the indexing chain. Every

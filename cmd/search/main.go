@@ -219,6 +219,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 			return 1
 		}
 		cfg.Store, cfg.Table = st, tf.Table // the engine closes it
+		defer storeflag.LogCalls(log, st)   // after the engine closed
 	}
 	e, err := engine.Open(ctx, cfg)
 	if err != nil {

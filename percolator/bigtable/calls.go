@@ -1,12 +1,17 @@
 package bigtable
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"cloud.google.com/go/bigtable"
+)
 
 // The data calls a Store sends, by kind: what a deployment's load on
 // Bigtable is made of (Store.Calls).
 const (
 	callReadRow = iota
 	callReadRows
+	callReadAll
 	callReadRowList
 	callMutateRows
 	callCheckAndMutate
@@ -19,6 +24,7 @@ const (
 var callNames = [nCalls]string{
 	callReadRow:         "ReadRow",
 	callReadRows:        "ReadRows",
+	callReadAll:         "ReadRows(all)",
 	callReadRowList:     "ReadRows(list)",
 	callMutateRows:      "MutateRows",
 	callCheckAndMutate:  "CheckAndMutateRow",
@@ -34,7 +40,9 @@ func (c *calls) add(kind int) { c[kind].Add(1) }
 
 // Calls returns how many data calls of each kind the store sent (retries
 // by the client library count once), by name; kinds not sent are left
-// out.
+// out. "ReadRows(all)" are the scans of the whole table (GC, lock sweeps,
+// page counts), which read every row server side whatever their filters;
+// "ReadRows" the scans of a key range.
 func (s *Store) Calls() map[string]int64 {
 	out := make(map[string]int64)
 	for k := range nCalls {
@@ -44,3 +52,6 @@ func (s *Store) Calls() map[string]int64 {
 	}
 	return out
 }
+
+// wholeTable is how the range of a scan of every row prints.
+var wholeTable = bigtable.InfiniteRange("").String()

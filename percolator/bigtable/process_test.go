@@ -114,6 +114,8 @@ func TestChildProcess(t *testing.T) {
 		err = bankChild(ctx, db)
 	case "oraclebench":
 		err = oracleBenchChild(ctx, db)
+	case "duty":
+		err = dutyChild(ctx, db)
 	default:
 		err = fmt.Errorf("unknown child %q", kind)
 	}

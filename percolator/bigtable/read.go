@@ -188,7 +188,11 @@ func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row str
 }
 
 func (s *Store) scanTable(ctx context.Context, rr bigtable.RowRange, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
-	s.calls.add(callReadRows)
+	if rr.String() == wholeTable {
+		s.calls.add(callReadAll) // reads every row server side, whatever the filters
+	} else {
+		s.calls.add(callReadRows)
+	}
 	err := s.tbl.ReadRows(ctx, rr, func(r bigtable.Row) bool {
 		cs := cells(r)
 		if len(cs) == 0 {
