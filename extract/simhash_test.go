@@ -44,10 +44,7 @@ func TestSimHashCorpus(t *testing.T) {
 	if os.Getenv("CAFFEINE_SIMHASH_CORPUS") == "" {
 		t.Skip("CAFFEINE_SIMHASH_CORPUS unset")
 	}
-	for _, dir := range []string{
-		"/work/corpora/debian-handbook/usr/share/doc/debian-handbook/html",
-		"/work/corpora/postgresql-15-docs",
-	} {
+	for _, dir := range filepath.SplitList(os.Getenv("CAFFEINE_SIMHASH_CORPUS")) {
 		type doc struct {
 			name, title, hash string
 			sim               uint64

@@ -1,0 +1,316 @@
+package observers
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/caffeine-go/caffeine/extract"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// Near-copies: pages whose texts without boilerplate have fingerprints
+// (extract.SimHash, column webtable.SimHash) within NearBits bits of each
+// other. The nodes are the canonical pages of the exact clusters (the only
+// pages with documents); the edges join nodes within NearBits. The
+// relation is not transitive (A~B and B~C without A~C), so the rule is
+// local and one step deep:
+//
+//   - a node's lead is the best node of its neighbourhood (itself and its
+//     neighbours): the shortest URL, then the smallest (Canonical without
+//     PageRank, which moves with every crawl: a rank-elected lead would
+//     move the documents of its neighbours with it);
+//   - a node is a head when it is its own lead;
+//   - a node whose lead is a head is folded under it: it has no document
+//     of its own, and the head's document lists it (webtable.Doc.Similar);
+//   - every other node keeps its document (a chain A~B~C ordered A, B, C
+//     folds B under A and leaves C shown, whose lead B is folded).
+//
+// So every folded page is listed by exactly one shown document within
+// NearBits of it, a near cluster is a head and the nodes folded under it,
+// and the outcome depends only on the fingerprints, the URLs and which
+// pages are canonical: batch (RunBatch) and the chain compute it with the
+// same function (nearStanding) over the same graph.
+//
+// The chain keeps the graph in band rows (webtable.NearRow): a page's
+// fingerprint is cut into 4 blocks of 16 bits, and the page is listed under
+// each block's value, so the pages within 3 bits of a fingerprint, which
+// agree with it on a whole block, are found by 4 prefix reads.
+
+// NearBits is how many bits two pages' fingerprints may differ in for the
+// pages to be near-copies. At most webtable.NearBands-1, so that a
+// near-copy shares a band row with the page.
+const NearBits = webtable.NearBands - 1
+
+// Near returns the observer that keeps a page's band rows
+// (webtable.NearRow) and webtable.NearFP as its fingerprint
+// (webtable.SimHash) changes, and tells the pages near its old and its
+// new fingerprint (webtable.NearDirty) that their near-copies changed.
+func Near() percolator.Observer {
+	return percolator.Observer{Name: "near", Column: webtable.SimHash, Run: nearBands}
+}
+
+func nearBands(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+	v, err := tx.Get(ctx, row, webtable.SimHash)
+	if err != nil {
+		return err
+	}
+	old, err := tx.Get(ctx, row, webtable.NearFP)
+	if err != nil {
+		return err
+	}
+	if string(v) == string(old) && (v == nil) == (old == nil) {
+		return nil
+	}
+	if old != nil {
+		fp, err := webtable.ParseNearFP(string(old))
+		if err != nil {
+			return err
+		}
+		for b := range webtable.NearBands {
+			if err := tx.Delete(webtable.NearRow(b, fp, row), webtable.NearFP); err != nil {
+				return err
+			}
+		}
+		// The pages that were near it: their neighbourhoods lose it.
+		was, err := nearPages(ctx, tx, fp)
+		if err != nil {
+			return err
+		}
+		for _, p := range was {
+			if p != row {
+				if err := tx.Notify(p, webtable.NearDirty); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if v == nil {
+		if err := tx.Delete(row, webtable.NearFP); err != nil {
+			return err
+		}
+	} else {
+		fp, err := webtable.ParseNearFP(string(v))
+		if err != nil {
+			return err
+		}
+		for b := range webtable.NearBands {
+			if err := tx.Set(webtable.NearRow(b, fp, row), webtable.NearFP, v); err != nil {
+				return err
+			}
+		}
+		if err := tx.Set(row, webtable.NearFP, v); err != nil {
+			return err
+		}
+	}
+	return tx.Notify(row, webtable.NearDirty)
+}
+
+// NearDocs returns the observer of webtable.NearDirty: the page's
+// fingerprint or its standing as a canonical changed, so the documents
+// within two steps of it (a neighbour's lead, a head's folded pages) may
+// change; it notifies those of canonical pages (webtable.DocDirty).
+func NearDocs() percolator.Observer {
+	return percolator.Observer{Name: "near-docs", Column: webtable.NearDirty, Run: nearDocs}
+}
+
+func nearDocs(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+	v, err := tx.Get(ctx, row, webtable.NearFP)
+	if err != nil || v == nil {
+		return err
+	}
+	fp, err := webtable.ParseNearFP(string(v))
+	if err != nil {
+		return err
+	}
+	one, err := nearFingerprints(ctx, tx, fp)
+	if err != nil {
+		return err
+	}
+	docs := make(map[string]bool)
+	for p, pfp := range one {
+		docs[p] = true
+		two, err := nearPages(ctx, tx, pfp)
+		if err != nil {
+			return err
+		}
+		for _, q := range two {
+			docs[q] = true
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(docs)) {
+		c, err := tx.Get(ctx, p, webtable.ClusterOf)
+		if err != nil {
+			return err
+		}
+		if string(c) == p {
+			if err := tx.Notify(p, webtable.DocDirty); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// nearFingerprints returns the pages whose band rows put them within
+// NearBits of fp, with their fingerprints: 4 prefix reads.
+func nearFingerprints(ctx context.Context, tx *percolator.Tx, fp uint64) (map[string]uint64, error) {
+	out := make(map[string]uint64)
+	for b := range webtable.NearBands {
+		prefix := webtable.NearBlock(b, fp)
+		var perr error
+		err := tx.Scan(ctx, prefix, prefix+"\xff", webtable.NearFP, func(r, _ string, v []byte) bool {
+			got, err := webtable.ParseNearFP(string(v))
+			if err != nil {
+				perr = err
+				return false
+			}
+			if extract.SimDistance(fp, got) <= NearBits {
+				out[strings.TrimPrefix(r, prefix)] = got
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		if perr != nil {
+			return nil, perr
+		}
+	}
+	return out, nil
+}
+
+// nearPages is nearFingerprints' pages, sorted.
+func nearPages(ctx context.Context, tx *percolator.Tx, fp uint64) ([]string, error) {
+	m, err := nearFingerprints(ctx, tx, fp)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(m)), nil
+}
+
+// nearGraph returns the near-copy graph's neighbourhood of node row: the
+// nodes within NearBits of its fingerprint, row included, sorted; nil when
+// row is no node.
+type nearGraph func(row string) ([]string, error)
+
+// nearLead is the best of a neighbourhood: the shortest URL, then the
+// smallest.
+func nearLead(nodes []string) string {
+	return Canonical(nodes, func(string) float64 { return 0 })
+}
+
+// nearStanding returns whether node row is folded under a near-copy
+// (hidden: it has no document), and otherwise the URLs of the nodes folded
+// under it, sorted (see the rule above).
+func nearStanding(g nearGraph, row string) (hidden bool, similar []string, err error) {
+	n, err := g(row)
+	if err != nil || len(n) <= 1 {
+		return false, nil, err
+	}
+	lead := nearLead(n)
+	if lead != row {
+		ln, err := g(lead)
+		if err != nil {
+			return false, nil, err
+		}
+		return nearLead(ln) == lead, nil, nil
+	}
+	for _, p := range n {
+		if p == row {
+			continue
+		}
+		pn, err := g(p)
+		if err != nil {
+			return false, nil, err
+		}
+		if nearLead(pn) != row {
+			continue
+		}
+		if u, err := webtable.URL(p); err == nil {
+			similar = append(similar, u)
+		}
+	}
+	slices.Sort(similar)
+	return false, similar, nil
+}
+
+// txNearGraph is the near-copy graph as tx sees it: band rows, and the
+// nodes are the pages that are their own canonical (webtable.ClusterOf).
+func txNearGraph(ctx context.Context, tx *percolator.Tx) nearGraph {
+	isNode := make(map[string]bool)
+	memo := make(map[string][]string)
+	node := func(r string) (bool, error) {
+		if ok, seen := isNode[r]; seen {
+			return ok, nil
+		}
+		c, err := tx.Get(ctx, r, webtable.ClusterOf)
+		if err != nil {
+			return false, err
+		}
+		isNode[r] = string(c) == r
+		return isNode[r], nil
+	}
+	return func(row string) ([]string, error) {
+		if n, ok := memo[row]; ok {
+			return n, nil
+		}
+		if ok, err := node(row); err != nil || !ok {
+			return nil, err
+		}
+		v, err := tx.Get(ctx, row, webtable.NearFP)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		fp, err := webtable.ParseNearFP(string(v))
+		if err != nil {
+			return nil, err
+		}
+		ps, err := nearPages(ctx, tx, fp)
+		if err != nil {
+			return nil, err
+		}
+		var n []string
+		for _, p := range ps {
+			ok, err := node(p)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				n = append(n, p)
+			}
+		}
+		memo[row] = n
+		return n, nil
+	}
+}
+
+// mapNearGraph is the near-copy graph of nodes (canonical row →
+// fingerprint), for the batch recomputation: the same neighbourhoods as
+// the band rows give, found through the same blocks.
+func mapNearGraph(nodes map[string]uint64) nearGraph {
+	blocks := make(map[string][]string)
+	for r, fp := range nodes {
+		for b := range webtable.NearBands {
+			k := webtable.NearBlock(b, fp)
+			blocks[k] = append(blocks[k], r)
+		}
+	}
+	return func(row string) ([]string, error) {
+		fp, ok := nodes[row]
+		if !ok {
+			return nil, nil
+		}
+		seen := make(map[string]bool)
+		for b := range webtable.NearBands {
+			for _, p := range blocks[webtable.NearBlock(b, fp)] {
+				if extract.SimDistance(fp, nodes[p]) <= NearBits {
+					seen[p] = true
+				}
+			}
+		}
+		return slices.Sorted(maps.Keys(seen)), nil
+	}
+}
