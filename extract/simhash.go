@@ -13,8 +13,9 @@ import (
 const SimHashMinWords = 10
 
 // SimHash returns the 64-bit similarity fingerprint of text (Charikar's
-// simhash): over its word 3-shingles (words lower-cased, split at anything
-// neither letter nor digit), each shingle weighing the same. Texts that
+// simhash): over its word 3-shingles (see words: a word with a digit
+// counts as any other such word), each distinct shingle weighing the same
+// (a shingle repeated, as in a table of figures, counts once). Texts that
 // differ in a few words have fingerprints a few bits apart (a changed word
 // changes 3 shingles); unrelated texts about 32. It returns 0 for a text of
 // fewer than SimHashMinWords words: no fingerprint. Call it on Page.Text,
@@ -31,11 +32,20 @@ func SimHash(text string) uint64 {
 // SimDistance is the number of bits two fingerprints differ in.
 func SimDistance(a, b uint64) int { return bits.OnesCount64(a ^ b) }
 
-// words splits text as the fingerprint reads it.
+// words splits text as the fingerprint reads it: lower-cased, at
+// anything neither letter nor digit, and every word with a digit in it
+// read as "0": the dates, counters, ids and version numbers that change
+// from one copy of a page to the next do not change its fingerprint.
 func words(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+	ws := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
 	})
+	for i, w := range ws {
+		if strings.IndexFunc(w, unicode.IsDigit) >= 0 {
+			ws[i] = "0"
+		}
+	}
+	return ws
 }
 
 // wordCount is len(words(text)), without the words.
@@ -59,7 +69,12 @@ func simHash(text string) uint64 {
 	}
 	const k = 3
 	var v [64]int
+	seen := make(map[uint64]bool, len(words))
 	add := func(h uint64) {
+		if seen[h] {
+			return // a set of shingles: a repeated one counts once
+		}
+		seen[h] = true
 		for i := range 64 {
 			if h&(1<<i) != 0 {
 				v[i]++
