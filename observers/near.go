@@ -314,3 +314,21 @@ func mapNearGraph(nodes map[string]uint64) nearGraph {
 		return slices.Sorted(maps.Keys(seen)), nil
 	}
 }
+
+// NearCopies returns, as tx sees the table, the URL of the page that page
+// row is folded under ("" when it is not folded), and else the URLs of the
+// near-copies folded under it: what its document shows, or would once
+// exported. A page that is not a canonical has neither.
+func NearCopies(ctx context.Context, tx *percolator.Tx, row string) (foldedUnder string, similar []string, err error) {
+	g := txNearGraph(ctx, tx)
+	hidden, similar, err := nearStanding(g, row)
+	if err != nil || !hidden {
+		return "", similar, err
+	}
+	n, err := g(row)
+	if err != nil {
+		return "", nil, err
+	}
+	u, err := webtable.URL(nearLead(n))
+	return u, nil, err
+}
