@@ -21,7 +21,8 @@ func Chain() []percolator.Observer {
 		Cluster(),        // page:hash → !dup/HASH members
 		Near(),           // page:simhash → !near/B/VVVV/ROW band rows
 		Elect(),          // dup:dirty → cluster:canon
-		NearDocs(),       // near:dirty → doc:dirty on the documents near a page
+		NearDocs(),       // near:dirty → near:check on the documents near a page
+		NearCheck(),      // near:check → doc:dirty when the page's near-copies changed
 		ranks[0],         // rank:dirty → !rank/KEY block solve → rank:value
 		ranks[1],         // rank:outside → the same, in the background
 		ExportObserver(), // doc:dirty → !export/ queue
@@ -50,7 +51,7 @@ func BulkStages(db *percolator.DB) []percolator.Stage {
 			_, err := rank.Seed(ctx, db, rankOptions)
 			return err
 		}},
-		{Observers: []string{"elect", "elect-rank", "near-docs"}},
+		{Observers: []string{"elect", "elect-rank", "near-docs", "near-check"}},
 		{Observers: []string{"export", "export-links"}},
 	}
 }

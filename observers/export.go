@@ -105,6 +105,9 @@ func (r *registry) export(ctx context.Context, tx *percolator.Tx, row string) er
 	if err != nil {
 		return err
 	}
+	if err := recordStanding(ctx, tx, row, hidden, similar); err != nil {
+		return err
+	}
 	if hidden {
 		if digest == "" {
 			return nil

@@ -2,6 +2,8 @@ package observers
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"maps"
 	"slices"
 	"strings"
@@ -111,25 +113,31 @@ func nearBands(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 // NearDocs returns the observer of webtable.NearDirty: the page's
 // fingerprint or its standing as a canonical changed, so the documents
 // within two steps of it (a neighbour's lead, a head's folded pages) may
-// change; it notifies those of canonical pages (webtable.DocDirty).
+// change. It tells those of canonical pages to check (webtable.NearCheck):
+// a page joining twenty copies of itself checks twenty standings and
+// re-exports the head and itself, not the twenty.
 func NearDocs() percolator.Observer {
 	return percolator.Observer{Name: "near-docs", Column: webtable.NearDirty, Run: nearDocs}
 }
 
 func nearDocs(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+	// The page itself, fingerprinted or not (it may just have lost its
+	// fingerprint), and the pages within two steps of its fingerprint.
+	docs := map[string]bool{row: true}
+	one := map[string]uint64{}
 	v, err := tx.Get(ctx, row, webtable.NearFP)
-	if err != nil || v == nil {
-		return err
-	}
-	fp, err := webtable.ParseNearFP(string(v))
 	if err != nil {
 		return err
 	}
-	one, err := nearFingerprints(ctx, tx, fp)
-	if err != nil {
-		return err
+	if v != nil {
+		fp, err := webtable.ParseNearFP(string(v))
+		if err != nil {
+			return err
+		}
+		if one, err = nearFingerprints(ctx, tx, fp); err != nil {
+			return err
+		}
 	}
-	docs := make(map[string]bool)
 	for p, pfp := range one {
 		docs[p] = true
 		two, err := nearPages(ctx, tx, pfp)
@@ -146,12 +154,69 @@ func nearDocs(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 			return err
 		}
 		if string(c) == p {
-			if err := tx.Notify(p, webtable.DocDirty); err != nil {
+			if err := tx.Notify(p, webtable.NearCheck); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// NearCheck returns the observer of webtable.NearCheck: it notifies the
+// page's document (webtable.DocDirty) when the page's standing
+// (nearStanding) differs from the one its last export saw (colNearShown).
+func NearCheck() percolator.Observer {
+	return percolator.Observer{Name: "near-check", Column: webtable.NearCheck, Run: nearCheck}
+}
+
+func nearCheck(ctx context.Context, tx *percolator.Tx, row, _ string) error {
+	c, err := tx.Get(ctx, row, webtable.ClusterOf)
+	if err != nil || string(c) != row {
+		return err
+	}
+	hidden, similar, err := nearStanding(txNearGraph(ctx, tx), row)
+	if err != nil {
+		return err
+	}
+	old, err := tx.Get(ctx, row, colNearShown)
+	if err != nil {
+		return err
+	}
+	if string(old) != nearShown(hidden, similar) {
+		return tx.Notify(row, webtable.DocDirty)
+	}
+	// The same: written again, so that an export that read the table
+	// before the change that brought this standing back, and would record
+	// another, conflicts with this run and reads the table again.
+	return tx.Set(row, colNearShown, old)
+}
+
+// colNearShown, in a page row: the digest of the standing (nearShown) its
+// last export saw, written by the export observer when it changes (and
+// again, unchanged, by near-check).
+const colNearShown = "near:shown"
+
+// nearShown is the digest of a standing, as colNearShown holds it.
+func nearShown(hidden bool, similar []string) string {
+	h := sha256.New()
+	if hidden {
+		h.Write([]byte("hidden"))
+	}
+	for _, s := range similar {
+		h.Write([]byte{0})
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// recordStanding writes row's standing into colNearShown when it changed.
+func recordStanding(ctx context.Context, tx *percolator.Tx, row string, hidden bool, similar []string) error {
+	d := nearShown(hidden, similar)
+	old, err := tx.Get(ctx, row, colNearShown)
+	if err != nil || string(old) == d {
+		return err
+	}
+	return tx.Set(row, colNearShown, []byte(d))
 }
 
 // nearFingerprints returns the pages whose band rows put them within

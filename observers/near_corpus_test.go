@@ -15,6 +15,9 @@ import (
 
 	"github.com/caffeine-go/caffeine/extract"
 	"github.com/caffeine-go/caffeine/observers"
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // TestNearCopiesCorpus runs the chain over each directory of HTML pages in
@@ -30,12 +33,15 @@ import (
 //   - different: different files.
 //
 // Translations and different files are the false merges. With
-// CAFFEINE_NEAR_PAIRS=FILE every pair is written to FILE.
+// CAFFEINE_NEAR_PAIRS=FILE every pair is written to FILE. With
+// CAFFEINE_NEAR_OFF=1 it runs the chain without the near observers and
+// only reports its time (the cost of near-copies, side by side).
 func TestNearCopiesCorpus(t *testing.T) {
 	dirs := filepath.SplitList(os.Getenv("CAFFEINE_NEAR_CORPUS"))
 	if len(dirs) == 0 {
 		t.Skip("CAFFEINE_NEAR_CORPUS unset")
 	}
+	off := os.Getenv("CAFFEINE_NEAR_OFF") != ""
 	var out strings.Builder
 	for _, dir := range dirs {
 		pages := make(map[string][]byte)
@@ -50,15 +56,29 @@ func TestNearCopiesCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		db, w := openChain(t, 8)
+		db, _ := percolatortest.Open(t, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+		obs := chain()
+		if off {
+			obs = slices.DeleteFunc(obs, func(o percolator.Observer) bool { return strings.HasPrefix(o.Name, "near") })
+		}
+		w, err := percolator.NewWorker(db, percolator.WorkerOptions{Workers: 8, IdleMin: time.Millisecond, IdleMax: 20 * time.Millisecond}, obs...)
+		if err != nil {
+			t.Fatal(err)
+		}
 		n := loadCorpus(t, db, pages, []string{"corpus.test"})
-		began := time.Now()
+		began, cpu0 := time.Now(), cpuTime()
 		w.Start()
 		ctx, cancel := context.WithTimeout(bg, 20*time.Minute)
 		if err := w.WaitIdle(ctx); err != nil {
 			t.Fatal(err)
 		}
-		took := time.Since(began)
+		took, cpu := time.Since(began), cpuTime()-cpu0
+		if off {
+			cancel()
+			w.Close()
+			t.Logf("%s: %d pages, chain without near observers to idle %s, %.2f cpu-ms/page", dir, n, took.Round(time.Second), cpu.Seconds()/float64(n)*1e3)
+			continue
+		}
 		diffs, b, err := observers.Verify(ctx, db, 0.01, 20)
 		cancel()
 		if err != nil {
@@ -69,8 +89,8 @@ func TestNearCopiesCorpus(t *testing.T) {
 		}
 		w.Close()
 		for _, s := range w.Stats() {
-			if strings.HasPrefix(s.Name, "near") {
-				t.Logf("  %s: %d runs, %.3f ms/page", s.Name, s.Commits, s.RunTime.Seconds()/float64(n)*1e3)
+			if strings.HasPrefix(s.Name, "near") || s.Name == "export" {
+				t.Logf("  %s: %d runs, %d commits, %.3f ms/page", s.Name, s.Runs, s.Commits, s.RunTime.Seconds()/float64(n)*1e3)
 			}
 		}
 		text := func(u string) string {
@@ -98,7 +118,7 @@ func TestNearCopiesCorpus(t *testing.T) {
 				fmt.Fprintf(&out, "%s\t%s\t%s\t%d bits\n", class, a, c, extract.SimDistance(extract.SimHash(text(d.URL)), extract.SimHash(text(s))))
 			}
 		}
-		t.Logf("%s: %d pages, %d documents, %d folded near-copies (%v), chain to idle %s", dir, n, len(b.Docs), folded, classes, took.Round(time.Second))
+		t.Logf("%s: %d pages, %d documents, %d folded near-copies (%v), chain to idle %s, %.2f cpu-ms/page", dir, n, len(b.Docs), folded, classes, took.Round(time.Second), cpu.Seconds()/float64(n)*1e3)
 	}
 	if f := os.Getenv("CAFFEINE_NEAR_PAIRS"); f != "" {
 		if err := os.WriteFile(f, []byte(out.String()), 0o644); err != nil {

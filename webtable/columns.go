@@ -168,6 +168,11 @@ const (
 	// documents whose near-copies may have changed (those within two steps
 	// of NearBits of the page).
 	NearDirty = "near:dirty"
+	// NearCheck is on a canonical page row when its near-copies may have
+	// changed: the near-check observer compares the page's standing with
+	// the one its document was exported with, and notifies DocDirty when
+	// they differ.
+	NearCheck = "near:check"
 )
 
 // Rows that are not pages. '!' sorts before every reversed host.
@@ -219,7 +224,7 @@ func ParseNearFP(s string) (uint64, error) {
 var Observed = []string{Body, Hash, Links, SimHash}
 
 // Weak lists the columns that are only notified, never written.
-var Weak = []string{DupDirty, DocDirty, RankDirty, RankOutside, DupRanked, DocLinked, LinksMore, NearDirty}
+var Weak = []string{DupDirty, DocDirty, RankDirty, RankOutside, DupRanked, DocLinked, LinksMore, NearDirty, NearCheck}
 
 // RoundRank is PageRank as the index sees it: a document is re-exported
 // when this changes, not on every small move. Ranked search multiplies
