@@ -138,8 +138,13 @@ func nearDocs(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 			return err
 		}
 	}
+	read := make(map[uint64]bool)
 	for p, pfp := range one {
 		docs[p] = true
+		if read[pfp] {
+			continue // a copy's: the same pages
+		}
+		read[pfp] = true
 		two, err := nearPages(ctx, tx, pfp)
 		if err != nil {
 			return err
@@ -304,9 +309,12 @@ func nearStanding(g nearGraph, row string) (hidden bool, similar []string, err e
 
 // txNearGraph is the near-copy graph as tx sees it: band rows, and the
 // nodes are the pages that are their own canonical (webtable.ClusterOf).
+// It reads each fingerprint's band rows once (copies share one) and each
+// page's canonical once.
 func txNearGraph(ctx context.Context, tx *percolator.Tx) nearGraph {
 	isNode := make(map[string]bool)
-	memo := make(map[string][]string)
+	fps := make(map[string]uint64)    // page → fingerprint, from band rows read
+	byFP := make(map[uint64][]string) // fingerprint → the nodes near it
 	node := func(r string) (bool, error) {
 		if ok, seen := isNode[r]; seen {
 			return ok, nil
@@ -319,26 +327,30 @@ func txNearGraph(ctx context.Context, tx *percolator.Tx) nearGraph {
 		return isNode[r], nil
 	}
 	return func(row string) ([]string, error) {
-		if n, ok := memo[row]; ok {
-			return n, nil
-		}
 		if ok, err := node(row); err != nil || !ok {
 			return nil, err
 		}
-		v, err := tx.Get(ctx, row, webtable.NearFP)
-		if err != nil || v == nil {
-			return nil, err
+		fp, ok := fps[row]
+		if !ok {
+			v, err := tx.Get(ctx, row, webtable.NearFP)
+			if err != nil || v == nil {
+				return nil, err
+			}
+			if fp, err = webtable.ParseNearFP(string(v)); err != nil {
+				return nil, err
+			}
+			fps[row] = fp
 		}
-		fp, err := webtable.ParseNearFP(string(v))
-		if err != nil {
-			return nil, err
+		if n, ok := byFP[fp]; ok {
+			return n, nil
 		}
-		ps, err := nearPages(ctx, tx, fp)
+		ps, err := nearFingerprints(ctx, tx, fp)
 		if err != nil {
 			return nil, err
 		}
 		var n []string
-		for _, p := range ps {
+		for _, p := range slices.Sorted(maps.Keys(ps)) {
+			fps[p] = ps[p]
 			ok, err := node(p)
 			if err != nil {
 				return nil, err
@@ -347,7 +359,7 @@ func txNearGraph(ctx context.Context, tx *percolator.Tx) nearGraph {
 				n = append(n, p)
 			}
 		}
-		memo[row] = n
+		byFP[fp] = n
 		return n, nil
 	}
 }
