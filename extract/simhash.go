@@ -76,11 +76,7 @@ func simHash(text string) uint64 {
 		}
 		seen[h] = true
 		for i := range 64 {
-			if h&(1<<i) != 0 {
-				v[i]++
-			} else {
-				v[i]--
-			}
+			v[i] += int(h>>i&1)<<1 - 1 // +1 for a set bit, -1 for a clear one
 		}
 	}
 	if len(words) < k {
