@@ -31,6 +31,8 @@ import (
 //     the cluster's size;
 //   - a page's band rows (webtable.NearRow) are those of its fingerprint
 //     (webtable.SimHash), and every band row is of its page's fingerprint;
+//     no page has fingerprints left that near-docs did not look around
+//     (webtable.NearWas);
 //   - the rank graph's own invariants (rank.Check).
 func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) {
 	var bad []string
@@ -60,7 +62,7 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 	}
 	clusters := make(map[string]*cluster) // by hash
 	clusterEnd := webtable.ClusterPrefix + "\xff"
-	for _, prefix := range []string{"page:", "links:", "cluster:", webtable.Rank, colUnaliased, webtable.InPrefix, webtable.AliasPrefix, webtable.NearFP} {
+	for _, prefix := range []string{"page:", "links:", "cluster:", webtable.Rank, colUnaliased, webtable.InPrefix, webtable.AliasPrefix, webtable.NearFP, webtable.NearWas} {
 		err := tx.Scan(ctx, "", "", prefix, func(row, col string, v []byte) bool {
 			if strings.HasPrefix(row, "!") {
 				return true
@@ -181,6 +183,9 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 			add("%s: marked unaliased, but %v redirect here", s, p.aliases)
 		}
 		// Band rows.
+		if was, ok := p.cols[webtable.NearWas]; ok {
+			add("%s: fingerprints left %q, not looked around (%s)", s, was, webtable.NearWas)
+		}
 		if sh, fp := p.cols[webtable.SimHash], p.cols[webtable.NearFP]; sh != fp {
 			add("%s: fingerprint %q, band rows under %q", s, sh, fp)
 		} else if v, err := webtable.ParseNearFP(fp); err == nil {

@@ -48,8 +48,9 @@ const NearBits = webtable.NearBands - 1
 
 // Near returns the observer that keeps a page's band rows
 // (webtable.NearRow) and webtable.NearFP as its fingerprint
-// (webtable.SimHash) changes, and tells the pages near its old and its
-// new fingerprint (webtable.NearDirty) that their near-copies changed.
+// (webtable.SimHash) changes, and tells near-docs (webtable.NearDirty on
+// the page, webtable.NearWas for the fingerprint it left) to look at the
+// documents near its old and its new fingerprint.
 func Near() percolator.Observer {
 	return percolator.Observer{Name: "near", Column: webtable.SimHash, Run: nearBands}
 }
@@ -76,16 +77,16 @@ func nearBands(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 				return err
 			}
 		}
-		// The pages that were near it: their neighbourhoods lose it.
-		was, err := nearPages(ctx, tx, fp)
+		// The pages that were near it lose it: near-docs looks around the
+		// old fingerprint too, after this commits (a page arriving there
+		// meanwhile is one this run cannot see).
+		was, err := tx.Get(ctx, row, webtable.NearWas)
 		if err != nil {
 			return err
 		}
-		for _, p := range was {
-			if p != row {
-				if err := tx.Notify(p, webtable.NearDirty); err != nil {
-					return err
-				}
+		if !slices.Contains(strings.Fields(string(was)), string(old)) {
+			if err := tx.Set(row, webtable.NearWas, []byte(strings.TrimSpace(string(was)+" "+string(old)))); err != nil {
+				return err
 			}
 		}
 	}
@@ -122,21 +123,38 @@ func NearDocs() percolator.Observer {
 
 func nearDocs(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 	// The page itself, fingerprinted or not (it may just have lost its
-	// fingerprint), and the pages within two steps of its fingerprint.
+	// fingerprint), and the pages within two steps of its fingerprint and
+	// of those it left (webtable.NearWas). Read here, after the commit
+	// that moved the page, not in it: two pages arriving near each other
+	// at once each see the other in one of the two runs.
 	docs := map[string]bool{row: true}
 	one := map[string]uint64{}
 	v, err := tx.Get(ctx, row, webtable.NearFP)
 	if err != nil {
 		return err
 	}
-	if v != nil {
-		fp, err := webtable.ParseNearFP(string(v))
+	was, err := tx.Get(ctx, row, webtable.NearWas)
+	if err != nil {
+		return err
+	}
+	if was != nil {
+		if err := tx.Delete(row, webtable.NearWas); err != nil {
+			return err
+		}
+	}
+	for _, s := range append(strings.Fields(string(was)), string(v)) {
+		if s == "" {
+			continue
+		}
+		fp, err := webtable.ParseNearFP(s)
 		if err != nil {
 			return err
 		}
-		if one, err = nearFingerprints(ctx, tx, fp); err != nil {
+		near, err := nearFingerprints(ctx, tx, fp)
+		if err != nil {
 			return err
 		}
+		maps.Copy(one, near)
 	}
 	read := make(map[uint64]bool)
 	for p, pfp := range one {

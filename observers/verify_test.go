@@ -215,6 +215,7 @@ func TestVerifyFindsBrokenInvariants(t *testing.T) {
 		{"rank written", "written as", h + "/c", webtable.Rank, "0.5"},
 		{"band row lost", "no band row", "!near/", webtable.NearFP, ""},
 		{"band rows moved", "band rows under", h + "/n1", webtable.NearFP, "0000000000000000"},
+		{"left unseen", "not looked around", h + "/n1", webtable.NearWas, "0000000000000000"},
 		{"folded shown", "exported, batch does not", h + "/n22", webtable.ExportDigest, "x"},
 	} {
 		row := tc.row

@@ -99,6 +99,11 @@ const (
 	// Written by the near observer (observes SimHash): the fingerprint
 	// under which the page's band rows (NearRow) list it; deleted with them.
 	NearFP = "near:fp"
+	// NearWas: the fingerprints (NearFPString, space-separated) whose
+	// band rows the page left and whose neighbourhoods the near-docs
+	// observer has not looked at since; written by near, deleted by
+	// near-docs.
+	NearWas = "near:was"
 
 	// PageRank, kept by the rank observers.
 	Rank = "rank:value" // decimal float
