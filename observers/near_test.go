@@ -3,6 +3,7 @@ package observers_test
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -99,4 +100,44 @@ func TestNearCopiesFolded(t *testing.T) {
 	delete(want, h+"/news/vacuum")
 	want[h+"/news/vacuum-2026-11-29"] = nil
 	check()
+}
+
+// The Debian handbook's section 6.4 in five languages: the translations
+// (de-DE, es-ES) are documents of their own; the English text under the
+// French and Korean navigation (fr-FR, ko-KR: not translated) is folded
+// under the en-US page, the shortest and smallest URL of the three.
+func TestNearCopiesHandbookLanguages(t *testing.T) {
+	e := newEnv(t)
+	const h = "http://handbook.test"
+	langs := []string{"en-US", "de-DE", "es-ES", "fr-FR", "ko-KR"}
+	for _, l := range langs {
+		b, err := os.ReadFile("testdata/handbook/" + l + "/sect.apt-file.html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.fetch(h+"/"+l+"/sect.apt-file.html", 200, string(b))
+	}
+	e.idle()
+	docs := e.index()
+	u := func(l string) string { return h + "/" + l + "/sect.apt-file.html" }
+	want := map[string][]string{
+		u("en-US"): {u("fr-FR"), u("ko-KR")},
+		u("de-DE"): nil,
+		u("es-ES"): nil,
+	}
+	if got := keys(docs); !slices.Equal(got, slices.Sorted(maps.Keys(want))) {
+		t.Fatalf("documents %v", got)
+	}
+	for d, sim := range want {
+		if got := docs[d].Similar; !slices.Equal(got, sim) || len(docs[d].Duplicates) != 0 {
+			t.Errorf("%s: similar %v, duplicates %v; want similar %v", d, got, docs[d].Duplicates, sim)
+		}
+	}
+	diffs, _, err := observers.Verify(bg, e.db, 0.01, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
 }
