@@ -34,20 +34,17 @@ func TestSimHashNearCopies(t *testing.T) {
 	}
 }
 
-// TestSimHashCorpus measures, on the Debian handbook (every language) and
-// the PostgreSQL manual, how many pairs of pages with different texts fall
-// within each distance, and how many of those have titles that differ
-// beyond their digits. The handbook's sections that are mostly command
-// output come within 3 bits across languages, where their titles differ. Set
-// CAFFEINE_SIMHASH_CORPUS=1 to run it (a minute of CPU).
+// TestSimHashCorpus measures, on directories of HTML pages (the Debian
+// handbook, every language, and the PostgreSQL manual), how many pairs of
+// pages with different texts fall within each distance, how many of those
+// have titles that differ beyond their digits, and how many are different
+// files (not one file in two language directories). Set
+// CAFFEINE_SIMHASH_CORPUS to the directories, as PATH, to run it.
 func TestSimHashCorpus(t *testing.T) {
 	if os.Getenv("CAFFEINE_SIMHASH_CORPUS") == "" {
 		t.Skip("CAFFEINE_SIMHASH_CORPUS unset")
 	}
-	for _, dir := range []string{
-		"/work/corpora/debian-handbook/usr/share/doc/debian-handbook/html",
-		"/work/corpora/postgresql-15-docs",
-	} {
+	for _, dir := range filepath.SplitList(os.Getenv("CAFFEINE_SIMHASH_CORPUS")) {
 		type doc struct {
 			name, title, hash string
 			sim               uint64
@@ -71,6 +68,7 @@ func TestSimHashCorpus(t *testing.T) {
 		})
 		var within [8]int
 		var cross [8]int
+		var files [8]int
 		var examples []string
 		for i := range docs {
 			for j := i + 1; j < len(docs); j++ {
@@ -83,6 +81,9 @@ func TestSimHashCorpus(t *testing.T) {
 					if docs[i].title != docs[j].title {
 						cross[d]++
 					}
+					if filepath.Base(docs[i].name) != filepath.Base(docs[j].name) {
+						files[d]++
+					}
 					if d <= 3 && len(examples) < 6 && docs[i].title == docs[j].title {
 						examples = append(examples, fmt.Sprintf("%s ~ %s (%d)", docs[i].name, docs[j].name, d))
 					}
@@ -91,11 +92,12 @@ func TestSimHashCorpus(t *testing.T) {
 		}
 		n := len(docs)
 		t.Logf("%s: %d pages, %d pairs of different texts", dir, n, n*(n-1)/2)
-		cum, ccum := 0, 0
+		cum, ccum, fcum := 0, 0, 0
 		for d := range within {
 			cum += within[d]
 			ccum += cross[d]
-			t.Logf("  within %d bits: %d pairs, %d of them with titles that differ (digits aside)", d, cum, ccum)
+			fcum += files[d]
+			t.Logf("  within %d bits: %d pairs, %d of them with titles that differ (digits aside), %d of different files", d, cum, ccum, fcum)
 		}
 		for _, e := range examples {
 			t.Logf("  e.g. %s", e)

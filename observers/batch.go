@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caffeine-go/caffeine/extract"
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -18,8 +19,9 @@ import (
 
 // Batch is the whole index recomputed from the raw pages with full scans,
 // the way the MapReduce pipeline the paper replaced did it: parse all,
-// cluster by content hash, invert links, PageRank by power iteration, and
-// build the set of exported documents.
+// cluster by content hash, invert links, PageRank by power iteration, fold
+// near-copies (nearStanding, by brute force over the fingerprints' blocks),
+// and build the set of exported documents.
 type Batch struct {
 	States    map[string]string        // page row → state
 	Rank      map[string]float64       // ok page row → PageRank
@@ -169,10 +171,25 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 			aliases[p.aliasOf] = append(aliases[p.aliasOf], r)
 		}
 	}
+	// Near-copies: the same rule on the same graph as the chain's.
+	nodes := make(map[string]uint64)
+	for r, p := range pages {
+		if p.state != webtable.StateOK || b.Canonical[r] != r {
+			continue
+		}
+		if fp := extract.SimHash(p.page.Text); fp != 0 {
+			nodes[r] = fp
+		}
+	}
+	g := mapNearGraph(nodes)
 	for h, ms := range clusters {
 		_ = h
 		c := b.Canonical[ms[0]]
 		p := pages[c]
+		hidden, similar, _ := nearStanding(g, c)
+		if hidden {
+			continue
+		}
 		u, err := webtable.URL(c)
 		if err != nil {
 			continue
@@ -224,6 +241,7 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 			}
 			return strings.Compare(a.Text, b.Text)
 		})
+		doc.Similar = similar
 		b.Docs[c] = doc
 	}
 	b.Took = time.Since(began)
@@ -326,6 +344,9 @@ func Verify(ctx context.Context, db *percolator.DB, rankTol float64, limit int) 
 				}
 				if fmt.Sprint(last.Duplicates) != fmt.Sprint(want.Duplicates) {
 					add("%s: duplicates %v, batch %v", r, last.Duplicates, want.Duplicates)
+				}
+				if fmt.Sprint(last.Similar) != fmt.Sprint(want.Similar) {
+					add("%s: similar %v, batch %v", r, last.Similar, want.Similar)
 				}
 				if last.URL != want.URL || last.Host != want.Host || last.Description != want.Description || last.Lang != want.Lang || last.Kind != want.Kind || last.ClusterSize != want.ClusterSize {
 					add("%s: exported url %q, host %q, description %q, lang %q, kind %q, cluster size %d; batch %q, %q, %q, %q, %q, %d", r,

@@ -29,6 +29,10 @@ import (
 //     elected the member with the highest PageRank (Canonical, on the
 //     values in the table), and every member records that canonical and
 //     the cluster's size;
+//   - a page's band rows (webtable.NearRow) are those of its fingerprint
+//     (webtable.SimHash), and every band row is of its page's fingerprint;
+//     no page has fingerprints left that near-docs did not look around
+//     (webtable.NearWas);
 //   - the rank graph's own invariants (rank.Check).
 func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) {
 	var bad []string
@@ -58,7 +62,7 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 	}
 	clusters := make(map[string]*cluster) // by hash
 	clusterEnd := webtable.ClusterPrefix + "\xff"
-	for _, prefix := range []string{"page:", "links:", "cluster:", webtable.Rank, colUnaliased, webtable.InPrefix, webtable.AliasPrefix} {
+	for _, prefix := range []string{"page:", "links:", "cluster:", webtable.Rank, colUnaliased, webtable.InPrefix, webtable.AliasPrefix, webtable.NearFP, webtable.NearWas} {
 		err := tx.Scan(ctx, "", "", prefix, func(row, col string, v []byte) bool {
 			if strings.HasPrefix(row, "!") {
 				return true
@@ -97,6 +101,35 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 	})
 	if err != nil {
 		return nil, err
+	}
+
+	bands := make(map[string]string) // band row → fingerprint
+	err = tx.Scan(ctx, webtable.NearPrefix, webtable.NearPrefix+"\xff", webtable.NearFP, func(row, _ string, v []byte) bool {
+		bands[row] = string(v)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(bands)) {
+		// NearPrefix + band + "/" + block + "/" + page row.
+		rest := strings.TrimPrefix(k, webtable.NearPrefix)
+		var page string
+		if len(rest) > 7 {
+			page = rest[7:]
+		}
+		var has string
+		if p := pages[page]; p != nil {
+			has = p.cols[webtable.NearFP]
+		}
+		fp, err := webtable.ParseNearFP(bands[k])
+		if err != nil || page == "" || has != bands[k] {
+			add("band row %q: fingerprint %q, the page's %q", k, bands[k], has)
+			continue
+		}
+		if rest[0] < '0' || int(rest[0]-'0') >= webtable.NearBands || webtable.NearRow(int(rest[0]-'0'), fp, page) != k {
+			add("band row %q: not a band row of fingerprint %q", k, bands[k])
+		}
 	}
 
 	rows := slices.Sorted(maps.Keys(pages))
@@ -148,6 +181,19 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 		}
 		if _, ok := p.cols[colUnaliased]; ok && len(p.aliases) > 0 {
 			add("%s: marked unaliased, but %v redirect here", s, p.aliases)
+		}
+		// Band rows.
+		if was, ok := p.cols[webtable.NearWas]; ok {
+			add("%s: fingerprints left %q, not looked around (%s)", s, was, webtable.NearWas)
+		}
+		if sh, fp := p.cols[webtable.SimHash], p.cols[webtable.NearFP]; sh != fp {
+			add("%s: fingerprint %q, band rows under %q", s, sh, fp)
+		} else if v, err := webtable.ParseNearFP(fp); err == nil {
+			for b := range webtable.NearBands {
+				if bands[webtable.NearRow(b, v, s)] != fp {
+					add("%s: no band row %q", s, webtable.NearRow(b, v, s))
+				}
+			}
 		}
 		// Clusters.
 		h := p.cols[webtable.Hash]

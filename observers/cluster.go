@@ -229,6 +229,13 @@ func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
 		if err := tx.Set(m, webtable.ClusterOf, []byte(canon)); err != nil {
 			return err
 		}
+		// m became or stopped being a canonical: a node of the near-copy
+		// graph (see near.go).
+		if (string(before) == m) != (canon == m) {
+			if err := tx.Notify(m, webtable.NearDirty); err != nil {
+				return err
+			}
+		}
 		// m's own document changes standing (it may have to leave the
 		// index or enter it). A duplicate elected for the first time has
 		// no document, and the canonical's is rebuilt below.

@@ -13,7 +13,8 @@ import (
 // (webtable.DocDirty): when a canonical page's content, title, anchors,
 // duplicates or PageRank (as rounded by webtable.RoundRank) change, an upsert goes to the
 // export queue; when a page stops being an indexed canonical (gone, noindex,
-// redirect, lost the election), a delete does.
+// redirect, lost the election, folded under a near-copy: nearStanding), a
+// delete does.
 func ExportObserver() percolator.Observer {
 	var r registry
 	// An export answers the background exports' notifications too: a
@@ -99,6 +100,21 @@ func (r *registry) export(ctx context.Context, tx *percolator.Tx, row string) er
 		return r.unexport(ctx, tx, row)
 	}
 
+	// A near-copy folded under another page has no document of its own.
+	hidden, similar, err := nearStanding(txNearGraph(ctx, tx), row)
+	if err != nil {
+		return err
+	}
+	if err := recordStanding(ctx, tx, row, hidden, similar); err != nil {
+		return err
+	}
+	if hidden {
+		if digest == "" {
+			return nil
+		}
+		return r.unexport(ctx, tx, row)
+	}
+
 	if r, err := tx.Get(ctx, row, webtable.Rank); err != nil {
 		return err
 	} else if r == nil {
@@ -111,6 +127,7 @@ func (r *registry) export(ctx context.Context, tx *percolator.Tx, row string) er
 	if err != nil {
 		return err
 	}
+	doc.Similar = similar
 	// Remember the rows without aliases, so the next build need not scan
 	// them for any (parse deletes the mark when it adds one).
 	for _, r := range notes.unaliased {

@@ -203,6 +203,8 @@ func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 		hash = "row:" + row // an empty page is a cluster of its own
 	}
 	w.opt(webtable.Hash, hash, ok)
+	fp := extract.SimHash(p.page.Text)
+	w.opt(webtable.SimHash, webtable.NearFPString(fp), ok && fp != 0)
 	var links []link
 	for _, l := range p.page.Links {
 		links = append(links, link{URL: l.URL, Anchor: l.Anchor})

@@ -13,7 +13,7 @@ import (
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
-// randomWeb is a fixture web with many duplicates, redirects (some
+// randomWeb is a fixture web with many duplicates and near-copies, redirects (some
 // chained), 404s, links to pages that do not exist, and edits between
 // rounds: content changes, link changes, pages vanishing and returning.
 type randomWeb struct {
@@ -48,7 +48,13 @@ func (w *randomWeb) load(e *env, i int) {
 		if k < 10 {
 			links = []string{"/p001", "shared", "/p002", "shared two"}
 		}
-		e.fetch(w.url(i), 200, page(fmt.Sprint("Title ", k), w.texts[k], links...))
+		text := w.texts[k]
+		if k >= 10 && k < 19 {
+			// Near-copies: a long text with a counter (exact copies
+			// for the fingerprint) and sometimes a word of its own.
+			text = fmt.Sprintf("%s Visitor %d. %s", nearArticles[k%3], w.r.IntN(1000), []string{"", "", "Welcome", "Goodbye"}[w.r.IntN(4)])
+		}
+		e.fetch(w.url(i), 200, page(fmt.Sprint("Title ", k), text, links...))
 	}
 }
 
@@ -60,7 +66,7 @@ func newRandomWeb(seed uint64, n int) *randomWeb {
 	return w
 }
 
-func verify(t *testing.T, e *env) {
+func verify(t *testing.T, e *env) *observers.Batch {
 	t.Helper()
 	diffs, b, err := observers.Verify(bg, e.db, 0.01, 20)
 	if err != nil {
@@ -74,6 +80,19 @@ func verify(t *testing.T, e *env) {
 	}
 	if len(b.Docs) < 10 {
 		t.Fatalf("only %d documents: the fixture is too small to prove anything", len(b.Docs))
+	}
+	return b
+}
+
+// folded fails t unless some near-copies were folded.
+func folded(t *testing.T, b *observers.Batch) {
+	t.Helper()
+	n := 0
+	for _, d := range b.Docs {
+		n += len(d.Similar)
+	}
+	if n == 0 {
+		t.Fatal("no near-copies folded: the fixture proves nothing of them")
 	}
 }
 
@@ -94,7 +113,7 @@ func verifyRounds(t *testing.T) {
 		w.load(e, i)
 	}
 	e.idle()
-	verify(t, e)
+	folded(t, verify(t, e))
 	for round := range 3 {
 		for range 40 {
 			w.load(e, w.r.IntN(w.n))
@@ -149,7 +168,7 @@ func indexerCrashes(t *testing.T) {
 	if err := final.WaitIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	verify(t, e)
+	folded(t, verify(t, e))
 }
 
 // Verify finds each invariant of the chain's columns broken: a table
@@ -164,6 +183,8 @@ func TestVerifyFindsBrokenInvariants(t *testing.T) {
 	e.fetch(h+"/d1", 200, page("D", "same text"))
 	e.fetch(h+"/d2", 200, page("D", "same text", "/a", "a"))
 	e.fetch(h+"/r", 301, "", webtable.Redirect, h+"/a")
+	e.fetch(h+"/n1", 200, page("N", nearArticles[0]+" Visitor 1."))
+	e.fetch(h+"/n22", 200, page("N", nearArticles[0]+" Visitor 2."))
 	e.idle()
 	e.w.Close()
 	set := func(row, col string, val []byte) {
@@ -192,10 +213,21 @@ func TestVerifyFindsBrokenInvariants(t *testing.T) {
 		{"rank graph", "graph cell", "!rank/test.broken:http", "rg:test.broken:http/b", "ok"},
 		{"rank touch", "not told", "!rank/test.broken:http", "rt:test.broken:http/b", "-"},
 		{"rank written", "written as", h + "/c", webtable.Rank, "0.5"},
+		{"band row lost", "no band row", "!near/", webtable.NearFP, ""},
+		{"band rows moved", "band rows under", h + "/n1", webtable.NearFP, "0000000000000000"},
+		{"left unseen", "not looked around", h + "/n1", webtable.NearWas, "0000000000000000"},
+		{"folded shown", "exported, batch does not", h + "/n22", webtable.ExportDigest, "x"},
 	} {
 		row := tc.row
 		if row == "!dup/" {
 			row += e.get(h+"/d1", webtable.Hash)
+		} else if row == "!near/" {
+			n1, _ := webtable.Row(h + "/n1")
+			fp, err := webtable.ParseNearFP(e.get(h+"/n1", webtable.SimHash))
+			if err != nil {
+				t.Fatal(err)
+			}
+			row = webtable.NearRow(2, fp, n1)
 		} else if row != "" && !strings.HasPrefix(row, "!") {
 			row, _ = webtable.Row(row)
 		}

@@ -50,6 +50,7 @@ type Result struct {
 	FetchedAt   time.Time `json:"fetched_at"`
 	IndexedAt   time.Time `json:"indexed_at"`
 	Duplicates  []string  `json:"duplicates"` // the other URLs of the page's duplicate cluster
+	Similar     []string  `json:"similar"`    // the near-copies folded under the page (webtable.Doc.Similar)
 	Anchors     []string  `json:"anchors"`    // top inbound anchor texts
 	ClusterSize int       `json:"cluster_size"`
 	FileType    string    `json:"filetype,omitempty"` // html, pdf or txt; "" from an index built before the field

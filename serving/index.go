@@ -275,6 +275,7 @@ type document struct {
 	Anchors     []string  `json:"anchors"`
 	TopAnchors  []string  `json:"top_anchors"`
 	Duplicates  []string  `json:"duplicates"`
+	Similar     []string  `json:"similar,omitempty"`
 	PageRank    float64   `json:"pagerank"`
 	LinkDensity float64   `json:"link_density"`
 	ClusterSize float64   `json:"cluster_size"`
@@ -290,7 +291,7 @@ const topAnchors = 5
 func fields(d *webtable.Doc, version uint64, now time.Time) document {
 	doc := document{
 		URL: d.URL, Host: d.Host, Lang: primaryLang(d.Lang), FileType: fileType(d.Kind), Title: d.Title, Text: d.Text,
-		Duplicates: d.Duplicates, PageRank: d.PageRank, ClusterSize: float64(d.ClusterSize),
+		Duplicates: d.Duplicates, Similar: d.Similar, PageRank: d.PageRank, ClusterSize: float64(d.ClusterSize),
 		Version: float64(version), FetchedAt: d.FetchedAt, IndexedAt: now, LinkDensity: d.LinkDensity,
 	}
 	if d.TitleCore != "" && d.TitleCore != d.Title {

@@ -21,6 +21,7 @@ const (
 	fAnchors     = "anchors"     // every inbound anchor text, indexed (repeats count)
 	fTopAnchors  = "top_anchors" // the most frequent distinct anchor texts, stored only
 	fDuplicates  = "duplicates"  // stored only
+	fSimilar     = "similar"     // the near-copies folded under the document (webtable.Doc.Similar), stored only
 	fPageRank    = "pagerank"
 	fFetchedAt   = "fetched_at"
 	fIndexedAt   = "indexed_at"
@@ -97,6 +98,7 @@ func indexMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt(fAnchors, text(false))
 	doc.AddFieldMappingsAt(fTopAnchors, keywordField(false, true))
 	doc.AddFieldMappingsAt(fDuplicates, keywordField(false, true))
+	doc.AddFieldMappingsAt(fSimilar, keywordField(false, true))
 	doc.AddFieldMappingsAt(fTitleShown, keywordField(false, true))
 	doc.AddFieldMappingsAt(fPageRank, number(true))
 	doc.AddFieldMappingsAt(fLinkDensity, number(true))

@@ -124,6 +124,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 			Title:       shownTitle(h.Fields),
 			Score:       h.Score,
 			Duplicates:  strs(h.Fields[fDuplicates]),
+			Similar:     strs(h.Fields[fSimilar]),
 			Anchors:     strs(h.Fields[fTopAnchors]),
 			FetchedAt:   date(h.Fields[fFetchedAt]),
 			IndexedAt:   date(h.Fields[fIndexedAt]),
@@ -182,7 +183,7 @@ func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) 
 		req.Score = "none"
 		req.SortBy([]string{"-" + fPageRank, "_id"})
 	}
-	req.Fields = []string{fURL, fTitle, fTitleShown, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize, fFileType, fLang}
+	req.Fields = []string{fURL, fTitle, fTitleShown, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize, fFileType, fLang, fSimilar}
 	res, err := ix.bi.SearchInContext(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {

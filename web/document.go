@@ -103,6 +103,7 @@ func (s *Server) apiDoc(w http.ResponseWriter, r *http.Request) error {
 	out.Outlinks = nonNil(out.Outlinks)
 	out.Inlinks = nonNil(out.Inlinks)
 	out.Duplicates = nonNil(out.Duplicates)
+	out.Similar = nonNil(out.Similar)
 	out.History = nonNil(out.History)
 	writeJSON(w, http.StatusOK, out)
 	return nil

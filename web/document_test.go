@@ -19,6 +19,7 @@ func TestDocPage(t *testing.T) {
 		`<span class="badge ok">ok</span> · HTTP 200`,
 		"<tr><th>Canonical</th><td>this page</td></tr>",
 		`<a href="/doc?url=https%3A%2F%2Fmirror.example.com%2Fpercolator">https://mirror.example.com/percolator</a>`,
+		`<th>Similar pages</th>`, `<a href="/doc?url=https%3A%2F%2Fwww.example.com%2Fpercolator%3Fsid%3D8f3a">https://www.example.com/percolator?sid=8f3a</a>`,
 		"<code>9f86d081884c7d65</code>",
 		"<tr><th>PageRank</th><td>2.5</td></tr>",
 		"3 minutes ago <span class=\"abs\">2026-05-14 11:57:00 UTC</span>",
@@ -102,7 +103,7 @@ func TestAPIDoc(t *testing.T) {
 	// The contract's keys, plus feed.DocInfo's extras.
 	wantKeys(t, "doc", m,
 		[]string{"url", "canonical", "content_hash", "pagerank", "status", "fetched_at", "outlinks", "inlinks", "duplicates", "exported"},
-		"row", "http_status", "title", "text", "redirect_to", "error", "exported_at", "indexed", "stages", "history", "next_fetch")
+		"row", "http_status", "title", "text", "redirect_to", "error", "exported_at", "indexed", "stages", "history", "next_fetch", "similar", "near_copy_of")
 	if m["url"] != "https://www.example.com/percolator" || m["canonical"] != "https://www.example.com/percolator" ||
 		m["content_hash"] != "9f86d081884c7d65" || m["pagerank"] != 2.5 || m["status"] != "ok" ||
 		m["fetched_at"] != "2026-05-14T11:57:00Z" || m["exported"] != true {
@@ -115,10 +116,11 @@ func TestAPIDoc(t *testing.T) {
 		t.Errorf("anchor %v", a)
 	}
 	wantArray(t, "doc", m, "duplicates", 1)
+	wantArray(t, "doc", m, "similar", 1)
 
 	// Every slice nil in the backend: [] on the wire.
 	m = getJSON(t, s, "/api/doc?url=https://www.example.com/lonely", http.StatusOK)
-	for _, k := range []string{"outlinks", "inlinks", "duplicates", "history"} {
+	for _, k := range []string{"outlinks", "inlinks", "duplicates", "similar", "history"} {
 		wantArray(t, "lonely", m, k, 0)
 	}
 

@@ -51,7 +51,7 @@ func ExampleNew() {
 		fmt.Print(res.StatusCode, " ", string(body))
 	}
 	// Output:
-	// 200 {"total":1,"took_ms":2,"relaxed":false,"suggestion":"","results":[{"url":"https://example.com/","title":"Example \u003cDomain\u003e","snippet":"This domain is for use in examples","snippet_html":"This domain is for use in \u003cmark\u003eexamples\u003c/mark\u003e","score":0,"pagerank":0,"fetched_at":"2026-05-14T12:00:00Z","indexed_at":"2026-05-14T12:00:02Z","duplicates":[],"anchors":[],"cluster_size":0}]}
+	// 200 {"total":1,"took_ms":2,"relaxed":false,"suggestion":"","results":[{"url":"https://example.com/","title":"Example \u003cDomain\u003e","snippet":"This domain is for use in examples","snippet_html":"This domain is for use in \u003cmark\u003eexamples\u003c/mark\u003e","score":0,"pagerank":0,"fetched_at":"2026-05-14T12:00:00Z","indexed_at":"2026-05-14T12:00:02Z","duplicates":[],"similar":[],"similar_count":0,"anchors":[],"cluster_size":0}]}
 	// 400 {"error":"n must be from 1 to 100, not 1000"}
 	// 404 {"error":"not found: https://nowhere.example/"}
 }

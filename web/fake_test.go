@@ -159,6 +159,7 @@ func canned() *fake {
 			},
 			Score: 3.25, PageRank: 2.5, FetchedAt: ago(3 * time.Minute), IndexedAt: ago(2 * time.Minute),
 			Duplicates:  []string{"https://mirror.example.com/percolator", "http://example.com/percolator"},
+			Similar:     []string{"https://www.example.com/percolator?sid=8f3a", "https://www.example.com/percolator-2026"},
 			Anchors:     []string{"the Percolator paper", "next", "Percolator", "[19]", "read more", "percolator", "42", "Up", "Transactions in Bigtable"},
 			ClusterSize: 3,
 		},
@@ -185,6 +186,7 @@ func canned() *fake {
 			Snippet: []serving.Span{{Text: xss}, {Text: xssScript, Mark: true}, {Text: "</mark>" + xssImg}},
 			Score:   1, PageRank: 1, FetchedAt: ago(time.Minute), IndexedAt: ago(time.Minute),
 			Duplicates: []string{xssURL, evilPage, "data:text/html,<script>window.__xss=1</script>", "//evil.example/x"},
+			Similar:    []string{xssURL, "javascript:alert(1)"},
 			Anchors:    []string{xss, xssURL}, ClusterSize: 5,
 		},
 		{
@@ -207,6 +209,7 @@ func canned() *fake {
 			{URL: "https://blog.example.org/caffeine", Anchor: ""},
 		},
 		Duplicates: []string{"https://mirror.example.com/percolator"},
+		Similar:    []string{"https://www.example.com/percolator?sid=8f3a"},
 		Exported:   true, ExportedAt: fetched.Add(1500 * time.Millisecond), Indexed: true,
 		Stages: feed.Stages{
 			Fetched: fetched, Parsed: fetched.Add(200 * time.Millisecond), Clustered: fetched.Add(900 * time.Millisecond),

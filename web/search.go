@@ -147,6 +147,8 @@ type apiResult struct {
 	FetchedAt   time.Time `json:"fetched_at"`
 	IndexedAt   time.Time `json:"indexed_at"`
 	Duplicates  []string  `json:"duplicates"`
+	Similar     []string  `json:"similar"`       // near-copies folded under this result
+	SimilarN    int       `json:"similar_count"` // len(Similar)
 	Anchors     []string  `json:"anchors"`
 	ClusterSize int       `json:"cluster_size"`
 	FileType    string    `json:"filetype,omitempty"` // html, pdf or txt
@@ -188,6 +190,8 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 			FetchedAt:   hit.FetchedAt,
 			IndexedAt:   hit.IndexedAt,
 			Duplicates:  nonNil(hit.Duplicates),
+			Similar:     nonNil(hit.Similar),
+			SimilarN:    len(hit.Similar),
 			Anchors:     nonNil(hit.Anchors),
 			ClusterSize: hit.ClusterSize,
 			FileType:    hit.FileType,

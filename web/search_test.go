@@ -52,6 +52,9 @@ func TestSearchPage(t *testing.T) {
 		// duplicates, expandable without script
 		`<details class="dups">`, `<summary>2 duplicates</summary>`,
 		`<a href="https://mirror.example.com/percolator" rel="noreferrer nofollow">`,
+		// near-copies folded under it, listed the same way
+		`<details class="dups similar">`, `<summary>2 similar pages</summary>`,
+		`<a href="https://www.example.com/percolator?sid=8f3a" rel="noreferrer nofollow">`,
 		// anchors: no navigation, numbers or repeats; one line
 		`Linked as: <q>the Percolator paper</q>, <q>Percolator</q>, <q>Transactions in Bigtable</q>`,
 		// exact totals and time
@@ -154,7 +157,7 @@ func TestAPISearch(t *testing.T) {
 	if m["relaxed"] != false || m["suggestion"] != "" {
 		t.Errorf("relaxed %v, suggestion %v", m["relaxed"], m["suggestion"])
 	}
-	resultKeys := []string{"url", "title", "snippet", "snippet_html", "score", "pagerank", "fetched_at", "indexed_at", "duplicates", "anchors", "cluster_size"}
+	resultKeys := []string{"url", "title", "snippet", "snippet_html", "score", "pagerank", "fetched_at", "indexed_at", "duplicates", "similar", "similar_count", "anchors", "cluster_size"}
 	for i, r := range results {
 		r := r.(map[string]any)
 		wantKeys(t, "result", r, resultKeys)
@@ -184,6 +187,10 @@ func TestAPISearch(t *testing.T) {
 	if dups := wantArray(t, "result 0", r0, "duplicates", 2); dups[0] != "https://mirror.example.com/percolator" {
 		t.Errorf("duplicates %v", dups)
 	}
+	if sim := wantArray(t, "result 0", r0, "similar", 2); sim[0] != "https://www.example.com/percolator?sid=8f3a" || r0["similar_count"] != 2.0 {
+		t.Errorf("similar %v, similar_count %v", sim, r0["similar_count"])
+	}
+	wantArray(t, "result 1", r1, "similar", 0)
 	wantArray(t, "result 0", r0, "anchors", 9) // all of them; the page filters
 	// nil in the backend, [] on the wire
 	wantArray(t, "result 1", r1, "duplicates", 0)

@@ -1,6 +1,7 @@
 package webtable
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 )
@@ -69,6 +70,7 @@ const (
 	ParseError  = "page:error"       // why an unparsed page's body could not be read (a broken PDF); absent otherwise
 	Canonical   = "page:canonical"   // rel=canonical, normalized URL
 	Hash        = "page:hash"        // content hash of the normalized text; deleted unless State is ok (observed: cluster)
+	SimHash     = "page:simhash"     // similarity fingerprint of the text without boilerplate, 16 hex digits (extract.SimHash); deleted unless State is ok and the text has extract.SimHashMinWords words (observed: near)
 	Links       = "page:links"       // outlinks as JSON [{"url":..,"anchor":..}]; deleted unless State is ok (observed: links)
 	State       = "page:state"       // ok | redirect | gone | noindex | unparsed (see the State constants)
 	AliasOf     = "page:redirect-to" // for a redirecting page: the target's row
@@ -93,6 +95,15 @@ const (
 	ClusterHash = "cluster:hash"  // the hash under which the page is a member of a cluster row
 	ClusterOf   = "cluster:canon" // the canonical row of the page's cluster (written by elect)
 	ClusterSize = "cluster:size"  // members in the page's cluster (written by elect)
+
+	// Written by the near observer (observes SimHash): the fingerprint
+	// under which the page's band rows (NearRow) list it; deleted with them.
+	NearFP = "near:fp"
+	// NearWas: the fingerprints (NearFPString, space-separated) whose
+	// band rows the page left and whose neighbourhoods the near-docs
+	// observer has not looked at since; written by near, deleted by
+	// near-docs.
+	NearWas = "near:was"
 
 	// PageRank, kept by the rank observers.
 	Rank = "rank:value" // decimal float
@@ -156,6 +167,17 @@ const (
 	// the background export runs once for all the moves meanwhile (one
 	// column, so anchors and PageRank moving together are one run).
 	DocLinked = "doc:linked" // on a page row: its inbound anchors or its shown rank changed; export-links runs
+
+	// NearDirty is on a page row when its fingerprint's band rows or its
+	// standing as a canonical changed: the near-docs observer notifies the
+	// documents whose near-copies may have changed (those within two steps
+	// of NearBits of the page).
+	NearDirty = "near:dirty"
+	// NearCheck is on a canonical page row when its near-copies may have
+	// changed: the near-check observer compares the page's standing with
+	// the one its document was exported with, and notifies DocDirty when
+	// they differ.
+	NearCheck = "near:check"
 )
 
 // Rows that are not pages. '!' sorts before every reversed host.
@@ -165,6 +187,7 @@ const (
 	ClusterCanon  = "dup:canon"  // in a cluster row: the elected canonical row
 	ExportPrefix  = "!export/"   // ExportPrefix + %020d(start ts) + "/" + page row: an export queue entry
 	ExportDoc     = "export:doc" // in an export queue row: the JSON document, or "" for a delete
+	NearPrefix    = "!near/"     // NearPrefix + band + "/" + 4 hex digits + "/" + page row: a band row (NearRow)
 	// StatsRow holds the counts that take a scan of every page, made by
 	// one search process of a shared table (the holder of its engine
 	// duty) for the others' status pages.
@@ -172,14 +195,46 @@ const (
 	StatsPages = "stats:pages" // in StatsRow: JSON {pages, frontier, due, next_due, at, took_ms}
 )
 
+// NearBands is how many blocks of 16 bits a fingerprint is cut into for
+// the band rows: two fingerprints within NearBands-1 bits of each other
+// agree on at least one whole block.
+const NearBands = 4
+
+// NearRow is the band row of page row under its fingerprint fp's block
+// band (0 to NearBands-1): NearPrefix + band + "/" + the block's 4 hex
+// digits + "/" + row, with column NearFP holding fp (NearFPString). The
+// pages whose fingerprints share that block are a prefix read
+// (NearBlock), never a full scan.
+func NearRow(band int, fp uint64, row string) string {
+	return NearBlock(band, fp) + row
+}
+
+// NearBlock is the prefix of the band rows of every fingerprint that
+// agrees with fp on block band.
+func NearBlock(band int, fp uint64) string {
+	return fmt.Sprintf("%s%d/%04x/", NearPrefix, band, (fp>>(16*band))&0xffff)
+}
+
+// NearFPString is a fingerprint as the SimHash and NearFP columns hold it:
+// 16 lower-case hex digits.
+func NearFPString(fp uint64) string { return fmt.Sprintf("%016x", fp) }
+
+// ParseNearFP reads a fingerprint written by NearFPString.
+func ParseNearFP(s string) (uint64, error) {
+	if len(s) != 16 {
+		return 0, fmt.Errorf("webtable: fingerprint %q: not 16 hex digits", s)
+	}
+	return strconv.ParseUint(s, 16, 64)
+}
+
 // Observed lists the columns with an observer in the indexing chain. Every
 // process that writes the table opens it with these
 // (percolator.Options.Observed), so its writes set the notifications the
 // observers need.
-var Observed = []string{Body, Hash, Links}
+var Observed = []string{Body, Hash, Links, SimHash}
 
 // Weak lists the columns that are only notified, never written.
-var Weak = []string{DupDirty, DocDirty, RankDirty, RankOutside, DupRanked, DocLinked, LinksMore}
+var Weak = []string{DupDirty, DocDirty, RankDirty, RankOutside, DupRanked, DocLinked, LinksMore, NearDirty, NearCheck}
 
 // RoundRank is PageRank as the index sees it: a document is re-exported
 // when this changes, not on every small move. Ranked search multiplies

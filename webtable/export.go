@@ -23,6 +23,7 @@ type Doc struct {
 	FetchedAt   time.Time `json:"fetched_at"`
 	ClusterSize int       `json:"cluster_size"`
 	Duplicates  []string  `json:"duplicates,omitempty"` // the other members' URLs
+	Similar     []string  `json:"similar,omitempty"`    // the near-copies folded under this document: their URLs (observers.NearBits)
 	Anchors     []Anchor  `json:"anchors,omitempty"`    // inbound links to any member or alias
 }
 

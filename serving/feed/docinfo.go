@@ -46,8 +46,10 @@ type DocInfo struct {
 	Error       string    `json:"error,omitempty"` // why the last fetch failed
 	Outlinks    []string  `json:"outlinks"`
 	Inlinks     []Inlink  `json:"inlinks"`
-	Duplicates  []string  `json:"duplicates"` // the other members of its cluster
-	Exported    bool      `json:"exported"`   // its document is in the export set (it is an indexed canonical)
+	Duplicates  []string  `json:"duplicates"`             // the other members of its cluster
+	Similar     []string  `json:"similar"`                // the near-copies folded under it (observers.NearCopies)
+	NearCopyOf  string    `json:"near_copy_of,omitempty"` // the page it is folded under, a near-copy of it with a document
+	Exported    bool      `json:"exported"`               // its document is in the export set (it is an indexed canonical)
 	ExportedAt  time.Time `json:"exported_at,omitzero"`
 	Indexed     bool      `json:"indexed"` // the serving index has it now
 	Stages      Stages    `json:"stages"`

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/serving"
 	"github.com/caffeine-go/caffeine/webtable"
@@ -99,7 +100,7 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *serving.Index, name, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", serving.ErrBadQuery, err)
 	}
-	info := &DocInfo{URL: norm, Row: row, Outlinks: []string{}, Inlinks: []Inlink{}, Duplicates: []string{}, History: []Fetch{}}
+	info := &DocInfo{URL: norm, Row: row, Outlinks: []string{}, Inlinks: []Inlink{}, Duplicates: []string{}, Similar: []string{}, History: []Fetch{}}
 	found := false
 	var aliases []string // rows redirecting here
 	err = db.View(ctx, func(tx *percolator.Tx) error {
@@ -154,6 +155,11 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *serving.Index, name, 
 				return err
 			}
 		}
+		under, similar, err := observers.NearCopies(ctx, tx, row)
+		if err != nil {
+			return err
+		}
+		info.NearCopyOf, info.Similar = under, append(info.Similar[:0], similar...)
 		return nil
 	})
 	if err != nil {
