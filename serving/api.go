@@ -31,6 +31,11 @@ type Query struct {
 	// Verbatim searches the query as written: a misspelled word is
 	// suggested (Results.Suggestion) but never corrected automatically.
 	Verbatim bool
+	// Newest orders the matching pages by the time their indexed copy
+	// was fetched, newest first, instead of ranking them: what a feed
+	// of the query shows. The query runs as written (no correction,
+	// no relaxing); a page without a fetch time comes last.
+	Newest bool
 }
 
 // Span is a piece of a snippet; Mark spans matched the query. Text is raw

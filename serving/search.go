@@ -87,7 +87,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		return nil, err
 	}
 	out := &Results{}
-	if res.Total <= fewHits && !partial {
+	if res.Total <= fewHits && !partial && !q.Newest {
 		if out.Suggestion, err = ix.suggest(ctx, q.Q, p.words); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -106,7 +106,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		}
 	}
 	out.AllWords = res.Total
-	if res.Total < relaxBelow && p.relaxed != nil && !partial {
+	if res.Total < relaxBelow && p.relaxed != nil && !partial && !q.Newest {
 		rres, rpartial, err := ix.run(ctx, q, p.relaxed, true)
 		if err != nil {
 			return nil, err
@@ -168,11 +168,12 @@ func (ix *Index) correct(ctx context.Context, q Query, suggestion string, strict
 }
 
 // run searches the index for pq, a parsed form of q. Ranked searches
-// read PageRank and link density from per-segment columns (rankQuery).
+// read PageRank and link density from per-segment columns (rankQuery);
+// q.Newest orders by fetch time instead, unscored.
 func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) (*bleve.SearchResult, bool, error) {
 	var req *bleve.SearchRequest
 	var rq *rankQuery
-	if ranked {
+	if ranked && !q.Newest {
 		rq = &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: searchLangs(q), cutoff: cutoff(ctx)}
 		if !ix.exhaustive {
 			rq.topK = q.Start + q.N
@@ -181,7 +182,13 @@ func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) 
 	} else {
 		req = bleve.NewSearchRequestOptions(pq, q.N, q.Start, false)
 		req.Score = "none"
-		req.SortBy([]string{"-" + fPageRank, "_id"})
+		if q.Newest {
+			// fetched_at has no doc values: Bleve uninverts it once
+			// per segment to sort.
+			req.SortBy([]string{"-" + fFetchedAt, "_id"})
+		} else {
+			req.SortBy([]string{"-" + fPageRank, "_id"})
+		}
 	}
 	req.Fields = []string{fURL, fTitle, fTitleShown, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize, fFileType, fLang, fSimilar}
 	res, err := ix.bi.SearchInContext(ctx, req)

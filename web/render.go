@@ -69,6 +69,7 @@ type page struct {
 	Nav     string // the active navigation entry: search, top, status
 	Q       string // the query in the header's box
 	Refresh int    // seconds between reloads, 0 for none
+	Feed    string // the Atom feed of the page's query, "" for none
 }
 
 // render executes a page template into a buffer, then writes it: a template

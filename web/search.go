@@ -85,6 +85,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 		d.Next = searchHref(links, next, q.N)
 	}
 	d.Pages = pager(links, res.Total, q.Start, q.N)
+	d.Feed = feedHref(links.Q)
 	return s.render(w, http.StatusOK, "search.html", d)
 }
 
@@ -162,6 +163,13 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 	}
 	if q.Q == "" {
 		return badRequest("the query is empty: ask for /api/search?q=words")
+	}
+	f, err := format(r)
+	if err != nil {
+		return err
+	}
+	if f == "atom" {
+		return s.apiFeed(w, r, q)
 	}
 	res, took, err := s.search(r, q)
 	if err != nil {

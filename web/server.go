@@ -93,6 +93,7 @@ func New(b Backend, opt Options) *Server {
 		"/api/top":          s.apiTop,
 		"/api/stats":        s.apiStats,
 		"/static/style.css": serveStyle,
+		openSearchPath:      s.openSearch,
 	}
 	return s
 }
