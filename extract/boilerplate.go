@@ -151,7 +151,7 @@ func (s *scanner) endBlock(b block) {
 }
 
 // titleSeparators set a site's name apart from a page's in titles.
-var titleSeparators = []string{" — ", " – ", " - ", " | ", " · ", " :: ", ": ", " » ", " / ", " ~ "}
+var titleSeparators = []string{" — ", " – ", " -- ", " - ", " | ", " · ", " :: ", ": ", " » ", " / ", " ~ "}
 
 // titleCore returns title without a site affix: the rest of title when it
 // begins or ends with heading (case aside) and a separator sets the rest

@@ -99,6 +99,8 @@ func TestTitleCore(t *testing.T) {
 		{"os — Miscellaneous operating system interfaces — Python 3.11 documentation", `os — Miscellaneous operating system interfaces<a class="headerlink" href="#m">¶</a>`, "os — Miscellaneous operating system interfaces"},
 		{"PostgreSQL: Documentation: 15: CREATE TABLE", "CREATE TABLE", "CREATE TABLE"},
 		{"Widgets | ACME", "widgets", "Widgets"},
+		{"Python Tutorial -- Input and Output", "Input and Output", "Input and Output"},
+		{"Input and Output -- Python Tutorial", "Input and Output", "Input and Output"},
 		{"git-commit(1)", "git-commit(1) Manual Page", ""},
 		{"CREATE TABLE", "CREATE TABLE", ""},
 		{"Tables and more", "Tables", ""},    // no separator

@@ -352,7 +352,11 @@ func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase
 		}
 		return q, nil
 	}
-	if r.an != nil && len(r.an.Analyze([]byte(text))) == 0 {
+	var toks analysis.TokenStream
+	if r.an != nil {
+		toks = r.an.Analyze([]byte(text))
+	}
+	if r.an != nil && len(toks) == 0 {
 		hasWord := strings.IndexFunc(text, func(c rune) bool { return unicode.IsLetter(c) || unicode.IsNumber(c) }) >= 0
 		switch {
 		case !hasWord && field != "":
@@ -368,6 +372,21 @@ func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase
 	}
 	if fuzziness > 0 {
 		r.costly++
+	}
+	if !phrase && fuzziness == 0 && !negated && positions(toks) > 1 {
+		// A word the analyzer splits ("f-string", "pre-commit", "x86-64"):
+		// all its terms, not any of them (as a match query would), and
+		// an optional phrase of them, so that pages with its parts in a
+		// row rank first.
+		if m, ok := q.(*query.MatchQuery); ok {
+			m.SetOperator(query.MatchQueryOperatorAnd)
+		}
+		p := query.NewMatchPhraseQuery(text)
+		p.SetField(q.Field())
+		p.SetBoost(q.Boost())
+		r.terms = append(r.terms, text)
+		r.plain = append(r.plain, text)
+		return r.text(query.NewBooleanQuery([]query.Query{fielded(q)}, []query.Query{fielded(p)}, nil), negated), nil
 	}
 	if !negated {
 		r.terms = append(r.terms, text)
@@ -568,4 +587,13 @@ func overFields[T any, P interface {
 
 func badQuery(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadQuery, fmt.Sprintf(format, args...))
+}
+
+// positions returns how many positions toks take.
+func positions(toks analysis.TokenStream) int {
+	seen := map[int]bool{}
+	for _, t := range toks {
+		seen[t.Position] = true
+	}
+	return len(seen)
 }
