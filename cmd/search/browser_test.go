@@ -53,7 +53,8 @@ func TestBrowserEndToEnd(t *testing.T) {
 	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`form[role="search"] button`))); err != nil {
 		t.Fatal(err)
 	}
-	if got := texts(".result h2"); !slices.Equal(got, []string{"Okapi"}) {
+	// The page with both words first (the home page, with one, may follow).
+	if got := texts(".result h2"); len(got) == 0 || got[0] != "Okapi" {
 		t.Errorf("result titles %q", got)
 	}
 	if got := texts(".result mark"); !slices.Contains(got, "giraffid") {

@@ -228,7 +228,9 @@ func TestQuickStart(t *testing.T) {
 		t.Fatalf("pages = %d, want 6", st.Pages)
 	}
 
-	if n, hits := d.search("aardvark termites"); n != 1 || hits[0].URL != srv.URL+"/a.html" {
+	// The one page with both words first; the home page, with one of
+	// them, after it (fewer than ten pages have both: relaxed).
+	if n, hits := d.search("aardvark termites"); n < 1 || hits[0].URL != srv.URL+"/a.html" {
 		t.Fatalf("aardvark: %d %+v", n, hits)
 	}
 	n, hits := d.search("wombat")
