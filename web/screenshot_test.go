@@ -68,6 +68,9 @@ const brokenWords = `(() => {
 	return bad;
 })()`
 
+// visibleResults counts the results whose box ends inside the viewport.
+const visibleResults = `[...document.querySelectorAll(".result")].filter(r => r.getBoundingClientRect().bottom <= window.innerHeight).length`
+
 // TestScreenshots loads every page (home, results, document, top, status)
 // at 1280 and 390 CSS pixels wide, light and dark, checks that none is
 // wider than the screen and that the status page's tables keep their
@@ -119,6 +122,13 @@ func TestScreenshots(t *testing.T) {
 				broken, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](brokenWords))
 				if err != nil || len(broken) > 0 {
 					t.Errorf("%s at %d px: words broken across lines: %q (%v)", p.name, width, broken, err)
+				}
+				if p.name == "results" && width == 1280 {
+					// A dense list: six whole results on a 1280×900 screen.
+					n, err := chromedp.Run(ctx, chromedp.Evaluate[int64](visibleResults))
+					if err != nil || n < 6 {
+						t.Errorf("%s %s at %d×%d px: %d results wholly visible, want 6 (%v)", p.name, scheme, width, height, n, err)
+					}
 				}
 				if p.name == "results" {
 					// Open the first result's ranking details.
