@@ -33,6 +33,8 @@ type searchData struct {
 	// for the query as written.
 	Corrected    bool
 	VerbatimHref string
+	// Home is what the home page shows (no query).
+	Home homeView
 }
 
 // resultView is a result as the page shows it.
@@ -51,6 +53,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	d := searchData{page: page{Title: "Search", Nav: "search", Q: q.Q}, Query: q}
 	if q.Q == "" {
+		d.Home = s.home(r)
 		return s.render(w, http.StatusOK, "search.html", d)
 	}
 	d.Title = q.Q

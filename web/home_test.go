@@ -1,0 +1,47 @@
+package web
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestHomePage(t *testing.T) {
+	f := canned()
+	s, _ := newTestServer(t, f, Options{})
+	res, body := get(t, s, "/")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	wantContains(t, "home", body,
+		"The index holds <b>1\u202f100 pages</b> from <b>2 hosts</b>",
+		`<a href="/top?host=www.example.com">www.example.com</a>`,
+		`<a href="/search?q=example">example</a>`,
+		`<a href="/search?q=percolator%20incremental%20processing">percolator incremental processing</a>`,
+	)
+	if strings.Contains(body, "<img") || strings.Contains(body, "<script>") {
+		t.Errorf("home: unescaped payload:\n%s", body)
+	}
+	// The view is kept: a second visit asks the backend nothing.
+	get(t, s, "/")
+	if got, want := f.calls(), []string{"Top  12"}; !slices.Equal(got, want) {
+		t.Errorf("backend calls %q, want %q", got, want)
+	}
+}
+
+func TestExampleQueries(t *testing.T) {
+	titles := []string{
+		"PostgreSQL 15 Documentation — PostgreSQL",
+		"9.4. String Functions and Operators — PostgreSQL",
+		"CREATE TABLE — PostgreSQL",
+		"The SQL Language — PostgreSQL",
+		"CREATE TABLE — PostgreSQL",
+		"a of — PostgreSQL",
+	}
+	got := exampleQueries(titles, 4)
+	want := []string{"postgresql documentation", "string functions operators", "create table", "sql language"}
+	if !slices.Equal(got, want) {
+		t.Errorf("exampleQueries = %q, want %q", got, want)
+	}
+}
