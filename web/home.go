@@ -112,3 +112,40 @@ func exampleQueries(titles []string, n int) []string {
 	}
 	return out
 }
+
+// plainWords is q without its operators, for a zero-results page: quotes,
+// "+", wildcards and fuzziness gone, excluded words and fields other than
+// title, text and anchors dropped, those three kept as their words.
+// "" when nothing is left or q has no operators.
+func plainWords(q string) string {
+	var words []string
+	for _, w := range strings.Fields(q) {
+		if strings.HasPrefix(w, "-") {
+			continue
+		}
+		w = strings.TrimLeft(w, "+")
+		if field, val, ok := strings.Cut(w, ":"); ok {
+			switch strings.Trim(strings.ToLower(field), `"(+`) {
+			case "title", "text", "anchors":
+				w = val
+			default:
+				continue
+			}
+		}
+		if i := strings.IndexByte(w, '~'); i >= 0 {
+			w = w[:i]
+		}
+		w = strings.Trim(strings.Map(func(r rune) rune {
+			if strings.ContainsRune(`"()*?/\`, r) {
+				return ' '
+			}
+			return r
+		}, w), " ")
+		words = append(words, strings.Fields(w)...)
+	}
+	p := strings.Join(words, " ")
+	if p == strings.Join(strings.Fields(q), " ") {
+		return ""
+	}
+	return p
+}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -43,5 +44,30 @@ func TestExampleQueries(t *testing.T) {
 	want := []string{"postgresql documentation", "string functions operators", "create table", "sql language"}
 	if !slices.Equal(got, want) {
 		t.Errorf("exampleQueries = %q, want %q", got, want)
+	}
+}
+
+func TestZeroResultsTips(t *testing.T) {
+	s, _ := newTestServer(t, canned(), Options{})
+	_, body := get(t, s, "/search?q=nothing")
+	wantContains(t, "nothing", body, "Check the spelling.", "Use fewer words", "<summary>Query syntax</summary>", "Remove operators such as")
+	_, body = get(t, s, "/search?q="+url.QueryEscape(`"nothing here" -foo site:x.com title:<b>x</b>~1`))
+	wantContains(t, "operators", body, `: <a href="/search?q=nothing&#43;here&#43;%3Cb%3Ex%3C&#43;b%3E">nothing here &lt;b&gt;x&lt; b&gt;</a>.</li>`)
+	if _, body := get(t, s, "/search?q=percolator"); strings.Contains(body, "Check the spelling") {
+		t.Error("tips on a page with results")
+	}
+}
+
+func TestPlainWords(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"vacuum freeze", ""},
+		{`"vacuum freeze" -full`, "vacuum freeze"},
+		{"+title:vacuum site:example.com vacu* freez~1", "vacuum vacu freez"},
+		{"site:example.com", ""},
+		{"-x", ""},
+	} {
+		if got := plainWords(c.in); got != c.want {
+			t.Errorf("plainWords(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }

@@ -35,6 +35,10 @@ type searchData struct {
 	VerbatimHref string
 	// Home is what the home page shows (no query).
 	Home homeView
+	// PlainHref searches the query without its operators; set on a
+	// page without results when that differs.
+	PlainHref  string
+	PlainWords string
 }
 
 // resultView is a result as the page shows it.
@@ -88,6 +92,11 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 		d.Next = searchHref(links, next, q.N)
 	}
 	d.Pages = pager(links, res.Total, q.Start, q.N)
+	if res.Total == 0 {
+		if p := plainWords(q.Q); p != "" {
+			d.PlainWords, d.PlainHref = p, searchHref(serving.Query{Q: p}, 0, q.N)
+		}
+	}
 	return s.render(w, http.StatusOK, "search.html", d)
 }
 
