@@ -71,3 +71,36 @@ func TestPlainWords(t *testing.T) {
 		}
 	}
 }
+
+func TestCommonAffix(t *testing.T) {
+	for _, c := range []struct {
+		titles   []string
+		pre, suf string
+	}{
+		{[]string{"A — PostgreSQL 15 Documentation", "B c — PostgreSQL 15 Documentation", "D — PostgreSQL 15 Documentation"}, "", " — PostgreSQL 15 Documentation"},
+		{[]string{"Git - git-log", "Git - git-add", "Git - gitglossary"}, "Git - ", ""},
+		{[]string{"SQLite: x | Docs", "SQLite: y | Docs", "SQLite: z | Docs"}, "SQLite: ", " | Docs"},
+		{[]string{"A — Site", "B — Site"}, "", ""},             // too few to tell
+		{[]string{"A — Site", "B — Site", "C — Other"}, "", ""}, // not on every one
+		{[]string{"A — Site", "B — Site", " — Site"}, "", ""},   // one would be left empty
+		{[]string{"Time: x", "Time: y", "Time: z: w"}, "Time: ", ""},
+	} {
+		pre, suf := commonAffix(c.titles)
+		if pre != c.pre || suf != c.suf {
+			t.Errorf("commonAffix(%q) = %q, %q; want %q, %q", c.titles, pre, suf, c.pre, c.suf)
+		}
+	}
+}
+
+func TestSiteNameLeftOff(t *testing.T) {
+	f := canned()
+	for i := range f.results["many"] {
+		f.results["many"][i].Title += " — Example Manual"
+	}
+	s, _ := newTestServer(t, f, Options{})
+	_, body := get(t, s, "/search?q=many")
+	wantContains(t, "many", body, `<a href="https://www.example.com/p00" rel="noreferrer nofollow" title="Page 00 — Example Manual">Page 00</a>`)
+	if strings.Contains(body, ">Page 01 — Example") {
+		t.Error("site name shown")
+	}
+}

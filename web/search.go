@@ -48,6 +48,7 @@ type resultView struct {
 	SnippetHTML template.HTML // escaped, then marked
 	Anchors     []string      // those worth showing (see shownAnchors)
 	DupCount    int           // other members of the cluster, listed or not
+	FullTitle   string        // the title with the site's name, when Title lost it
 }
 
 func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
@@ -82,6 +83,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 		v.DupCount = max(len(hit.Duplicates), hit.ClusterSize-1)
 		d.Results = append(d.Results, v)
 	}
+	stripSiteName(d.Results)
 	if len(d.Results) > 0 {
 		d.First, d.Last = q.Start+1, q.Start+len(d.Results)
 	}
@@ -225,3 +227,25 @@ func nonNil[T any](s []T) []T {
 // relaxCap bounds AllWords as the page shows it: relaxed results are
 // those of queries few pages fully match.
 const relaxCap = 1 << 20
+
+// stripSiteName leaves the site's name off the titles when every titled
+// result has it, as the same prefix or suffix (" — PostgreSQL 15
+// Documentation"): it says nothing about one page. The full title stays
+// in the link's tooltip.
+func stripSiteName(rs []resultView) {
+	var titles []string
+	for _, r := range rs {
+		if r.Title != "" {
+			titles = append(titles, r.Title)
+		}
+	}
+	pre, suf := commonAffix(titles)
+	if pre == "" && suf == "" {
+		return
+	}
+	for i := range rs {
+		if rs[i].Title != "" {
+			rs[i].FullTitle, rs[i].Title = rs[i].Title, stripAffix(rs[i].Title, pre, suf)
+		}
+	}
+}
