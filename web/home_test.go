@@ -80,7 +80,7 @@ func TestCommonAffix(t *testing.T) {
 		{[]string{"A — PostgreSQL 15 Documentation", "B c — PostgreSQL 15 Documentation", "D — PostgreSQL 15 Documentation"}, "", " — PostgreSQL 15 Documentation"},
 		{[]string{"Git - git-log", "Git - git-add", "Git - gitglossary"}, "Git - ", ""},
 		{[]string{"SQLite: x | Docs", "SQLite: y | Docs", "SQLite: z | Docs"}, "SQLite: ", " | Docs"},
-		{[]string{"A — Site", "B — Site"}, "", ""},             // too few to tell
+		{[]string{"A — Site", "B — Site"}, "", ""},              // too few to tell
 		{[]string{"A — Site", "B — Site", "C — Other"}, "", ""}, // not on every one
 		{[]string{"A — Site", "B — Site", " — Site"}, "", ""},   // one would be left empty
 		{[]string{"Time: x", "Time: y", "Time: z: w"}, "Time: ", ""},
