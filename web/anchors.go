@@ -117,5 +117,7 @@ func ownSections(title string) func(string) bool {
 		return func(string) bool { return false }
 	}
 	prefix := m[1] + "."
-	return func(a string) bool { return strings.HasPrefix(a, prefix) && len(a) > len(prefix) && a[len(prefix)] >= '0' && a[len(prefix)] <= '9' }
+	return func(a string) bool {
+		return strings.HasPrefix(a, prefix) && len(a) > len(prefix) && a[len(prefix)] >= '0' && a[len(prefix)] <= '9'
+	}
 }
