@@ -78,6 +78,12 @@ var exampleStop = map[string]bool{
 	"that": true, "are": true, "was": true, "its": true, "how": true, "what": true, "you": true,
 	"your": true, "our": true, "not": true, "but": true, "all": true, "can": true, "use": true,
 	"using": true, "about": true, "home": true, "page": true, "index": true, "welcome": true,
+	"chapter": true, "part": true, "section": true, "appendix": true,
+}
+
+// romanNumeral: "vii" of "Part VII. Internals" is no word to search.
+func romanNumeral(w string) bool {
+	return len(w) <= 4 && strings.Trim(w, "ivxlc") == ""
 }
 
 // exampleQueries makes up to n queries of the titles: the site's name
@@ -92,7 +98,7 @@ func exampleQueries(titles []string, n int) []string {
 		t = stripAffix(t, pre, suf)
 		var words []string
 		for _, w := range strings.FieldsFunc(strings.ToLower(t), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) && r != '_' }) {
-			if len([]rune(w)) < 3 || exampleStop[w] || !hasLetter(w) {
+			if len([]rune(w)) < 3 || exampleStop[w] || !hasLetter(w) || romanNumeral(w) {
 				continue
 			}
 			words = append(words, w)

@@ -39,9 +39,10 @@ func TestExampleQueries(t *testing.T) {
 		"The SQL Language — PostgreSQL",
 		"CREATE TABLE — PostgreSQL",
 		"a of — PostgreSQL",
+		"Part VII. Internals — PostgreSQL",
 	}
-	got := exampleQueries(titles, 4)
-	want := []string{"postgresql documentation", "string functions operators", "create table", "sql language"}
+	got := exampleQueries(titles, 5)
+	want := []string{"postgresql documentation", "string functions operators", "create table", "sql language", "internals"}
 	if !slices.Equal(got, want) {
 		t.Errorf("exampleQueries = %q, want %q", got, want)
 	}
