@@ -25,10 +25,10 @@ func showcase() *fake {
 		ObserverCount{Name: "pagerank", Column: "links:out", Pending: 3, Runs: 1180, Commits: 1175, Conflicts: 5, RunTimeS: 41.2})
 	f.top[""] = &serving.Top{
 		Pages: []serving.TopPage{
-			{URL: "https://www.example.com/", Title: "Example home", PageRank: 12.75, Inbound: 1234},
-			{URL: "https://www.example.com/percolator", Title: "Percolator: incremental processing", PageRank: 2.5, Inbound: 3},
-			{URL: "https://www.example.com/bigtable", Title: "Bigtable", PageRank: 1.9, Inbound: 2},
-			{URL: "https://blog.example.org/caffeine", Title: "Caffeine, a year later", PageRank: 1.2, Inbound: 0},
+			{URL: "https://www.example.com/", Title: "Example home", PageRank: 12.75, Inbound: 1234, InboundHost: 1168},
+			{URL: "https://www.example.com/percolator", Title: "Percolator: incremental processing", PageRank: 2.5, Inbound: 3, InboundHost: 41},
+			{URL: "https://www.example.com/bigtable", Title: "Bigtable", PageRank: 1.9, Inbound: 2, InboundHost: 17},
+			{URL: "https://blog.example.org/caffeine", Title: "Caffeine, a year later", PageRank: 1.2, Inbound: 0, InboundHost: 6},
 		},
 		Hosts: []serving.HostCount{{Host: "www.example.com", Pages: 1169}, {Host: "blog.example.org", Pages: 42}, {Host: "mirror.example.com", Pages: 7}},
 	}
