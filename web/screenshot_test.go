@@ -39,7 +39,9 @@ func showcase() *fake {
 	for i, r := range f.results[q] {
 		if i >= 2 {
 			r.Title = fmt.Sprintf("Transactions, part %d", i-1)
-			r.Snippet = []serving.Span{{Text: "Snapshot isolation keeps each "}, {Text: "transaction", Mark: true}, {Text: " on a consistent view of the table; writes commit in two phases."}}
+			// As long as a snippet can be: 240 characters.
+			r.Snippet = []serving.Span{{Text: "…Snapshot isolation keeps each "}, {Text: "transaction", Mark: true},
+				{Text: " on a consistent view of the table; writes commit in two phases, the primary lock first, then the secondaries, so that a reader that finds a lock can tell whether its writer…"}}
 			r.Anchors = []string{"next", fmt.Sprintf("Transactions, part %d", i-1), "[3]", fmt.Sprintf("snapshot isolation (%d)", i-1)}
 			f.results[q][i] = r
 		}
