@@ -93,6 +93,9 @@ type TopPage struct {
 	Title    string  `json:"title"`
 	PageRank float64 `json:"pagerank"`
 	Inbound  int     `json:"inbound"` // inbound anchors from other hosts
+	// InboundHost counts inbound anchors from the page's own host (0 in
+	// an index built before the field, until search -rebuild).
+	InboundHost int `json:"inbound_host"`
 }
 
 // HostCount is a host with its number of indexed pages.

@@ -280,6 +280,7 @@ type document struct {
 	LinkDensity float64   `json:"link_density"`
 	ClusterSize float64   `json:"cluster_size"`
 	Inbound     float64   `json:"inbound"`
+	InboundHost float64   `json:"inbound_host"`
 	Version     float64   `json:"version"`
 	FetchedAt   time.Time `json:"fetched_at"`
 	IndexedAt   time.Time `json:"indexed_at"`
@@ -308,6 +309,7 @@ func fields(d *webtable.Doc, version uint64, now time.Time) document {
 		count[a.Text]++
 	}
 	doc.Inbound = float64(d.CrossHostAnchors())
+	doc.InboundHost = float64(len(d.Anchors)) - doc.Inbound
 	texts := sortedKeys(count)
 	slices.SortStableFunc(texts, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
 	doc.TopAnchors = texts[:min(len(texts), topAnchors)]

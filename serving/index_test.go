@@ -170,4 +170,14 @@ func TestTop(t *testing.T) {
 	if err != nil || len(top.Pages) != 1 {
 		t.Fatalf("host top: %+v %v", top, err)
 	}
+
+	// Inbound anchors are counted from other hosts and from the page's own.
+	e := upsert(2, "c", "http://c.example/", "C", "x", 4, "from other")
+	e.Doc.Anchors = append(e.Doc.Anchors, webtable.Anchor{From: "http://c.example/d", Text: "d"},
+		webtable.Anchor{From: "http://c.example/e", Text: ""})
+	apply(t, ix, e)
+	top, err = ix.Top(context.Background(), "c.example", 10)
+	if err != nil || len(top.Pages) != 1 || top.Pages[0].Inbound != 1 || top.Pages[0].InboundHost != 2 {
+		t.Fatalf("inbound: %+v %v", top, err)
+	}
 }

@@ -28,8 +28,9 @@ const (
 	fClusterSize = "cluster_size"
 	fVersion     = "version"
 	fLang        = "lang"
-	fFileType    = "filetype" // html | pdf | txt (webtable.Doc.Kind, "" read as html)
-	fInbound     = "inbound"  // inbound anchors from other hosts
+	fFileType    = "filetype"     // html | pdf | txt (webtable.Doc.Kind, "" read as html)
+	fInbound     = "inbound"      // inbound anchors from other hosts
+	fInboundHost = "inbound_host" // inbound anchors from the page's own host
 )
 
 // analyzer is the text analyzer of title, text and anchors: Unicode word
@@ -104,6 +105,7 @@ func indexMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt(fLinkDensity, number(true))
 	doc.AddFieldMappingsAt(fClusterSize, number(false))
 	doc.AddFieldMappingsAt(fInbound, number(false))
+	doc.AddFieldMappingsAt(fInboundHost, number(false))
 	doc.AddFieldMappingsAt(fVersion, number(false))
 	doc.AddFieldMappingsAt(fFetchedAt, date())
 	doc.AddFieldMappingsAt(fIndexedAt, date())

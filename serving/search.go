@@ -288,7 +288,7 @@ func (ix *Index) Top(ctx context.Context, host string, n int) (*Top, error) {
 	}
 	req := bleve.NewSearchRequestOptions(q, n, 0, false)
 	req.SortBy([]string{"-" + fPageRank, fURL})
-	req.Fields = []string{fURL, fTitle, fTitleShown, fPageRank, fInbound}
+	req.Fields = []string{fURL, fTitle, fTitleShown, fPageRank, fInbound, fInboundHost}
 	req.AddFacet("hosts", bleve.NewFacetRequest(fHost, MaxResults))
 	res, err := ix.bi.SearchInContext(ctx, req)
 	if err != nil {
@@ -297,7 +297,7 @@ func (ix *Index) Top(ctx context.Context, host string, n int) (*Top, error) {
 	top := &Top{Host: host, Pages: []TopPage{}, Hosts: []HostCount{}}
 	for _, h := range res.Hits {
 		top.Pages = append(top.Pages, TopPage{URL: str(h.Fields[fURL]), Title: shownTitle(h.Fields),
-			PageRank: num(h.Fields[fPageRank]), Inbound: int(num(h.Fields[fInbound]))})
+			PageRank: num(h.Fields[fPageRank]), Inbound: int(num(h.Fields[fInbound])), InboundHost: int(num(h.Fields[fInboundHost]))})
 	}
 	if f := res.Facets["hosts"]; f != nil && f.Terms != nil {
 		for _, t := range f.Terms.Terms() {

@@ -245,7 +245,7 @@ func canned() *fake {
 
 	f.top[""] = &serving.Top{
 		Pages: []serving.TopPage{
-			{URL: "https://www.example.com/", Title: "Example home", PageRank: 12.75, Inbound: 1234},
+			{URL: "https://www.example.com/", Title: "Example home", PageRank: 12.75, Inbound: 1234, InboundHost: 56},
 			{URL: "https://www.example.com/percolator", Title: "Percolator: incremental processing", PageRank: 2.5, Inbound: 3},
 			{URL: xssURL, Title: xss, PageRank: 0.2, Inbound: 0},
 		},

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/caffeine-go/caffeine/serving"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // safeHref returns s when it is an absolute http or https URL, else "".
@@ -243,4 +244,27 @@ func timestamp(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// urlHTML is DisplayURL escaped for HTML, with the port kept on one line:
+// a long URL may break anywhere on a narrow screen, but not inside
+// ":8080" (the port reads as a number only whole).
+func urlHTML(u string) template.HTML {
+	d := webtable.DisplayURL(u)
+	i := strings.Index(d, "://")
+	if i < 0 {
+		return template.HTML(template.HTMLEscapeString(d))
+	}
+	rest := d[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	c := strings.LastIndexByte(rest[:end], ':')
+	if c < 0 || strings.HasSuffix(rest[:end], "]") {
+		return template.HTML(template.HTMLEscapeString(d))
+	}
+	return template.HTML(template.HTMLEscapeString(d[:i+3]+rest[:c]) +
+		`<span class="port">` + template.HTMLEscapeString(rest[c:end]) + `</span>` +
+		template.HTMLEscapeString(rest[end:]))
 }

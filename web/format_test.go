@@ -220,3 +220,17 @@ func FuzzSafeHref(f *testing.F) {
 		}
 	})
 }
+
+func TestURLHTML(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"http://127.0.0.1:20001/a?b=<c>", `http://127.0.0.1<span class="port">:20001</span>/a?b=&lt;c&gt;`},
+		{"https://example.com/x:1", "https://example.com/x:1"},
+		{"http://[::1]/", "http://[::1]/"},
+		{"http://[::1]:8080", `http://[::1]<span class="port">:8080</span>`},
+		{"not a url <b>", "not a url &lt;b&gt;"},
+	} {
+		if got := string(urlHTML(c.in)); got != c.want {
+			t.Errorf("urlHTML(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

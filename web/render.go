@@ -59,6 +59,7 @@ func (s *Server) funcs() template.FuncMap {
 		"topHref":   topHref,
 		"clip":      clip,
 		"showURL":   webtable.DisplayURL,
+		"urlHTML":   urlHTML,
 		"showHost":  webtable.DisplayHost,
 	}
 }

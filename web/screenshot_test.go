@@ -25,10 +25,10 @@ func showcase() *fake {
 		ObserverCount{Name: "pagerank", Column: "links:out", Pending: 3, Runs: 1180, Commits: 1175, Conflicts: 5, RunTimeS: 41.2})
 	f.top[""] = &serving.Top{
 		Pages: []serving.TopPage{
-			{URL: "https://www.example.com/", Title: "Example home", PageRank: 12.75, Inbound: 1234},
-			{URL: "https://www.example.com/percolator", Title: "Percolator: incremental processing", PageRank: 2.5, Inbound: 3},
-			{URL: "https://www.example.com/bigtable", Title: "Bigtable", PageRank: 1.9, Inbound: 2},
-			{URL: "https://blog.example.org/caffeine", Title: "Caffeine, a year later", PageRank: 1.2, Inbound: 0},
+			{URL: "https://www.example.com/", Title: "Example home", PageRank: 12.75, Inbound: 1234, InboundHost: 1168},
+			{URL: "https://www.example.com/percolator", Title: "Percolator: incremental processing", PageRank: 2.5, Inbound: 3, InboundHost: 41},
+			{URL: "https://www.example.com/bigtable", Title: "Bigtable", PageRank: 1.9, Inbound: 2, InboundHost: 17},
+			{URL: "https://blog.example.org/caffeine", Title: "Caffeine, a year later", PageRank: 1.2, Inbound: 0, InboundHost: 6},
 		},
 		Hosts: []serving.HostCount{{Host: "www.example.com", Pages: 1169}, {Host: "blog.example.org", Pages: 42}, {Host: "mirror.example.com", Pages: 7}},
 	}
@@ -39,7 +39,9 @@ func showcase() *fake {
 	for i, r := range f.results[q] {
 		if i >= 2 {
 			r.Title = fmt.Sprintf("Transactions, part %d", i-1)
-			r.Snippet = []serving.Span{{Text: "Snapshot isolation keeps each "}, {Text: "transaction", Mark: true}, {Text: " on a consistent view of the table; writes commit in two phases."}}
+			// As long as a snippet can be: 240 characters.
+			r.Snippet = []serving.Span{{Text: "…Snapshot isolation keeps each "}, {Text: "transaction", Mark: true},
+				{Text: " on a consistent view of the table; writes commit in two phases, the primary lock first, then the secondaries, so that a reader that finds a lock can tell whether its writer…"}}
 			r.Anchors = []string{"next", fmt.Sprintf("Transactions, part %d", i-1), "[3]", fmt.Sprintf("snapshot isolation (%d)", i-1)}
 			f.results[q][i] = r
 		}
@@ -67,6 +69,9 @@ const brokenWords = `(() => {
 	}
 	return bad;
 })()`
+
+// visibleResults counts the results whose box ends inside the viewport.
+const visibleResults = `[...document.querySelectorAll(".result")].filter(r => r.getBoundingClientRect().bottom <= window.innerHeight).length`
 
 // TestScreenshots loads every page (home, results, document, top, status)
 // at 1280 and 390 CSS pixels wide, light and dark, checks that none is
@@ -119,6 +124,13 @@ func TestScreenshots(t *testing.T) {
 				broken, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](brokenWords))
 				if err != nil || len(broken) > 0 {
 					t.Errorf("%s at %d px: words broken across lines: %q (%v)", p.name, width, broken, err)
+				}
+				if p.name == "results" && width == 1280 {
+					// A dense list: six whole results on a 1280×900 screen.
+					n, err := chromedp.Run(ctx, chromedp.Evaluate[int64](visibleResults))
+					if err != nil || n < 6 {
+						t.Errorf("%s %s at %d×%d px: %d results wholly visible, want 6 (%v)", p.name, scheme, width, height, n, err)
+					}
 				}
 				if p.name == "results" {
 					// Open the first result's ranking details.

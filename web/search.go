@@ -33,6 +33,12 @@ type searchData struct {
 	// for the query as written.
 	Corrected    bool
 	VerbatimHref string
+	// Home is what the home page shows (no query).
+	Home homeView
+	// PlainHref searches the query without its operators; set on a
+	// page without results when that differs.
+	PlainHref  string
+	PlainWords string
 }
 
 // resultView is a result as the page shows it.
@@ -42,6 +48,7 @@ type resultView struct {
 	SnippetHTML template.HTML // escaped, then marked
 	Anchors     []string      // those worth showing (see shownAnchors)
 	DupCount    int           // other members of the cluster, listed or not
+	FullTitle   string        // the title with the site's name, when Title lost it
 }
 
 func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
@@ -51,6 +58,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	d := searchData{page: page{Title: "Search", Nav: "search", Q: q.Q}, Query: q}
 	if q.Q == "" {
+		d.Home = s.home(r)
 		return s.render(w, http.StatusOK, "search.html", d)
 	}
 	d.Title = q.Q
@@ -75,6 +83,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 		v.DupCount = max(len(hit.Duplicates), hit.ClusterSize-1)
 		d.Results = append(d.Results, v)
 	}
+	stripSiteName(d.Results)
 	if len(d.Results) > 0 {
 		d.First, d.Last = q.Start+1, q.Start+len(d.Results)
 	}
@@ -86,6 +95,11 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	d.Pages = pager(links, res.Total, q.Start, q.N)
 	d.Feed = feedHref(links.Q)
+	if res.Total == 0 {
+		if p := plainWords(q.Q); p != "" {
+			d.PlainWords, d.PlainHref = p, searchHref(serving.Query{Q: p}, 0, q.N)
+		}
+	}
 	return s.render(w, http.StatusOK, "search.html", d)
 }
 
@@ -221,3 +235,25 @@ func nonNil[T any](s []T) []T {
 // relaxCap bounds AllWords as the page shows it: relaxed results are
 // those of queries few pages fully match.
 const relaxCap = 1 << 20
+
+// stripSiteName leaves the site's name off the titles when every titled
+// result has it, as the same prefix or suffix (" — PostgreSQL 15
+// Documentation"): it says nothing about one page. The full title stays
+// in the link's tooltip.
+func stripSiteName(rs []resultView) {
+	var titles []string
+	for _, r := range rs {
+		if r.Title != "" {
+			titles = append(titles, r.Title)
+		}
+	}
+	pre, suf := commonAffix(titles)
+	if pre == "" && suf == "" {
+		return
+	}
+	for i := range rs {
+		if rs[i].Title != "" {
+			rs[i].FullTitle, rs[i].Title = rs[i].Title, stripAffix(rs[i].Title, pre, suf)
+		}
+	}
+}

@@ -69,6 +69,8 @@ type Server struct {
 	opt    Options
 	pages  pages
 	routes map[string]handler
+
+	homeCache homeCache
 }
 
 var _ http.Handler = (*Server)(nil)

@@ -17,7 +17,7 @@ func TestTopPage(t *testing.T) {
 	wantContains(t, "top", body,
 		"<h1>Top pages</h1>",
 		`<a href="/doc?url=https%3A%2F%2Fwww.example.com%2F">Example home</a>`,
-		`<td class="num">12.8</td>`, "<td class=\"num\">1\u202f234</td>",
+		`<td class="num">12.8</td>`, "<td class=\"num\"><span title=\"from other hosts\">1\u202f234</span><div class=\"n\" title=\"from the page’s own host\">56 on host</div></td>",
 		`<a href="/top?host=www.example.com">www.example.com</a></td><td class="num">1`+"\u202f"+`169</td>`,
 	)
 	res, body = get(t, s, "/top?host=www.example.com&n=5")
@@ -51,7 +51,7 @@ func TestAPITop(t *testing.T) {
 	m := getJSON(t, s, "/api/top", http.StatusOK)
 	wantKeys(t, "top", m, []string{"pages", "hosts"}, "host")
 	p := wantArray(t, "top", m, "pages", 3)
-	wantKeys(t, "page", p[0].(map[string]any), []string{"url", "title", "pagerank", "inbound"})
+	wantKeys(t, "page", p[0].(map[string]any), []string{"url", "title", "pagerank", "inbound", "inbound_host"})
 	h := wantArray(t, "top", m, "hosts", 2)
 	wantKeys(t, "host", h[0].(map[string]any), []string{"host", "pages"})
 
