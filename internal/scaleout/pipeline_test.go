@@ -156,7 +156,7 @@ func TestPipeline(t *testing.T) {
 	pages := corpus.Pages(t)
 	site := httptest.NewServer(corpus.Handler(pages, nil))
 	defer site.Close()
-	table := fmt.Sprintf("bigtable://caffeine/emulator/pipeline-%d", os.Getpid())
+	table := fmt.Sprintf("bigtable://caffeine/emulator/pipeline-%d-%d", os.Getpid(), time.Now().UnixNano())
 	addr := freeAddr(t)
 	base := "http://" + addr
 
@@ -169,15 +169,30 @@ func TestPipeline(t *testing.T) {
 		"-delay", "0", "-parallel", "8", "-once", "-q", "-no-sitemaps")
 
 	// Midway: kill one indexer, start another.
-	deadline := time.Now().Add(5 * time.Minute)
+	// On a busy machine the chain may still be short of a quarter after
+	// minutes (a section's first documents wait for its PageRank): the
+	// kill then comes when the deadline passes, as long as the chain has
+	// work left, which is what makes it midway.
+	deadline := time.Now().Add(3 * time.Minute)
+	var last string // the last answer of /api/stats, or its error
 	for {
 		var st stats
-		if err := getJSON(base, "/api/stats", &st); err == nil && st.Indexed >= len(pages)/4 {
+		err := getJSON(base, "/api/stats", &st)
+		if err == nil && st.Indexed >= len(pages)/4 {
 			t.Logf("%d pages fetched, %d indexed: killing indexer 1", st.Pages, st.Indexed)
 			break
 		}
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = fmt.Sprintf("%+v", st)
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("a quarter of the pages not indexed in 5 minutes:\n%s", crawler.out.String())
+			if err != nil || st.Pages == 0 || st.Pending == 0 && st.Indexed == 0 {
+				t.Fatalf("no progress in 3 minutes; /api/stats last said %s\ncrawler:\n%s", last, crawler.out.String())
+			}
+			t.Logf("%d pages fetched, %d indexed, %d notifications pending after 3 minutes: killing indexer 1", st.Pages, st.Indexed, st.Pending)
+			break
 		}
 		time.Sleep(time.Second)
 	}
