@@ -86,6 +86,9 @@ func (s *scanner) openBlock(a atom.Atom) {
 				b.nav = true
 			}
 		case "class", "id":
+			if string(k) == "id" {
+				s.noteID(v)
+			}
 			for c := range bytes.FieldsSeq(v) {
 				if navClasses[string(lowerWord(c, &buf))] {
 					b.nav = true
@@ -146,6 +149,7 @@ func (s *scanner) endBlock(b block) {
 		return
 	}
 	s.text.rewind(b.textStart)
+	s.dropSections(b.textStart)
 	s.linkBytes, s.nLinks = b.linkStart, b.links
 	s.dropped += text
 }

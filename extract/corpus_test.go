@@ -28,13 +28,19 @@ func loadCorpus(tb testing.TB) []corpusPage {
 func TestCorpus(t *testing.T) {
 	pages := loadCorpus(t)
 	hashes := make(map[string]string)
-	links, external := 0, 0
+	links, external, sectioned := 0, 0, 0
 	for _, cp := range pages {
 		p, err := HTML(cp.url, cp.body, "text/html", Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", cp.url, err)
 		}
 		checkPage(t, p, DefaultMaxTextBytes)
+		for _, s := range p.Sections {
+			checkSectionAt(t, p.Text, s)
+		}
+		if len(p.Sections) > 0 {
+			sectioned++
+		}
 		if p.Title == "" || p.Text == "" || p.Charset != "utf-8" {
 			t.Errorf("%s: Title %q, %d bytes of text, charset %q", cp.url, p.Title, len(p.Text), p.Charset)
 		}
@@ -52,7 +58,12 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d pages, %d links (%d external)", len(pages), links, external)
+	t.Logf("%d pages, %d links (%d external), %d with sections", len(pages), links, external, sectioned)
+	// Every page of the manual but its few index pages heads its parts
+	// with a section's id.
+	if sectioned < len(pages)*9/10 {
+		t.Errorf("%d of %d pages have sections", sectioned, len(pages))
+	}
 }
 
 // checkSQLSet checks one corpus page in detail.

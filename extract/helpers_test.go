@@ -64,6 +64,15 @@ func checkPage(t testing.TB, p Page, maxText int) {
 	if p.TitleCore != "" && (len(p.TitleCore) >= len(p.Title) || !strings.Contains(strings.ToLower(p.Title), strings.ToLower(p.TitleCore))) {
 		t.Errorf("TitleCore %q of Title %q", p.TitleCore, p.Title)
 	}
+	if len(p.Sections) > MaxSections {
+		t.Errorf("%d sections, past MaxSections", len(p.Sections))
+	}
+	for i, sec := range p.Sections {
+		if sec.ID == "" || sec.Heading == "" || !utf8.ValidString(sec.ID) || !utf8.ValidString(sec.Heading) || len(sec.Heading) > MaxSectionHeadingBytes ||
+			sec.At < 0 || sec.At >= len(p.Text) || i > 0 && sec.At < p.Sections[i-1].At {
+			t.Errorf("section %d of %d: %+v (text of %d bytes)", i, len(p.Sections), sec, len(p.Text))
+		}
+	}
 	if p.NoFollow && len(p.Links) > 0 {
 		t.Errorf("NoFollow page has %d links", len(p.Links))
 	}

@@ -69,6 +69,12 @@ type Page struct {
 	Hash string
 	// Charset is the WHATWG name of the encoding the body was read in.
 	Charset string
+	// Sections are the headings (<h1>–<h6>) of the page's own text that
+	// a link can point to, in page order, at most MaxSections: a heading
+	// with an id, or inside an <a id> or <a name>, or just after the
+	// start of an element with an id (a section's <div id>); At is the
+	// heading's offset in Text.
+	Sections []webtable.Section
 }
 
 // Options tunes HTML. The zero value is ready to use.
@@ -157,6 +163,7 @@ func HTML(pageURL string, body []byte, contentType string, opt Options) (Page, e
 		p.LinkDensity = min(float64(s.allLinkBytes)/float64(s.all.n), 1)
 	}
 	p.TitleCore = titleCore(p.Title, s.heading.String())
+	p.Sections = s.pageSections(p.Text)
 
 	r := resolver{base: base, memo: make(map[string]string, len(s.links)+2)}
 	if s.baseHref != nil {
@@ -214,6 +221,9 @@ type scanner struct {
 	h1s          int       // <h1> elements started
 	inH1         bool      // inside the first <h1>
 	heading      collapser // the first <h1>'s text outside links
+	head         heading   // the <h1>–<h6> being read (sections.go)
+	pendingID    string    // the id of an element begun since the last visible text
+	sections     []webtable.Section
 }
 
 func (s *scanner) run() {
@@ -263,6 +273,12 @@ func (s *scanner) onText(t []byte) {
 	n, m := len(s.text.b), s.all.n
 	s.text.write(t)
 	s.all.write(t)
+	if len(s.text.b) > n {
+		s.pendingID = ""
+	}
+	if s.head.open {
+		s.head.text.write(t)
+	}
 	if s.inLink {
 		s.linkBytes += len(s.text.b) - n
 		s.allLinkBytes += s.all.n - m
@@ -320,6 +336,9 @@ func (s *scanner) onStart(selfClosing bool) {
 	case atom.H1:
 		s.h1s++
 		s.inH1 = s.h1s == 1
+		s.openHeading()
+	case atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		s.openHeading()
 	case atom.A:
 		s.closeAnchor() // an <a> start closes any open <a>
 		s.inLink = false
@@ -391,7 +410,11 @@ func (s *scanner) onEnd() {
 	switch {
 	case a == atom.H1:
 		s.inH1 = false
+		s.closeHeading()
+	case a == atom.H2 || a == atom.H3 || a == atom.H4 || a == atom.H5 || a == atom.H6:
+		s.closeHeading()
 	case isContainer(a) && s.template == 0:
+		s.pendingID = "" // its id named what it held
 		s.closeBlock(a)
 	}
 }
@@ -433,6 +456,8 @@ func (s *scanner) onAnchor() {
 			if title == nil {
 				title = v
 			}
+		case "id", "name":
+			s.noteID(v)
 		}
 	}
 	if !found {

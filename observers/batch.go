@@ -196,7 +196,8 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 		}
 		doc := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: p.page.Title, TitleCore: p.page.TitleCore, Text: p.page.Text,
 			LinkDensity: density(p.page.LinkDensity), Description: p.page.Description,
-			Lang: p.page.Lang, Kind: p.kind, PageRank: b.Rank[c], FetchedAt: p.fetchedAt, ClusterSize: len(ms)}
+			Lang: p.page.Lang, Kind: p.kind, PageRank: b.Rank[c], FetchedAt: p.fetchedAt, ClusterSize: len(ms),
+			Sections: p.page.Sections}
 		inCluster := make(map[string]bool)
 		for _, m := range ms {
 			inCluster[m] = true
@@ -332,6 +333,9 @@ func Verify(ctx context.Context, db *percolator.DB, rankTol float64, limit int) 
 				}
 				if last.Title != want.Title || last.Text != want.Text {
 					add("%s: exported title/text differ from batch", r)
+				}
+				if fmt.Sprint(last.Sections) != fmt.Sprint(want.Sections) {
+					add("%s: exported sections %v, batch %v", r, last.Sections, want.Sections)
 				}
 				if last.TitleCore != want.TitleCore || last.LinkDensity != want.LinkDensity {
 					add("%s: exported title core %q and link density %g, batch %q and %g", r, last.TitleCore, last.LinkDensity, want.TitleCore, want.LinkDensity)

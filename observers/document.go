@@ -25,7 +25,7 @@ type buildNotes struct {
 // seen by tx, taking notes if notes is not nil.
 func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNotes) (*webtable.Doc, error) {
 	cols := make(map[string]string)
-	for _, c := range []string{webtable.Title, webtable.TitleCore, webtable.Text, webtable.LinkDensity, webtable.Description, webtable.Lang, webtable.Kind, webtable.Rank, webtable.FetchedAt, webtable.ClusterHash} {
+	for _, c := range []string{webtable.Title, webtable.TitleCore, webtable.Text, webtable.LinkDensity, webtable.Description, webtable.Lang, webtable.Kind, webtable.Sections, webtable.Rank, webtable.FetchedAt, webtable.ClusterHash} {
 		v, err := tx.Get(ctx, row, c)
 		if err != nil {
 			return nil, err
@@ -41,6 +41,7 @@ func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNo
 	doc.PageRank, _ = strconv.ParseFloat(cols[webtable.Rank], 64)
 	doc.TitleCore = cols[webtable.TitleCore]
 	doc.Kind = cols[webtable.Kind]
+	doc.Sections = parseSections(cols[webtable.Sections])
 	doc.LinkDensity, _ = strconv.ParseFloat(cols[webtable.LinkDensity], 64)
 	if ms, err := strconv.ParseInt(cols[webtable.FetchedAt], 10, 64); err == nil {
 		doc.FetchedAt = time.UnixMilli(ms).UTC()

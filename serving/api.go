@@ -60,6 +60,11 @@ type Result struct {
 	ClusterSize int       `json:"cluster_size"`
 	FileType    string    `json:"filetype,omitempty"` // html, pdf or txt; "" from an index built before the field
 	Lang        string    `json:"lang,omitempty"`     // the page's language, a primary subtag ("en", "fr"); "" when unknown
+	// Section is the fragment of the part of the page that answers the
+	// query (URL#Section), SectionHeading its heading; "" when the page
+	// as a whole does.
+	Section        string `json:"section,omitempty"`
+	SectionHeading string `json:"section_heading,omitempty"`
 }
 
 // Results is a page of hits.

@@ -276,6 +276,7 @@ type document struct {
 	TopAnchors  []string  `json:"top_anchors"`
 	Duplicates  []string  `json:"duplicates"`
 	Similar     []string  `json:"similar,omitempty"`
+	Sections    string    `json:"sections,omitempty"`
 	PageRank    float64   `json:"pagerank"`
 	LinkDensity float64   `json:"link_density"`
 	ClusterSize float64   `json:"cluster_size"`
@@ -294,6 +295,7 @@ func fields(d *webtable.Doc, version uint64, now time.Time) document {
 		URL: d.URL, Host: d.Host, Lang: primaryLang(d.Lang), FileType: fileType(d.Kind), Title: d.Title, Text: d.Text,
 		Duplicates: d.Duplicates, Similar: d.Similar, PageRank: d.PageRank, ClusterSize: float64(d.ClusterSize),
 		Version: float64(version), FetchedAt: d.FetchedAt, IndexedAt: now, LinkDensity: d.LinkDensity,
+		Sections: sectionsJSON(d.Sections),
 	}
 	if d.TitleCore != "" && d.TitleCore != d.Title {
 		// The site's affix (" — Python 3.11 documentation") is on every

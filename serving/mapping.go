@@ -31,6 +31,7 @@ const (
 	fFileType    = "filetype"     // html | pdf | txt (webtable.Doc.Kind, "" read as html)
 	fInbound     = "inbound"      // inbound anchors from other hosts
 	fInboundHost = "inbound_host" // inbound anchors from the page's own host
+	fSections    = "sections"     // the page's sections (webtable.Doc.Sections) as JSON, stored only
 )
 
 // analyzer is the text analyzer of title, text and anchors: Unicode word
@@ -101,6 +102,7 @@ func indexMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt(fDuplicates, keywordField(false, true))
 	doc.AddFieldMappingsAt(fSimilar, keywordField(false, true))
 	doc.AddFieldMappingsAt(fTitleShown, keywordField(false, true))
+	doc.AddFieldMappingsAt(fSections, keywordField(false, true))
 	doc.AddFieldMappingsAt(fPageRank, number(true))
 	doc.AddFieldMappingsAt(fLinkDensity, number(true))
 	doc.AddFieldMappingsAt(fClusterSize, number(false))

@@ -133,7 +133,12 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 			Lang:        str(h.Fields[fLang]),
 			PageRank:    num(h.Fields[fPageRank]),
 		}
-		r.Snippet = snippet(an, str(h.Fields[fText]), marks)
+		text := str(h.Fields[fText])
+		spans, hits := snippetHits(an, text, marks)
+		if sec, snip := resultSection(an, text, storedSections(str(h.Fields[fSections])), marks, spans, hits); sec != nil {
+			r.Section, r.SectionHeading, spans = sec.ID, sec.Heading, snip
+		}
+		r.Snippet = spans
 		out.Results = append(out.Results, r)
 	}
 	out.Took = time.Since(started)
@@ -190,7 +195,7 @@ func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) 
 			req.SortBy([]string{"-" + fPageRank, "_id"})
 		}
 	}
-	req.Fields = []string{fURL, fTitle, fTitleShown, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize, fFileType, fLang, fSimilar}
+	req.Fields = []string{fURL, fTitle, fTitleShown, fText, fPageRank, fFetchedAt, fIndexedAt, fDuplicates, fTopAnchors, fClusterSize, fFileType, fLang, fSimilar, fSections}
 	res, err := ix.bi.SearchInContext(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {

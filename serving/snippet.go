@@ -38,12 +38,26 @@ func snippet(an analysis.Analyzer, text string, terms map[string]bool) []Span {
 	return snippetBy(an, text, terms, analyzeNear)
 }
 
+// snippetHits is snippet, and every marked token of text (up to
+// snippetScanMax) in text order.
+func snippetHits(an analysis.Analyzer, text string, terms map[string]bool) ([]Span, []*analysis.Token) {
+	return snippetAtBy(an, text, terms, analyzeNear)
+}
+
 // snippetBy is snippet with the analysis of text near terms done by
 // analyze.
 func snippetBy(an analysis.Analyzer, text string, terms map[string]bool,
 	analyze func(analysis.Analyzer, string, map[string]bool) analysis.TokenStream) []Span {
+	spans, _ := snippetAtBy(an, text, terms, analyze)
+	return spans
+}
+
+// snippetAtBy is snippetHits with the analysis of text near terms done by
+// analyze.
+func snippetAtBy(an analysis.Analyzer, text string, terms map[string]bool,
+	analyze func(analysis.Analyzer, string, map[string]bool) analysis.TokenStream) ([]Span, []*analysis.Token) {
 	if text == "" {
-		return nil
+		return nil, nil
 	}
 	scan := text
 	if len(scan) > snippetScanMax {
@@ -60,7 +74,7 @@ func snippetBy(an analysis.Analyzer, text string, terms map[string]bool,
 		}
 	}
 	if len(hits) == 0 {
-		return cut(an, text, 0, nil)
+		return cut(an, text, 0, nil), nil
 	}
 	best, bestDistinct, bestCount := 0, 0, 0
 	for i, h := range hits {
@@ -77,7 +91,7 @@ func snippetBy(an analysis.Analyzer, text string, terms map[string]bool,
 			best, bestDistinct, bestCount = i, len(seen), n
 		}
 	}
-	return cut(an, text, max(hits[best].Start-snippetLead, 0), hits[best:])
+	return cut(an, text, max(hits[best].Start-snippetLead, 0), hits[best:]), hits
 }
 
 // analyzeNear returns the tokens of text that may analyze to terms, as

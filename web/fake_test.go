@@ -169,6 +169,7 @@ func canned() *fake {
 			Score:   1.5, PageRank: 0.15, FetchedAt: ago(2 * time.Hour), IndexedAt: ago(2 * time.Hour),
 			// nil Duplicates and Anchors: the API must still say [].
 			ClusterSize: 1,
+			Section:     "sec-2.1", SectionHeading: "Transactions & locks",
 		},
 	}
 	for i := range 25 {
@@ -188,11 +189,13 @@ func canned() *fake {
 			Duplicates: []string{xssURL, evilPage, "data:text/html,<script>window.__xss=1</script>", "//evil.example/x"},
 			Similar:    []string{xssURL, "javascript:alert(1)"},
 			Anchors:    []string{xss, xssURL}, ClusterSize: 5,
+			Section: xss, SectionHeading: xss,
 		},
 		{
 			URL: evilPage, Title: xssImg, Snippet: []serving.Span{{Text: xssAttr, Mark: true}},
 			Score: 0.5, PageRank: 0.5, FetchedAt: ago(time.Minute), IndexedAt: ago(time.Minute),
 			Anchors: []string{xssImg}, ClusterSize: 1,
+			Section: xssAttr, SectionHeading: xss,
 		},
 	}
 

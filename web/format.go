@@ -30,6 +30,16 @@ func safeHref(s string) string {
 	return ""
 }
 
+// sectionHref is the link to a section of the page at href (a safeHref),
+// "" when there is no link or no section.
+func sectionHref(href, fragment string) string {
+	if href == "" || fragment == "" {
+		return ""
+	}
+	base, _, _ := strings.Cut(href, "#")
+	return base + "#" + (&url.URL{Fragment: fragment}).EscapedFragment()
+}
+
 // docHref is the document page of a URL.
 func docHref(u string) string { return "/doc?url=" + url.QueryEscape(u) }
 

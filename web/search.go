@@ -49,6 +49,7 @@ type resultView struct {
 	Anchors     []string      // those worth showing (see shownAnchors)
 	DupCount    int           // other members of the cluster, listed or not
 	FullTitle   string        // the title with the site's name, when Title lost it
+	SectionHref string        // the link to the section that answers (Result.Section), "" if none
 }
 
 func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
@@ -81,6 +82,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 	for _, hit := range res.Results {
 		v := resultView{Result: hit, Href: safeHref(hit.URL), SnippetHTML: snippetHTML(hit.Snippet), Anchors: shownAnchors(hit.Anchors, hit.Title)}
 		v.DupCount = max(len(hit.Duplicates), hit.ClusterSize-1)
+		v.SectionHref = sectionHref(v.Href, hit.Section)
 		d.Results = append(d.Results, v)
 	}
 	stripSiteName(d.Results)
@@ -168,6 +170,15 @@ type apiResult struct {
 	ClusterSize int       `json:"cluster_size"`
 	FileType    string    `json:"filetype,omitempty"` // html, pdf or txt
 	Lang        string    `json:"lang,omitempty"`     // the page's language ("en", "fr")
+	// Section is the part of the page that answers the query, when a
+	// part does: its heading and URL#fragment.
+	Section *apiSection `json:"section,omitempty"`
+}
+
+// apiSection is a result's section.
+type apiSection struct {
+	Heading string `json:"heading"`
+	URL     string `json:"url"`
 }
 
 func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
@@ -218,6 +229,7 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 			ClusterSize: hit.ClusterSize,
 			FileType:    hit.FileType,
 			Lang:        hit.Lang,
+			Section:     resultSection(hit),
 		})
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -256,4 +268,13 @@ func stripSiteName(rs []resultView) {
 			rs[i].FullTitle, rs[i].Title = rs[i].Title, stripAffix(rs[i].Title, pre, suf)
 		}
 	}
+}
+
+// resultSection is hit's section as the API gives it, nil if none.
+func resultSection(hit serving.Result) *apiSection {
+	u := sectionHref(safeHref(hit.URL), hit.Section)
+	if u == "" {
+		return nil
+	}
+	return &apiSection{Heading: hit.SectionHeading, URL: u}
 }

@@ -161,7 +161,7 @@ func TestAPISearch(t *testing.T) {
 	resultKeys := []string{"url", "title", "snippet", "snippet_html", "score", "pagerank", "fetched_at", "indexed_at", "duplicates", "similar", "similar_count", "anchors", "cluster_size"}
 	for i, r := range results {
 		r := r.(map[string]any)
-		wantKeys(t, "result", r, resultKeys)
+		wantKeys(t, "result", r, resultKeys, "section")
 		for _, k := range []string{"fetched_at", "indexed_at"} {
 			if _, err := time.Parse(time.RFC3339, r[k].(string)); err != nil {
 				t.Errorf("result %d: %s: %v", i, k, err)
@@ -192,6 +192,12 @@ func TestAPISearch(t *testing.T) {
 		t.Errorf("similar %v, similar_count %v", sim, r0["similar_count"])
 	}
 	wantArray(t, "result 1", r1, "similar", 0)
+	if _, ok := r0["section"]; ok {
+		t.Errorf("result 0: section %v, want none", r0["section"])
+	}
+	if sec, _ := r1["section"].(map[string]any); sec["heading"] != "Transactions & locks" || sec["url"] != "https://www.example.com/bigtable#sec-2.1" {
+		t.Errorf("result 1: section %v", r1["section"])
+	}
 	wantArray(t, "result 0", r0, "anchors", 9) // all of them; the page filters
 	// nil in the backend, [] on the wire
 	wantArray(t, "result 1", r1, "duplicates", 0)

@@ -103,8 +103,12 @@ func TestXSSShownAsText(t *testing.T) {
 		}
 	}
 	// The two results have links only where the URL is http(s).
-	if strings.Count(body, `rel="noreferrer nofollow"`) != 2 {
-		t.Errorf("%d outside links, want 2 (the evilPage title and duplicate)", strings.Count(body, `rel="noreferrer nofollow"`))
+	if strings.Count(body, `rel="noreferrer nofollow"`) != 3 {
+		t.Errorf("%d outside links, want 3 (the evilPage title, its section and its duplicate)", strings.Count(body, `rel="noreferrer nofollow"`))
+	}
+	// The section's fragment is escaped into the link.
+	if want := `#%22%3E%3Csvg%20onload=%22window.__xss=1%22%3E" rel="noreferrer nofollow">§ &lt;script&gt;`; !strings.Contains(body, want) {
+		t.Errorf("no section link %s in the page", want)
 	}
 }
 

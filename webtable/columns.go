@@ -67,6 +67,7 @@ const (
 	LinkDensity = "page:linkdensity" // share of the visible text in links, decimal with 2 digits (extract.Page.LinkDensity)
 	Lang        = "page:lang"        // language: declared (lang attribute, content-language meta or header) unless the text clearly says another, else detected (extract.DetectLang)
 	Kind        = "page:kind"        // pdf | txt (extract.KindPDF, KindText); absent for HTML
+	Sections    = "page:sections"    // the headings that have a fragment to link to, JSON [{"id":..,"heading":..,"at":..}] (Section); deleted when none
 	ParseError  = "page:error"       // why an unparsed page's body could not be read (a broken PDF); absent otherwise
 	Canonical   = "page:canonical"   // rel=canonical, normalized URL
 	Hash        = "page:hash"        // content hash of the normalized text; deleted unless State is ok (observed: cluster)

@@ -25,6 +25,16 @@ type Doc struct {
 	Duplicates  []string  `json:"duplicates,omitempty"` // the other members' URLs
 	Similar     []string  `json:"similar,omitempty"`    // the near-copies folded under this document: their URLs (observers.NearBits)
 	Anchors     []Anchor  `json:"anchors,omitempty"`    // inbound links to any member or alias
+	Sections    []Section `json:"sections,omitempty"`   // the page's headings with a fragment, in page order
+}
+
+// Section is a heading of a page that a link can point to: URL#ID shows
+// it. At is the byte offset in the page's Text where the section's
+// heading begins (the section runs to the next one's At).
+type Section struct {
+	ID      string `json:"id"`
+	Heading string `json:"heading"`
+	At      int    `json:"at"`
 }
 
 // Anchor is one inbound link's text.

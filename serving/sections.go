@@ -1,0 +1,116 @@
+package serving
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// A result links to the section of its page that answers the query, when
+// the page has sections (webtable.Doc.Sections: headings with a
+// fragment): the section whose heading holds every word of the query,
+// else the one that holds the snippet's passage. The page's first section
+// is not linked when it begins the page (its heading is the page's own).
+
+// sectionsJSON is the stored form of a document's sections.
+func sectionsJSON(secs []webtable.Section) string {
+	if len(secs) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(secs)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// storedSections reads the stored form back; an unreadable one is none.
+func storedSections(v string) []webtable.Section {
+	if v == "" {
+		return nil
+	}
+	var secs []webtable.Section
+	if json.Unmarshal([]byte(v), &secs) != nil {
+		return nil
+	}
+	return secs
+}
+
+// topSection is how far into the text a page's first section may begin
+// and still be the page's top: linking to it says nothing.
+const topSection = 200
+
+// resultSection returns the section of a hit's page that answers the
+// query and the snippet to show: the first section whose heading holds
+// every term, with a snippet of its own text; else the section whose text
+// holds the most distinct terms (then the most marks) among hits, the
+// marked tokens of the page's snippet, which stays. sec is nil when the
+// answer is the page as a whole: its first section at its top, or no
+// section.
+func resultSection(an analysis.Analyzer, text string, secs []webtable.Section, terms map[string]bool, spans []Span, hits []*analysis.Token) (sec *webtable.Section, snip []Span) {
+	if len(secs) == 0 || len(terms) == 0 || an == nil {
+		return nil, spans
+	}
+	for i, s := range secs {
+		seen := make(map[string]bool)
+		for _, t := range an.Analyze([]byte(s.Heading)) {
+			if terms[string(t.Term)] {
+				seen[string(t.Term)] = true
+			}
+		}
+		if len(seen) < len(terms) {
+			continue
+		}
+		if pageTop(secs, i) {
+			return nil, spans
+		}
+		end := len(text)
+		if i+1 < len(secs) {
+			end = secs[i+1].At
+		}
+		if s.At < 0 || s.At > end || end > len(text) {
+			return nil, spans
+		}
+		body := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text[s.At:end]), s.Heading))
+		if own, _ := snippetHits(an, body, terms); len(own) > 0 {
+			spans = own
+		}
+		return &secs[i], spans
+	}
+	// The text before the first section (index -1) competes too: the
+	// page's own introduction.
+	best, bestDistinct, bestCount := -1, 0, 0
+	h := 0
+	for i := -1; i < len(secs); i++ {
+		start, end := 0, len(text)
+		if i >= 0 {
+			start = secs[i].At
+		}
+		if i+1 < len(secs) {
+			end = secs[i+1].At
+		}
+		for h < len(hits) && hits[h].Start < start {
+			h++
+		}
+		seen, n := make(map[string]bool), 0
+		for ; h < len(hits) && hits[h].Start < end; h++ {
+			seen[string(hits[h].Term)] = true
+			n++
+		}
+		if len(seen) > bestDistinct || len(seen) == bestDistinct && n > bestCount || i < 0 {
+			best, bestDistinct, bestCount = i, len(seen), n
+		}
+	}
+	if best < 0 || pageTop(secs, best) {
+		return nil, spans
+	}
+	return &secs[best], spans
+}
+
+// pageTop reports whether secs[i] is the page's first section, at its top.
+func pageTop(secs []webtable.Section, i int) bool {
+	return i == 0 && secs[0].At < topSection
+}

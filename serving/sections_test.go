@@ -1,0 +1,105 @@
+package serving
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/caffeine-go/caffeine/extract"
+	"github.com/caffeine-go/caffeine/internal/corpus"
+)
+
+// TestResultSection: a result links to the section whose heading has the
+// query's words, else to the one its snippet comes from, and to none when
+// the page as a whole answers (its first heading) or has no sections.
+func TestResultSection(t *testing.T) {
+	const body = `<html><head><title>Routine Vacuuming</title></head><body>
+<div id="top"><h1>Routine Vacuuming</h1><p>Databases require periodic maintenance known as vacuuming.</p>
+<div id="basics"><h2>Vacuuming Basics</h2><p>The command has to process each table on a regular basis.</p></div>
+<div id="wraparound"><h2>Preventing Transaction ID Wraparound Failures</h2><p>Transaction IDs have limited size; a cluster that runs for a long time must freeze old rows.</p></div>
+<div id="multixact"><h2>Multixacts</h2><p>Multixact IDs support row locking by several transactions at once.</p></div>
+</div></body></html>`
+	p, err := extract.HTML("http://example.com/vacuum.html", []byte(body), "text/html", extract.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sections) != 4 {
+		t.Fatalf("sections %+v, want 4", p.Sections)
+	}
+	ix := openIndex(t)
+	e := upsert(1, "com.example/vacuum.html", "http://example.com/vacuum.html", p.Title, p.Text, 1)
+	e.Doc.Sections = p.Sections
+	plain := upsert(2, "com.example/plain.html", "http://example.com/plain.html", "Plain", "a page about wraparound failures and row locking without sections", 0.5)
+	apply(t, ix, e, plain)
+
+	for _, tc := range []struct {
+		q, url, section, snippet string
+	}{
+		{"wraparound failures", "http://example.com/vacuum.html", "wraparound", "limited size"},
+		{"row locking", "http://example.com/vacuum.html", "multixact", "row locking"},
+		{"routine vacuuming", "http://example.com/vacuum.html", "", ""},
+		{"wraparound failures", "http://example.com/plain.html", "", ""},
+	} {
+		res, err := ix.Search(context.Background(), Query{Q: tc.q, N: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, r := range res.Results {
+			if r.URL != tc.url {
+				continue
+			}
+			found = true
+			if r.Section != tc.section {
+				t.Errorf("%q: %s links section %q (%q), want %q", tc.q, r.URL, r.Section, r.SectionHeading, tc.section)
+			}
+			var snip strings.Builder
+			for _, s := range r.Snippet {
+				snip.WriteString(s.Text)
+			}
+			if !strings.Contains(snip.String(), tc.snippet) {
+				t.Errorf("%q: snippet %q, want it to hold %q", tc.q, snip.String(), tc.snippet)
+			}
+		}
+		if !found {
+			t.Errorf("%q: %s not found", tc.q, tc.url)
+		}
+	}
+}
+
+// TestResultSectionRealPage: on a page of the PostgreSQL manual, a query
+// for one of its sections links to it.
+func TestResultSectionRealPage(t *testing.T) {
+	var body []byte
+	for _, pg := range corpus.Pages(t) {
+		if pg.Path == "routine-vacuuming.html" {
+			body = pg.Body
+		}
+	}
+	if body == nil {
+		t.Fatal("routine-vacuuming.html is not in the corpus")
+	}
+	const u = "https://www.postgresql.org/docs/15/routine-vacuuming.html"
+	p, err := extract.HTML(u, body, "text/html", extract.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := openIndex(t)
+	e := upsert(1, "org.postgresql.www/docs/15/routine-vacuuming.html", u, p.Title, p.Text, 1)
+	e.Doc.Sections = p.Sections
+	apply(t, ix, e)
+	for q, want := range map[string]string{
+		"transaction id wraparound": "VACUUM-FOR-WRAPAROUND",
+		"visibility map":            "VACUUM-FOR-VISIBILITY-MAP",
+		"planner statistics":        "VACUUM-FOR-STATISTICS",
+		"routine vacuuming":         "",
+	} {
+		res, err := ix.Search(context.Background(), Query{Q: q, N: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Results) != 1 || res.Results[0].Section != want {
+			t.Errorf("%q: %+v, want section %q", q, res.Results, want)
+		}
+	}
+}
