@@ -48,11 +48,37 @@ const wordsAnalyzer = "words"
 // result shows is stored, only PageRank has doc values (the score reads
 // it, and the link density), and nothing goes to the composite _all field: unqualified query
 // terms are expanded over title, anchors, text and URL instead, each with
-// its own boost (see expand).
+// its own boost (see expand). Each language with an analyzer of its own
+// has a type mapping, the default one with that analyzer for the text
+// fields (see langs.go).
 func indexMapping() mapping.IndexMapping {
+	m := mapping.NewIndexMapping()
+	if err := m.AddCustomAnalyzer(wordsAnalyzer, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": []any{lowercase.Name},
+	}); err != nil {
+		panic(err) // a constant configuration
+	}
+	m.DefaultMapping = docMapping(analyzer)
+	for _, a := range langTypes() {
+		m.AddDocumentMapping(a, docMapping(a))
+	}
+	m.DefaultAnalyzer = analyzer
+	m.DefaultField = fText
+	m.IndexDynamic = false
+	m.StoreDynamic = false
+	m.DocValuesDynamic = false
+	m.ScoringModel = "bm25"
+	return m
+}
+
+// docMapping is the mapping of a document whose title, text and anchors
+// textAnalyzer analyses.
+func docMapping(textAnalyzer string) *mapping.DocumentMapping {
 	text := func(store bool) *mapping.FieldMapping {
 		f := mapping.NewTextFieldMapping()
-		f.Analyzer = analyzer
+		f.Analyzer = textAnalyzer
 		f.Store = store
 		f.IncludeTermVectors = true
 		f.IncludeInAll = false
@@ -110,20 +136,5 @@ func indexMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt(fFetchedAt, date())
 	doc.AddFieldMappingsAt(fIndexedAt, date())
 
-	m := mapping.NewIndexMapping()
-	if err := m.AddCustomAnalyzer(wordsAnalyzer, map[string]any{
-		"type":          custom.Name,
-		"tokenizer":     unicode.Name,
-		"token_filters": []any{lowercase.Name},
-	}); err != nil {
-		panic(err) // a constant configuration
-	}
-	m.DefaultMapping = doc
-	m.DefaultAnalyzer = analyzer
-	m.DefaultField = fText
-	m.IndexDynamic = false
-	m.StoreDynamic = false
-	m.DocValuesDynamic = false
-	m.ScoringModel = "bm25"
-	return m
+	return doc
 }

@@ -65,7 +65,11 @@ type plan struct {
 //
 // m is the index's mapping: an index built before title_words existed has
 // no words analyzer, and a query of stop words finds nothing there.
-func parse(m mapping.IndexMapping, q Query) (*plan, error) {
+func parse(m mapping.IndexMapping, q Query) (*plan, error) { return parseIn(m, nil, q) }
+
+// parseIn is parse for an index holding pages in langs (analyzers other
+// than the English one; see langs.go): query words are analysed by each.
+func parseIn(m mapping.IndexMapping, langs []string, q Query) (*plan, error) {
 	s := strings.TrimSpace(q.Q)
 	switch {
 	case s == "":
@@ -83,7 +87,7 @@ func parse(m mapping.IndexMapping, q Query) (*plan, error) {
 	if err != nil {
 		return nil, parseError(s, err)
 	}
-	r := rewriter{an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil, question: isQuestion(s), optional: map[query.Query]bool{}}
+	r := rewriter{m: m, langs: langs, an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil, question: isQuestion(s), optional: map[query.Query]bool{}}
 	p, defaulted := allRequired(p)
 	out, err := r.rewrite(p, false)
 	if err != nil {
@@ -102,7 +106,7 @@ func parse(m mapping.IndexMapping, q Query) (*plan, error) {
 		}
 	}
 	if defaulted {
-		out = withProximity(out, r.plain)
+		out = r.withProximity(out)
 	}
 	pl := &plan{q: out, terms: r.terms, words: r.plain, ranked: !unranked(out), costly: r.costly > 0}
 	if defaulted {
@@ -116,7 +120,8 @@ func parse(m mapping.IndexMapping, q Query) (*plan, error) {
 // where the words stand together ("foreign key", "garbage collection")
 // rank above pages that have them apart. Only the plain words of a query
 // made of them alone count (no fields, phrases or patterns).
-func withProximity(q query.Query, plain []string) query.Query {
+func (r *rewriter) withProximity(q query.Query) query.Query {
+	plain := r.plain
 	b, ok := q.(*query.BooleanQuery)
 	if !ok || b.Should != nil || len(plain) < 2 {
 		return q
@@ -125,7 +130,7 @@ func withProximity(q query.Query, plain []string) query.Query {
 	if !ok || len(c.Conjuncts) != len(plain) {
 		return q
 	}
-	b.Should = overFields(query.NewMatchPhraseQuery(strings.Join(plain, " ")))
+	b.Should = r.fielded(query.NewMatchPhraseQuery(strings.Join(plain, " ")), false)
 	return b
 }
 
@@ -172,6 +177,8 @@ type dropped struct {
 
 // rewriter walks a parsed query string.
 type rewriter struct {
+	m          mapping.IndexMapping
+	langs      []string // analyzers of the index's languages besides the English one
 	an         analysis.Analyzer
 	titleWords bool      // the index has title_words
 	question   bool      // the query is a question: its filler words are dropped (see fillers)
@@ -386,7 +393,7 @@ func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase
 		p.SetBoost(q.Boost())
 		r.terms = append(r.terms, text)
 		r.plain = append(r.plain, text)
-		return r.text(query.NewBooleanQuery([]query.Query{fielded(q)}, []query.Query{fielded(p)}, nil), negated), nil
+		return r.text(query.NewBooleanQuery([]query.Query{r.fielded(q, false)}, []query.Query{r.fielded(p, false)}, nil), negated), nil
 	}
 	if !negated {
 		r.terms = append(r.terms, text)
@@ -394,7 +401,7 @@ func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase
 			r.plain = append(r.plain, text)
 		}
 	}
-	return r.text(fielded(q), negated), nil
+	return r.text(r.fielded(q, !phrase && !negated), negated), nil
 }
 
 // interrogatives are the first words of a question ("how do I …", "can
@@ -538,6 +545,25 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// fielded is fielded(q) with each match or phrase query over a text field
+// analysed in the index's languages (inLangs); stopWords lets the pages
+// of a language that drops q's word match it.
+func (r *rewriter) fielded(q fieldQuery, stopWords bool) query.Query {
+	f := fielded(q)
+	if q.Field() == "" {
+		if d, ok := f.(*query.DisjunctionQuery); ok {
+			for i, c := range d.Disjuncts {
+				d.Disjuncts[i] = inLangs(r.m, r.langs, c, stopWords)
+			}
+		}
+		return f
+	}
+	if isText(q.Field()) {
+		return inLangs(r.m, r.langs, f, stopWords)
+	}
+	return f
 }
 
 // fieldQuery is a leaf query naming a field, with a boost.
