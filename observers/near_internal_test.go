@@ -48,7 +48,7 @@ func TestNearStanding(t *testing.T) {
 			for p, fp := range tc.nodes {
 				nodes[row(p)] = fp
 			}
-			g := mapNearGraph(nodes)
+			g := mapNearGraph(nodes, nil)
 			got := make(map[string]string)
 			for p := range tc.nodes {
 				hidden, similar, err := nearStanding(g, row(p))
@@ -98,7 +98,7 @@ func TestMapNearGraph(t *testing.T) {
 		nodes[fmt.Sprint("three", i)] = 0b111 << (i % 62)
 		nodes[fmt.Sprint("four", i)] = 0b1111 << (i % 61)
 	}
-	n, err := mapNearGraph(nodes)("x")
+	n, err := mapNearGraph(nodes, nil).near("x")
 	if err != nil {
 		t.Fatal(err)
 	}
