@@ -93,8 +93,8 @@ func resolveLang(declared, header, urlLang, text string) (lang string, mismatch 
 
 // urlLang returns the language a URL's path names: the first segment
 // that is a language tag of a language DetectLang knows, with a region
-// ("cs-CZ", "pt_BR", "zh-tw") or without ("fr", "de"), lower-cased; ""
-// if none.
+// ("cs-CZ", "pt_BR", "zh-tw") or without ("fr", "de"; not one of
+// notURLLangs), lower-cased; "" if none.
 func urlLang(pageURL string) string {
 	u, err := url.Parse(pageURL)
 	if err != nil {
@@ -105,13 +105,17 @@ func urlLang(pageURL string) string {
 		if len(primary) != 2 || !isLetters(primary) || !detectable[strings.ToLower(primary)] {
 			continue
 		}
-		if hasRegion && (len(region) < 2 || len(region) > 4 || !isLetters(region)) {
+		if hasRegion && (len(region) < 2 || len(region) > 4 || !isLetters(region)) || !hasRegion && notURLLangs[strings.ToLower(primary)] {
 			continue
 		}
 		return strings.ToLower(primary)
 	}
 	return ""
 }
+
+// notURLLangs are language codes that, alone in a path segment, are
+// more often English words or abbreviations (/id/42, /my/account).
+var notURLLangs = map[string]bool{"id": true, "my": true, "am": true, "be": true, "so": true, "as": true, "or": true, "is": true, "to": true}
 
 func isLetters(s string) bool {
 	for _, c := range []byte(s) {

@@ -72,6 +72,8 @@ func TestURLLang(t *testing.T) {
 		{"http://h.example/docs/install.html", ""},
 		{"http://h.example/go/x-y2/", ""},
 		{"http://h.example/en-US-x/", ""},
+		{"http://h.example/user/id/42", ""},
+		{"http://h.example/id-ID/a.html", "id"},
 		{"%", ""},
 	} {
 		if got := urlLang(c.url); got != c.want {
