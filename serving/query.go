@@ -87,7 +87,13 @@ func parseIn(m mapping.IndexMapping, langs []string, q Query) (*plan, error) {
 	if err != nil {
 		return nil, parseError(s, err)
 	}
-	r := rewriter{m: m, langs: langs, an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil, question: isQuestion(s), optional: map[query.Query]bool{}}
+	var phraseLangs []string
+	for _, l := range searchLangs(q) {
+		if a := langAnalyzer(l); a != "" && slices.Contains(langs, a) && !slices.Contains(phraseLangs, a) {
+			phraseLangs = append(phraseLangs, a)
+		}
+	}
+	r := rewriter{m: m, langs: langs, phraseLangs: phraseLangs, an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil, question: isQuestion(s), optional: map[query.Query]bool{}}
 	p, defaulted := allRequired(p)
 	out, err := r.rewrite(p, false)
 	if err != nil {
@@ -130,7 +136,12 @@ func (r *rewriter) withProximity(q query.Query) query.Query {
 	if !ok || len(c.Conjuncts) != len(plain) {
 		return q
 	}
+	// In the searcher's languages only (and English): a phrase in every
+	// language the index holds costs more than the words themselves.
+	all := r.langs
+	r.langs = r.phraseLangs
 	b.Should = r.fielded(query.NewMatchPhraseQuery(strings.Join(plain, " ")), false)
+	r.langs = all
 	return b
 }
 
@@ -177,15 +188,19 @@ type dropped struct {
 
 // rewriter walks a parsed query string.
 type rewriter struct {
-	m          mapping.IndexMapping
-	langs      []string // analyzers of the index's languages besides the English one
-	an         analysis.Analyzer
-	titleWords bool      // the index has title_words
-	question   bool      // the query is a question: its filler words are dropped (see fillers)
-	terms      []string  // positive words over text fields, for snippets
-	plain      []string  // positive plain words over text fields (no phrase, no fuzziness), for spelling
-	dropped    []dropped // positive words and phrases made only of stop words
-	costly     int       // expensive terms, before field expansion
+	m     mapping.IndexMapping
+	langs []string // analyzers of the index's languages besides the English one
+	// phraseLangs are those of langs that the searcher's languages
+	// (searchLangs) use: the optional phrase of a query's words is
+	// analysed by them alone.
+	phraseLangs []string
+	an          analysis.Analyzer
+	titleWords  bool      // the index has title_words
+	question    bool      // the query is a question: its filler words are dropped (see fillers)
+	terms       []string  // positive words over text fields, for snippets
+	plain       []string  // positive plain words over text fields (no phrase, no fuzziness), for spelling
+	dropped     []dropped // positive words and phrases made only of stop words
+	costly      int       // expensive terms, before field expansion
 	// optional holds the rewritten positive words, phrases and term
 	// patterns over text fields: what a relaxed query may leave out.
 	// Fields, hosts, ranges and exclusions always stay required.
