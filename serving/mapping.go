@@ -33,9 +33,11 @@ const (
 	fInboundHost = "inbound_host" // inbound anchors from the page's own host
 )
 
-// analyzer is the text analyzer of title, text and anchors: Unicode word
-// segmentation, lower case, English possessives and stop words, Porter
-// stemming. Snippets use it too, so what is marked is what matched.
+// analyzer is the text analyzer of title, text and anchors of English
+// pages and of pages in a language without an analyzer of its own (see
+// langs.go): Unicode word segmentation, lower case, English possessives
+// and stop words, Porter stemming. Snippets use a page's analyzer too, so
+// what is marked is what matched.
 const analyzer = en.AnalyzerName
 
 // wordsAnalyzer keeps every word, only lower-cased: the analyzer of
