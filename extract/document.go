@@ -66,7 +66,7 @@ func Document(pageURL string, body []byte, contentType string, opt Options) (Pag
 		return Page{}, "", ErrNotDocument
 	}
 	if err == nil {
-		p.Lang = resolveLang(p.Lang, opt.ContentLanguage, p.Text)
+		p.Lang, p.LangMismatch = resolveLang(p.Lang, opt.ContentLanguage, urlLang(pageURL), p.Text)
 	}
 	return p, k, err
 }

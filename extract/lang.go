@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"net/url"
 	"strings"
 	"unicode/utf8"
 
@@ -64,20 +65,65 @@ func langCode(l whatlanggo.Lang) string {
 // enough to say, the detected one when the text clearly says another (a
 // template that says lang="en" on every translation) or when the page
 // declares none, and "" when neither says.
-func resolveLang(declared, header, text string) string {
+//
+// mismatch tells a page whose text is clearly not in the language it
+// claims: the one it declares, else the one its URL names (urlLang: a
+// site's /cs-CZ/ copy of a page left untranslated). The URL never sets
+// the language, only the mismatch.
+func resolveLang(declared, header, urlLang, text string) (lang string, mismatch bool) {
 	if declared == "" {
 		declared = langTag(header)
 	}
+	claimed := declared
+	if claimed == "" {
+		claimed = urlLang
+	}
 	detected, reliable := DetectLang(text)
+	mismatch = reliable && claimed != "" && primaryLang(claimed) != detected && detectable[primaryLang(claimed)]
 	switch {
 	case !reliable:
-		return declared
+		return declared, mismatch
 	case declared == "":
-		return detected
-	case primaryLang(declared) == detected || !detectable[primaryLang(declared)]:
-		return declared // agreed, or a language detection cannot tell (Catalan)
+		return detected, mismatch
+	case !mismatch:
+		return declared, false // agreed, or a language detection cannot tell (Catalan)
 	}
-	return detected
+	return detected, true
+}
+
+// urlLang returns the language a URL's path names: the first segment
+// that is a language tag of a language DetectLang knows, with a region
+// ("cs-CZ", "pt_BR", "zh-tw") or without ("fr", "de"; not one of
+// notURLLangs), lower-cased; "" if none.
+func urlLang(pageURL string) string {
+	u, err := url.Parse(pageURL)
+	if err != nil {
+		return ""
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		primary, region, hasRegion := strings.Cut(strings.ReplaceAll(seg, "_", "-"), "-")
+		if len(primary) != 2 || !isLetters(primary) || !detectable[strings.ToLower(primary)] {
+			continue
+		}
+		if hasRegion && (len(region) < 2 || len(region) > 4 || !isLetters(region)) || !hasRegion && notURLLangs[strings.ToLower(primary)] {
+			continue
+		}
+		return strings.ToLower(primary)
+	}
+	return ""
+}
+
+// notURLLangs are language codes that, alone in a path segment, are
+// more often English words or abbreviations (/id/42, /my/account).
+var notURLLangs = map[string]bool{"id": true, "my": true, "am": true, "be": true, "so": true, "as": true, "or": true, "is": true, "to": true}
+
+func isLetters(s string) bool {
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // detectable is the codes of the languages DetectLang knows: a page that

@@ -35,24 +35,64 @@ func TestDetectLang(t *testing.T) {
 }
 
 // TestResolveLang: a declared language stands unless the text clearly
-// says another; without one, the header, then detection.
+// says another (a mismatch); without one, the header, then detection.
 func TestResolveLang(t *testing.T) {
 	for _, c := range []struct {
 		declared, header, text, want string
+		mismatch                     bool
 	}{
-		{"fr-fr", "", langTexts["fr"], "fr-fr"},   // agrees: the tag as declared
-		{"en", "", langTexts["fr"], "fr"},         // a template's lang="en" on a translation
-		{"en-us", "", "ok", "en-us"},              // too short to contradict
-		{"", "de-DE", "ok", "de-de"},              // the header when the page says nothing
-		{"", "de", langTexts["ja"], "ja"},         // the text over a wrong header
-		{"", "", langTexts["de"], "de"},           // detected
-		{"", "", "", ""},                          // nothing to go by
-		{"", "not a tag!", "", ""},                // a header that is not a tag
-		{"zh-hant", "", langTexts["en"], "en"},    // English under a Chinese tag
-		{"de-at", "fr", langTexts["de"], "de-at"}, // the page's own tag over the header
+		{"fr-fr", "", langTexts["fr"], "fr-fr", false},   // agrees: the tag as declared
+		{"en", "", langTexts["fr"], "fr", true},          // a template's lang="en" on a translation
+		{"en-us", "", "ok", "en-us", false},              // too short to contradict
+		{"", "de-DE", "ok", "de-de", false},              // the header when the page says nothing
+		{"", "de", langTexts["ja"], "ja", true},          // the text over a wrong header
+		{"", "", langTexts["de"], "de", false},           // detected
+		{"", "", "", "", false},                          // nothing to go by
+		{"", "not a tag!", "", "", false},                // a header that is not a tag
+		{"zh-hant", "", langTexts["en"], "en", true},     // English under a Chinese tag
+		{"de-at", "fr", langTexts["de"], "de-at", false}, // the page's own tag over the header
 	} {
-		if got := resolveLang(c.declared, c.header, c.text); got != c.want {
-			t.Errorf("resolveLang(%q, %q, %.20q…) = %q, want %q", c.declared, c.header, c.text, got, c.want)
+		got, mismatch := resolveLang(c.declared, c.header, "", c.text)
+		if got != c.want || mismatch != c.mismatch {
+			t.Errorf("resolveLang(%q, %q, %.20q…) = %q, %v; want %q, %v", c.declared, c.header, c.text, got, mismatch, c.want, c.mismatch)
+		}
+	}
+}
+
+// TestURLLang: a page that declares no language is held to the one its
+// URL names, for the mismatch only.
+func TestURLLang(t *testing.T) {
+	for _, c := range []struct {
+		url, want string
+	}{
+		{"http://h.example/cs-CZ/sect.apt-file.html", "cs"},
+		{"http://h.example/doc/pt_BR/index.html", "pt"},
+		{"http://h.example/fr/", "fr"},
+		{"http://h.example/zh-TW/a.html", "zh"},
+		{"http://h.example/docs/install.html", ""},
+		{"http://h.example/go/x-y2/", ""},
+		{"http://h.example/en-US-x/", ""},
+		{"http://h.example/user/id/42", ""},
+		{"http://h.example/id-ID/a.html", "id"},
+		{"%", ""},
+	} {
+		if got := urlLang(c.url); got != c.want {
+			t.Errorf("urlLang(%q) = %q, want %q", c.url, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		declared, urlLang, text, want string
+		mismatch                      bool
+	}{
+		{"", "cs", langTexts["en"], "en", true},
+		{"", "en", langTexts["en"], "en", false},
+		{"", "de", langTexts["de"], "de", false},
+		{"", "cs", "ok", "", false},
+		{"en", "cs", langTexts["en"], "en", false}, // the page's own tag over its URL
+	} {
+		got, mismatch := resolveLang(c.declared, "", c.urlLang, c.text)
+		if got != c.want || mismatch != c.mismatch {
+			t.Errorf("resolveLang(%q, url %q, %.20q…) = %q, %v; want %q, %v", c.declared, c.urlLang, c.text, got, mismatch, c.want, c.mismatch)
 		}
 	}
 }

@@ -48,6 +48,12 @@ type Page struct {
 	// declared tag when the text agrees or is unclear, else the detected
 	// ISO 639-1 code.
 	Lang string
+	// LangMismatch is set by Document when the page claims a language
+	// that its text clearly is not: the one it declares (lang attribute,
+	// meta or Content-Language header), else the one its URL's path names
+	// (/cs-CZ/, /fr/): a translation's template around an untranslated
+	// text. Of near-copies, one without it is shown (observers/near.go).
+	LangMismatch bool
 	// Canonical is the normalized absolute rel=canonical, "" if none or
 	// unusable.
 	Canonical string

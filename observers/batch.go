@@ -173,15 +173,17 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 	}
 	// Near-copies: the same rule on the same graph as the chain's.
 	nodes := make(map[string]uint64)
+	mismatch := make(map[string]bool)
 	for r, p := range pages {
 		if p.state != webtable.StateOK || b.Canonical[r] != r {
 			continue
 		}
 		if fp := extract.SimHash(p.page.Text); fp != 0 {
 			nodes[r] = fp
+			mismatch[r] = p.page.LangMismatch
 		}
 	}
-	g := mapNearGraph(nodes)
+	g := mapNearGraph(nodes, mismatch)
 	for h, ms := range clusters {
 		_ = h
 		c := b.Canonical[ms[0]]

@@ -21,9 +21,12 @@ import (
 // local and one step deep:
 //
 //   - a node's lead is the best node of its neighbourhood (itself and its
-//     neighbours): the shortest URL, then the smallest (Canonical without
-//     PageRank, which moves with every crawl: a rank-elected lead would
-//     move the documents of its neighbours with it);
+//     neighbours): one whose declared language its text does not belie
+//     (webtable.LangMismatch: of a page's translations that were left
+//     untranslated, the original), then the shortest URL, then the
+//     smallest (Canonical without PageRank, which moves with every crawl:
+//     a rank-elected lead would move the documents of its neighbours with
+//     it);
 //   - a node is a head when it is its own lead;
 //   - a node whose lead is a head is folded under it: it has no document
 //     of its own, and the head's document lists it (webtable.Doc.Similar);
@@ -279,42 +282,67 @@ func nearPages(ctx context.Context, tx *percolator.Tx, fp uint64) ([]string, err
 	return slices.Sorted(maps.Keys(m)), nil
 }
 
-// nearGraph returns the near-copy graph's neighbourhood of node row: the
-// nodes within NearBits of its fingerprint, row included, sorted; nil when
-// row is no node.
-type nearGraph func(row string) ([]string, error)
+// nearGraph is the near-copy graph.
+type nearGraph struct {
+	// near returns the neighbourhood of node row: the nodes within
+	// NearBits of its fingerprint, row included, sorted; nil when row is
+	// no node.
+	near func(row string) ([]string, error)
+	// mismatch tells a node whose declared language its text belies
+	// (webtable.LangMismatch).
+	mismatch func(row string) (bool, error)
+}
 
-// nearLead is the best of a neighbourhood: the shortest URL, then the
-// smallest.
-func nearLead(nodes []string) string {
-	return Canonical(nodes, func(string) float64 { return 0 })
+// lead is the best of a neighbourhood: a node without a language
+// mismatch, then the shortest URL, then the smallest.
+func (g nearGraph) lead(nodes []string) (string, error) {
+	agrees := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		m, err := g.mismatch(n)
+		if err != nil {
+			return "", err
+		}
+		agrees[n] = !m
+	}
+	return Canonical(nodes, func(r string) float64 {
+		if agrees[r] {
+			return 1
+		}
+		return 0
+	}), nil
 }
 
 // nearStanding returns whether node row is folded under a near-copy
 // (hidden: it has no document), and otherwise the URLs of the nodes folded
 // under it, sorted (see the rule above).
 func nearStanding(g nearGraph, row string) (hidden bool, similar []string, err error) {
-	n, err := g(row)
+	n, err := g.near(row)
 	if err != nil || len(n) <= 1 {
 		return false, nil, err
 	}
-	lead := nearLead(n)
+	lead, err := g.lead(n)
+	if err != nil {
+		return false, nil, err
+	}
 	if lead != row {
-		ln, err := g(lead)
+		ln, err := g.near(lead)
 		if err != nil {
 			return false, nil, err
 		}
-		return nearLead(ln) == lead, nil, nil
+		ll, err := g.lead(ln)
+		return err == nil && ll == lead, nil, err
 	}
 	for _, p := range n {
 		if p == row {
 			continue
 		}
-		pn, err := g(p)
+		pn, err := g.near(p)
 		if err != nil {
 			return false, nil, err
 		}
-		if nearLead(pn) != row {
+		if pl, err := g.lead(pn); err != nil {
+			return false, nil, err
+		} else if pl != row {
 			continue
 		}
 		if u, err := webtable.URL(p); err == nil {
@@ -344,7 +372,19 @@ func txNearGraph(ctx context.Context, tx *percolator.Tx) nearGraph {
 		isNode[r] = string(c) == r
 		return isNode[r], nil
 	}
-	return func(row string) ([]string, error) {
+	mismatch := make(map[string]bool)
+	mis := func(r string) (bool, error) {
+		if m, seen := mismatch[r]; seen {
+			return m, nil
+		}
+		v, err := tx.Get(ctx, r, webtable.LangMismatch)
+		if err != nil {
+			return false, err
+		}
+		mismatch[r] = v != nil
+		return v != nil, nil
+	}
+	near := func(row string) ([]string, error) {
 		if ok, err := node(row); err != nil || !ok {
 			return nil, err
 		}
@@ -380,12 +420,14 @@ func txNearGraph(ctx context.Context, tx *percolator.Tx) nearGraph {
 		byFP[fp] = n
 		return n, nil
 	}
+	return nearGraph{near: near, mismatch: mis}
 }
 
 // mapNearGraph is the near-copy graph of nodes (canonical row →
 // fingerprint), for the batch recomputation: the same neighbourhoods as
-// the band rows give, found through the same blocks.
-func mapNearGraph(nodes map[string]uint64) nearGraph {
+// the band rows give, found through the same blocks. mismatch holds the
+// nodes whose declared language their text belies.
+func mapNearGraph(nodes map[string]uint64, mismatch map[string]bool) nearGraph {
 	blocks := make(map[string][]string)
 	for r, fp := range nodes {
 		for b := range webtable.NearBands {
@@ -393,7 +435,7 @@ func mapNearGraph(nodes map[string]uint64) nearGraph {
 			blocks[k] = append(blocks[k], r)
 		}
 	}
-	return func(row string) ([]string, error) {
+	near := func(row string) ([]string, error) {
 		fp, ok := nodes[row]
 		if !ok {
 			return nil, nil
@@ -408,6 +450,7 @@ func mapNearGraph(nodes map[string]uint64) nearGraph {
 		}
 		return slices.Sorted(maps.Keys(seen)), nil
 	}
+	return nearGraph{near: near, mismatch: func(r string) (bool, error) { return mismatch[r], nil }}
 }
 
 // NearCopies returns, as tx sees the table, the URL of the page that page
@@ -420,10 +463,14 @@ func NearCopies(ctx context.Context, tx *percolator.Tx, row string) (foldedUnder
 	if err != nil || !hidden {
 		return "", similar, err
 	}
-	n, err := g(row)
+	n, err := g.near(row)
 	if err != nil {
 		return "", nil, err
 	}
-	u, err := webtable.URL(nearLead(n))
+	lead, err := g.lead(n)
+	if err != nil {
+		return "", nil, err
+	}
+	u, err := webtable.URL(lead)
 	return u, nil, err
 }

@@ -48,7 +48,7 @@ func TestNearStanding(t *testing.T) {
 			for p, fp := range tc.nodes {
 				nodes[row(p)] = fp
 			}
-			g := mapNearGraph(nodes)
+			g := mapNearGraph(nodes, nil)
 			got := make(map[string]string)
 			for p := range tc.nodes {
 				hidden, similar, err := nearStanding(g, row(p))
@@ -79,6 +79,47 @@ func TestNearStanding(t *testing.T) {
 	}
 }
 
+// TestNearLeadLanguage: of near-copies, a page whose text belies the
+// language it claims does not lead while one whose text does not is
+// there, however short its URL; among pages that all belie it, the
+// shortest URL leads.
+func TestNearLeadLanguage(t *testing.T) {
+	row := func(path string) string {
+		r, err := webtable.Row("http://near.test/" + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	nodes := map[string]uint64{row("a"): 0, row("bb"): 0b1, row("ccc"): 0b11}
+	for _, c := range []struct {
+		mismatch []string
+		lead     string
+	}{
+		{nil, "a"},
+		{[]string{"a"}, "bb"},
+		{[]string{"a", "bb"}, "ccc"},
+		{[]string{"a", "bb", "ccc"}, "a"},
+	} {
+		mis := map[string]bool{}
+		for _, p := range c.mismatch {
+			mis[row(p)] = true
+		}
+		g := mapNearGraph(nodes, mis)
+		n, err := g.near(row("a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lead, err := g.lead(n); err != nil || lead != row(c.lead) {
+			t.Errorf("mismatched %v: lead %s (%v), want %s", c.mismatch, lead, err, row(c.lead))
+		}
+		hidden, _, err := nearStanding(g, row(c.lead))
+		if err != nil || hidden {
+			t.Errorf("mismatched %v: the lead is folded (%v)", c.mismatch, err)
+		}
+	}
+}
+
 func countHidden(m map[string]string) int {
 	n := 0
 	for _, v := range m {
@@ -98,7 +139,7 @@ func TestMapNearGraph(t *testing.T) {
 		nodes[fmt.Sprint("three", i)] = 0b111 << (i % 62)
 		nodes[fmt.Sprint("four", i)] = 0b1111 << (i % 61)
 	}
-	n, err := mapNearGraph(nodes)("x")
+	n, err := mapNearGraph(nodes, nil).near("x")
 	if err != nil {
 		t.Fatal(err)
 	}

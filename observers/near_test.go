@@ -102,14 +102,15 @@ func TestNearCopiesFolded(t *testing.T) {
 	check()
 }
 
-// The Debian handbook's section 6.4 in five languages: the translations
+// The Debian handbook's section 6.4 in six languages: the translations
 // (de-DE, es-ES) are documents of their own; the English text under the
-// French and Korean navigation (fr-FR, ko-KR: not translated) is folded
-// under the en-US page, the shortest and smallest URL of the three.
+// Czech, French and Korean navigation (cs-CZ, fr-FR, ko-KR: not
+// translated) is folded under the en-US page, the only one of the four
+// whose URL names the language of its text (cs-CZ has the smallest URL).
 func TestNearCopiesHandbookLanguages(t *testing.T) {
 	e := newEnv(t)
 	const h = "http://handbook.test"
-	langs := []string{"en-US", "de-DE", "es-ES", "fr-FR", "ko-KR"}
+	langs := []string{"en-US", "de-DE", "es-ES", "fr-FR", "ko-KR", "cs-CZ"}
 	for _, l := range langs {
 		b, err := os.ReadFile("testdata/handbook/" + l + "/sect.apt-file.html")
 		if err != nil {
@@ -121,7 +122,7 @@ func TestNearCopiesHandbookLanguages(t *testing.T) {
 	docs := e.index()
 	u := func(l string) string { return h + "/" + l + "/sect.apt-file.html" }
 	want := map[string][]string{
-		u("en-US"): {u("fr-FR"), u("ko-KR")},
+		u("en-US"): {u("cs-CZ"), u("fr-FR"), u("ko-KR")},
 		u("de-DE"): nil,
 		u("es-ES"): nil,
 	}

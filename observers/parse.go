@@ -195,6 +195,12 @@ func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 	w.opt(webtable.LinkDensity, densityString(p.page.LinkDensity), ok)
 	w.opt(webtable.Description, p.page.Description, ok && p.page.Description != "")
 	w.opt(webtable.Lang, p.page.Lang, ok && p.page.Lang != "")
+	oldMismatch, err := get(webtable.LangMismatch)
+	if err != nil {
+		return err
+	}
+	mismatch := ok && p.page.LangMismatch
+	w.opt(webtable.LangMismatch, "1", mismatch)
 	w.opt(webtable.Kind, p.kind, ok && p.kind != "")
 	w.opt(webtable.Sections, sectionsJSON(p.page.Sections), ok && len(p.page.Sections) > 0)
 	w.opt(webtable.ParseError, p.err, p.err != "")
@@ -218,6 +224,13 @@ func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 	w.opt(webtable.AliasOf, p.aliasOf, p.aliasOf != "")
 	if w.err != nil {
 		return w.err
+	}
+	if (oldMismatch != nil) != mismatch {
+		// Which of its near-copies leads may change (nearLead), though
+		// its fingerprint did not.
+		if err := tx.Notify(row, webtable.NearDirty); err != nil {
+			return err
+		}
 	}
 	if err := tx.Set(row, webtable.ParsedAt, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))); err != nil {
 		return err

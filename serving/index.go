@@ -72,6 +72,7 @@ type Index struct {
 	limit   *limiter
 	ranks   *ranks        // the factors of ranked searches, by segment
 	lengths *fieldLengths // the fields' mean lengths, for BM25
+	langs   *indexLangs   // the analyzers of the languages held (langs.go)
 	// exhaustive turns the fast path of ranked searches off (topk.go):
 	// benchmarks compare the two. Set before searching.
 	exhaustive bool
@@ -114,6 +115,14 @@ func OpenIndex(dir string, opt Options) (*Index, error) {
 		return nil, fmt.Errorf("serving: open index %s: %w", dir, err)
 	}
 	ix.lengths.load(kept)
+	ix.langs = newIndexLangs(bi.Mapping())
+	if err := ix.loadLangs(); err != nil {
+		ix.Close()
+		return nil, fmt.Errorf("serving: open index %s: %w", dir, err)
+	}
+	if ix.langs.m == nil {
+		opt.Logger.Warn("serving: the index analyses every page as English; rebuild it (search -rebuild) to analyse each page in its language", "dir", dir)
+	}
 	return ix, nil
 }
 
@@ -238,6 +247,11 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 		return nil, err
 	}
 	ix.lengths.add(docs)
+	for _, u := range newest {
+		if u.Op == webtable.OpUpsert && u.Doc != nil {
+			ix.langs.add(primaryLang(u.Doc.Lang))
+		}
+	}
 	// Searchable from now: Batch returns once searches see the batch.
 	done := ix.opt.Now().UTC()
 	for i := range applied {
@@ -252,6 +266,25 @@ func (ix *Index) Apply(updates []Update) ([]Applied, error) {
 		ix.opt.OnApply(applied)
 	}
 	return applied, nil
+}
+
+// loadLangs records the languages of the indexed pages (the lang
+// field's terms).
+func (ix *Index) loadLangs() error {
+	d, err := ix.bi.FieldDict(fLang)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	var langs []string
+	for e, err := d.Next(); e != nil || err != nil; e, err = d.Next() {
+		if err != nil {
+			return err
+		}
+		langs = append(langs, e.Term)
+	}
+	ix.langs.add(langs...)
+	return nil
 }
 
 // docSize returns about how many bytes d takes in a segment.

@@ -34,9 +34,11 @@ const (
 	fSections    = "sections"     // the page's sections (webtable.Doc.Sections) as JSON, stored only
 )
 
-// analyzer is the text analyzer of title, text and anchors: Unicode word
-// segmentation, lower case, English possessives and stop words, Porter
-// stemming. Snippets use it too, so what is marked is what matched.
+// analyzer is the text analyzer of title, text and anchors of English
+// pages and of pages in a language without an analyzer of its own (see
+// langs.go): Unicode word segmentation, lower case, English possessives
+// and stop words, Porter stemming. Snippets use a page's analyzer too, so
+// what is marked is what matched.
 const analyzer = en.AnalyzerName
 
 // wordsAnalyzer keeps every word, only lower-cased: the analyzer of
@@ -49,11 +51,37 @@ const wordsAnalyzer = "words"
 // result shows is stored, only PageRank has doc values (the score reads
 // it, and the link density), and nothing goes to the composite _all field: unqualified query
 // terms are expanded over title, anchors, text and URL instead, each with
-// its own boost (see expand).
+// its own boost (see expand). Each language with an analyzer of its own
+// has a type mapping, the default one with that analyzer for the text
+// fields (see langs.go).
 func indexMapping() mapping.IndexMapping {
+	m := mapping.NewIndexMapping()
+	if err := m.AddCustomAnalyzer(wordsAnalyzer, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": []any{lowercase.Name},
+	}); err != nil {
+		panic(err) // a constant configuration
+	}
+	m.DefaultMapping = docMapping(analyzer)
+	for _, a := range langTypes() {
+		m.AddDocumentMapping(a, docMapping(a))
+	}
+	m.DefaultAnalyzer = analyzer
+	m.DefaultField = fText
+	m.IndexDynamic = false
+	m.StoreDynamic = false
+	m.DocValuesDynamic = false
+	m.ScoringModel = "bm25"
+	return m
+}
+
+// docMapping is the mapping of a document whose title, text and anchors
+// textAnalyzer analyses.
+func docMapping(textAnalyzer string) *mapping.DocumentMapping {
 	text := func(store bool) *mapping.FieldMapping {
 		f := mapping.NewTextFieldMapping()
-		f.Analyzer = analyzer
+		f.Analyzer = textAnalyzer
 		f.Store = store
 		f.IncludeTermVectors = true
 		f.IncludeInAll = false
@@ -112,20 +140,5 @@ func indexMapping() mapping.IndexMapping {
 	doc.AddFieldMappingsAt(fFetchedAt, date())
 	doc.AddFieldMappingsAt(fIndexedAt, date())
 
-	m := mapping.NewIndexMapping()
-	if err := m.AddCustomAnalyzer(wordsAnalyzer, map[string]any{
-		"type":          custom.Name,
-		"tokenizer":     unicode.Name,
-		"token_filters": []any{lowercase.Name},
-	}); err != nil {
-		panic(err) // a constant configuration
-	}
-	m.DefaultMapping = doc
-	m.DefaultAnalyzer = analyzer
-	m.DefaultField = fText
-	m.IndexDynamic = false
-	m.StoreDynamic = false
-	m.DocValuesDynamic = false
-	m.ScoringModel = "bm25"
-	return m
+	return doc
 }

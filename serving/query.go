@@ -65,7 +65,11 @@ type plan struct {
 //
 // m is the index's mapping: an index built before title_words existed has
 // no words analyzer, and a query of stop words finds nothing there.
-func parse(m mapping.IndexMapping, q Query) (*plan, error) {
+func parse(m mapping.IndexMapping, q Query) (*plan, error) { return parseIn(m, nil, q) }
+
+// parseIn is parse for an index holding pages in langs (analyzers other
+// than the English one; see langs.go): query words are analysed by each.
+func parseIn(m mapping.IndexMapping, langs []string, q Query) (*plan, error) {
 	s := strings.TrimSpace(q.Q)
 	switch {
 	case s == "":
@@ -83,7 +87,13 @@ func parse(m mapping.IndexMapping, q Query) (*plan, error) {
 	if err != nil {
 		return nil, parseError(s, err)
 	}
-	r := rewriter{an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil, question: isQuestion(s), optional: map[query.Query]bool{}}
+	var phraseLangs []string
+	for _, l := range searchLangs(q) {
+		if a := langAnalyzer(l); a != "" && slices.Contains(langs, a) && !slices.Contains(phraseLangs, a) {
+			phraseLangs = append(phraseLangs, a)
+		}
+	}
+	r := rewriter{m: m, langs: langs, phraseLangs: phraseLangs, an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil, question: isQuestion(s), optional: map[query.Query]bool{}}
 	p, defaulted := allRequired(p)
 	out, err := r.rewrite(p, false)
 	if err != nil {
@@ -102,7 +112,7 @@ func parse(m mapping.IndexMapping, q Query) (*plan, error) {
 		}
 	}
 	if defaulted {
-		out = withProximity(out, r.plain)
+		out = r.withProximity(out)
 	}
 	pl := &plan{q: out, terms: r.terms, words: r.plain, ranked: !unranked(out), costly: r.costly > 0}
 	if defaulted {
@@ -116,7 +126,8 @@ func parse(m mapping.IndexMapping, q Query) (*plan, error) {
 // where the words stand together ("foreign key", "garbage collection")
 // rank above pages that have them apart. Only the plain words of a query
 // made of them alone count (no fields, phrases or patterns).
-func withProximity(q query.Query, plain []string) query.Query {
+func (r *rewriter) withProximity(q query.Query) query.Query {
+	plain := r.plain
 	b, ok := q.(*query.BooleanQuery)
 	if !ok || b.Should != nil || len(plain) < 2 {
 		return q
@@ -125,7 +136,12 @@ func withProximity(q query.Query, plain []string) query.Query {
 	if !ok || len(c.Conjuncts) != len(plain) {
 		return q
 	}
-	b.Should = overFields(query.NewMatchPhraseQuery(strings.Join(plain, " ")))
+	// In the searcher's languages only (and English): a phrase in every
+	// language the index holds costs more than the words themselves.
+	all := r.langs
+	r.langs = r.phraseLangs
+	b.Should = r.fielded(query.NewMatchPhraseQuery(strings.Join(plain, " ")), false)
+	r.langs = all
 	return b
 }
 
@@ -172,13 +188,19 @@ type dropped struct {
 
 // rewriter walks a parsed query string.
 type rewriter struct {
-	an         analysis.Analyzer
-	titleWords bool      // the index has title_words
-	question   bool      // the query is a question: its filler words are dropped (see fillers)
-	terms      []string  // positive words over text fields, for snippets
-	plain      []string  // positive plain words over text fields (no phrase, no fuzziness), for spelling
-	dropped    []dropped // positive words and phrases made only of stop words
-	costly     int       // expensive terms, before field expansion
+	m     mapping.IndexMapping
+	langs []string // analyzers of the index's languages besides the English one
+	// phraseLangs are those of langs that the searcher's languages
+	// (searchLangs) use: the optional phrase of a query's words is
+	// analysed by them alone.
+	phraseLangs []string
+	an          analysis.Analyzer
+	titleWords  bool      // the index has title_words
+	question    bool      // the query is a question: its filler words are dropped (see fillers)
+	terms       []string  // positive words over text fields, for snippets
+	plain       []string  // positive plain words over text fields (no phrase, no fuzziness), for spelling
+	dropped     []dropped // positive words and phrases made only of stop words
+	costly      int       // expensive terms, before field expansion
 	// optional holds the rewritten positive words, phrases and term
 	// patterns over text fields: what a relaxed query may leave out.
 	// Fields, hosts, ranges and exclusions always stay required.
@@ -386,7 +408,7 @@ func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase
 		p.SetBoost(q.Boost())
 		r.terms = append(r.terms, text)
 		r.plain = append(r.plain, text)
-		return r.text(query.NewBooleanQuery([]query.Query{fielded(q)}, []query.Query{fielded(p)}, nil), negated), nil
+		return r.text(query.NewBooleanQuery([]query.Query{r.fielded(q, false)}, []query.Query{r.fielded(p, false)}, nil), negated), nil
 	}
 	if !negated {
 		r.terms = append(r.terms, text)
@@ -394,7 +416,7 @@ func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase
 			r.plain = append(r.plain, text)
 		}
 	}
-	return r.text(fielded(q), negated), nil
+	return r.text(r.fielded(q, !phrase && !negated), negated), nil
 }
 
 // interrogatives are the first words of a question ("how do I …", "can
@@ -538,6 +560,25 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// fielded is fielded(q) with each match or phrase query over a text field
+// analysed in the index's languages (inLangs); stopWords lets the pages
+// of a language that drops q's word match it.
+func (r *rewriter) fielded(q fieldQuery, stopWords bool) query.Query {
+	f := fielded(q)
+	if q.Field() == "" {
+		if d, ok := f.(*query.DisjunctionQuery); ok {
+			for i, c := range d.Disjuncts {
+				d.Disjuncts[i] = inLangs(r.m, r.langs, c, stopWords)
+			}
+		}
+		return f
+	}
+	if isText(q.Field()) {
+		return inLangs(r.m, r.langs, f, stopWords)
+	}
+	return f
 }
 
 // fieldQuery is a leaf query naming a field, with a boost.

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
 
@@ -73,7 +76,7 @@ const (
 // extra search is only paid by queries that find few pages.
 func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	started := time.Now()
-	p, err := parse(ix.bi.Mapping(), q)
+	p, err := parseIn(ix.bi.Mapping(), ix.langs.list(), q)
 	if err != nil {
 		return nil, err
 	}
@@ -116,8 +119,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		}
 	}
 	out.Total, out.Partial, out.Results = res.Total, partial, make([]Result, 0, len(res.Hits))
-	an := ix.bi.Mapping().AnalyzerNamed(analyzer)
-	marks := analyzeTerms(an, p.terms)
+	marks := ix.newMarks(p.terms)
 	for _, h := range res.Hits {
 		r := Result{
 			URL:         str(h.Fields[fURL]),
@@ -133,9 +135,16 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 			Lang:        str(h.Fields[fLang]),
 			PageRank:    num(h.Fields[fPageRank]),
 		}
+		an, terms, english := marks.of(r.Lang)
+		// analyzeNear looks for a term's letters in the text, which other
+		// stemmers change (German "oberflach" of "Oberflächen").
+		analyze := analyzeNear
+		if !english {
+			analyze = analyzeAll
+		}
 		text := str(h.Fields[fText])
-		spans, hits := snippetHits(an, text, marks)
-		if sec, snip := resultSection(an, text, storedSections(str(h.Fields[fSections])), marks, spans, hits); sec != nil {
+		spans, hits := snippetAtBy(an, text, terms, analyze)
+		if sec, snip := resultSection(an, analyze, text, storedSections(str(h.Fields[fSections])), terms, spans, hits); sec != nil {
 			r.Section, r.SectionHeading, spans = sec.ID, sec.Heading, snip
 		}
 		r.Snippet = spans
@@ -143,6 +152,39 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	}
 	out.Took = time.Since(started)
 	return out, nil
+}
+
+// marks are the terms of a query's words as each analyzer of the index
+// makes them: what snippets mark in a page of that analyzer's languages.
+type marks struct {
+	m     mapping.IndexMapping
+	langs []string
+	words []string
+	by    map[string]map[string]bool // by analyzer
+}
+
+func (ix *Index) newMarks(words []string) *marks {
+	return &marks{m: ix.bi.Mapping(), langs: ix.langs.list(), words: words, by: map[string]map[string]bool{}}
+}
+
+// of returns the analyzer of a page in lang, the terms to mark in it, and
+// whether the analyzer is the English one.
+func (m *marks) of(lang string) (_ analysis.Analyzer, _ map[string]bool, english bool) {
+	name := langAnalyzer(lang)
+	if name == "" || !slices.Contains(m.langs, name) {
+		name = analyzer
+	}
+	an := m.m.AnalyzerNamed(name)
+	t, ok := m.by[name]
+	if !ok {
+		t = analyzeTerms(an, m.words)
+		m.by[name] = t
+	}
+	return an, t, name == analyzer
+}
+
+func analyzeAll(an analysis.Analyzer, text string, _ map[string]bool) analysis.TokenStream {
+	return an.Analyze([]byte(text))
 }
 
 // relaxBelow: a query with fewer hits than this is run again with its
@@ -158,7 +200,7 @@ const relaxBelow = 10
 func (ix *Index) correct(ctx context.Context, q Query, suggestion string, strict uint64) (*plan, *bleve.SearchResult, bool, error) {
 	cq := q
 	cq.Q = suggestion
-	cp, err := parse(ix.bi.Mapping(), cq)
+	cp, err := parseIn(ix.bi.Mapping(), ix.langs.list(), cq)
 	if err != nil {
 		return nil, nil, false, nil // a suggestion that does not parse is not applied
 	}

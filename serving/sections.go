@@ -50,7 +50,7 @@ const topSection = 200
 // marked tokens of the page's snippet, which stays. sec is nil when the
 // answer is the page as a whole: its first section at its top, or no
 // section.
-func resultSection(an analysis.Analyzer, text string, secs []webtable.Section, terms map[string]bool, spans []Span, hits []*analysis.Token) (sec *webtable.Section, snip []Span) {
+func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string, map[string]bool) analysis.TokenStream, text string, secs []webtable.Section, terms map[string]bool, spans []Span, hits []*analysis.Token) (sec *webtable.Section, snip []Span) {
 	if len(secs) == 0 || len(terms) == 0 || an == nil {
 		return nil, spans
 	}
@@ -75,7 +75,7 @@ func resultSection(an analysis.Analyzer, text string, secs []webtable.Section, t
 			return nil, spans
 		}
 		body := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text[s.At:end]), s.Heading))
-		if own, _ := snippetHits(an, body, terms); len(own) > 0 {
+		if own, _ := snippetAtBy(an, body, terms, analyze); len(own) > 0 {
 			spans = own
 		}
 		return &secs[i], spans

@@ -38,12 +38,6 @@ func snippet(an analysis.Analyzer, text string, terms map[string]bool) []Span {
 	return snippetBy(an, text, terms, analyzeNear)
 }
 
-// snippetHits is snippet, and every marked token of text (up to
-// snippetScanMax) in text order.
-func snippetHits(an analysis.Analyzer, text string, terms map[string]bool) ([]Span, []*analysis.Token) {
-	return snippetAtBy(an, text, terms, analyzeNear)
-}
-
 // snippetBy is snippet with the analysis of text near terms done by
 // analyze.
 func snippetBy(an analysis.Analyzer, text string, terms map[string]bool,
@@ -52,8 +46,8 @@ func snippetBy(an analysis.Analyzer, text string, terms map[string]bool,
 	return spans
 }
 
-// snippetAtBy is snippetHits with the analysis of text near terms done by
-// analyze.
+// snippetAtBy is snippetBy, and every marked token of text (up to
+// snippetScanMax) in text order.
 func snippetAtBy(an analysis.Analyzer, text string, terms map[string]bool,
 	analyze func(analysis.Analyzer, string, map[string]bool) analysis.TokenStream) ([]Span, []*analysis.Token) {
 	if text == "" {

@@ -60,22 +60,23 @@ const DuePrefix = "!due/"
 // Columns of a page row written by the indexing chain's observers.
 const (
 	// Written by the parse observer (observes Body).
-	Title       = "page:title"
-	Text        = "page:text"        // visible text
-	Description = "page:desc"        // meta description
-	TitleCore   = "page:titlecore"   // the title without its site's affix (extract.Page.TitleCore); deleted when none
-	LinkDensity = "page:linkdensity" // share of the visible text in links, decimal with 2 digits (extract.Page.LinkDensity)
-	Lang        = "page:lang"        // language: declared (lang attribute, content-language meta or header) unless the text clearly says another, else detected (extract.DetectLang)
-	Kind        = "page:kind"        // pdf | txt (extract.KindPDF, KindText); absent for HTML
+	Title        = "page:title"
+	Text         = "page:text"          // visible text
+	Description  = "page:desc"          // meta description
+	TitleCore    = "page:titlecore"     // the title without its site's affix (extract.Page.TitleCore); deleted when none
+	LinkDensity  = "page:linkdensity"   // share of the visible text in links, decimal with 2 digits (extract.Page.LinkDensity)
+	Lang         = "page:lang"          // language: declared (lang attribute, content-language meta or header) unless the text clearly says another, else detected (extract.DetectLang)
+	LangMismatch = "page:lang-mismatch" // "1" when the page declares a language its text clearly is not (extract.Page.LangMismatch); absent otherwise. Of near-copies, the lead is one without it
+	Kind         = "page:kind"          // pdf | txt (extract.KindPDF, KindText); absent for HTML
 	Sections    = "page:sections"    // the headings that have a fragment to link to, JSON [{"id":..,"heading":..,"at":..}] (Section); deleted when none
-	ParseError  = "page:error"       // why an unparsed page's body could not be read (a broken PDF); absent otherwise
-	Canonical   = "page:canonical"   // rel=canonical, normalized URL
-	Hash        = "page:hash"        // content hash of the normalized text; deleted unless State is ok (observed: cluster)
-	SimHash     = "page:simhash"     // similarity fingerprint of the text without boilerplate, 16 hex digits (extract.SimHash); deleted unless State is ok and the text has extract.SimHashMinWords words (observed: near)
-	Links       = "page:links"       // outlinks as JSON [{"url":..,"anchor":..}]; deleted unless State is ok (observed: links)
-	State       = "page:state"       // ok | redirect | gone | noindex | unparsed (see the State constants)
-	AliasOf     = "page:redirect-to" // for a redirecting page: the target's row
-	ParsedAt    = "page:parsed"      // Unix ms when parsed
+	ParseError   = "page:error"         // why an unparsed page's body could not be read (a broken PDF); absent otherwise
+	Canonical    = "page:canonical"     // rel=canonical, normalized URL
+	Hash         = "page:hash"          // content hash of the normalized text; deleted unless State is ok (observed: cluster)
+	SimHash      = "page:simhash"       // similarity fingerprint of the text without boilerplate, 16 hex digits (extract.SimHash); deleted unless State is ok and the text has extract.SimHashMinWords words (observed: near)
+	Links        = "page:links"         // outlinks as JSON [{"url":..,"anchor":..}]; deleted unless State is ok (observed: links)
+	State        = "page:state"         // ok | redirect | gone | noindex | unparsed (see the State constants)
+	AliasOf      = "page:redirect-to"   // for a redirecting page: the target's row
+	ParsedAt     = "page:parsed"        // Unix ms when parsed
 
 	// Written by the links observer in the SOURCE row: the outlinks it last
 	// published, JSON {"targetRow": "anchor"}: exactly those with an InPrefix
