@@ -23,10 +23,10 @@ import (
 // in the same order, and the same total, over an index that changes
 // (batches of new pages, updates of PageRank and link density, deletions,
 // background merges): for the judged queries and thousands of random
-// queries of one to four words of the pages (one-word queries take the
-// fast path; the others, phrases, fields, exclusions and relaxed forms
-// must fall back), with and without preferred languages, on pages 1 to
-// 3. TOPK_SEED picks another sequence.
+// queries of one to six words of the pages (plain words take the fast
+// paths, topk.go and topk_words.go; phrases, fields, exclusions and
+// relaxed forms must fall back), with and without preferred languages, on
+// pages 1 to 3. TOPK_SEED picks another sequence.
 func TestTopKIsExact(t *testing.T) {
 	seed := uint64(42)
 	if s := os.Getenv("TOPK_SEED"); s != "" {
@@ -103,7 +103,7 @@ func TestTopKIsExact(t *testing.T) {
 
 		qs := append([]string(nil), judged...)
 		for range perRound {
-			w := make([]string, 1+rng.IntN(4))
+			w := make([]string, 1+rng.IntN(6))
 			for i := range w {
 				w[i] = word()
 			}
@@ -136,8 +136,12 @@ func TestTopKIsExact(t *testing.T) {
 	}
 	// Search itself: the same results and total with the fast path and
 	// without.
-	for range 100 {
-		q := Query{Q: word(), N: 10}
+	for i := range 200 {
+		w := make([]string, 1+i%4)
+		for i := range w {
+			w[i] = word()
+		}
+		q := Query{Q: strings.Join(w, " "), N: 10}
 		if _, err := parse(ix.bi.Mapping(), q); err != nil {
 			continue
 		}
@@ -157,13 +161,13 @@ func TestTopKIsExact(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("%d queries compared, %d on the fast path, %d of them one-word queries that went lazy", stats.queries, stats.fast, stats.lazy)
-	if stats.fast < stats.queries/10 || stats.lazy == 0 {
-		t.Errorf("the fast path ran %d of %d queries, %d lazily: the test does not exercise it", stats.fast, stats.queries, stats.lazy)
+	t.Logf("%d queries compared, %d on the fast path, %d of them one-word queries that went lazy, %d of two words or more", stats.queries, stats.fast, stats.lazy, stats.words)
+	if stats.fast < stats.queries/10 || stats.lazy == 0 || stats.words < stats.queries/10 {
+		t.Errorf("the fast path ran %d of %d queries, %d lazily, %d of several words: the test does not exercise it", stats.fast, stats.queries, stats.lazy, stats.words)
 	}
 }
 
-type topkStats struct{ queries, fast, lazy int }
+type topkStats struct{ queries, fast, lazy, words int }
 
 // checkTopK compares the fast path with the exhaustive search of pq over
 // the same snapshot.
@@ -171,6 +175,7 @@ func checkTopK(t *testing.T, ix *Index, name string, pq query.Query, langs []str
 	t.Helper()
 	var got, want string
 	var fast, lazy bool
+	words := wordsShapeOf(pq, ix.bi.Mapping()) != nil
 	for deadline := time.Now().Add(time.Minute); ; {
 		before := snapshot(t, ix)
 		fq := &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: langs, topK: n + start}
@@ -191,6 +196,9 @@ func checkTopK(t *testing.T, ix *Index, name string, pq query.Query, langs []str
 	}
 	if lazy {
 		st.lazy++
+	}
+	if fast && words {
+		st.words++
 	}
 	if got != want {
 		t.Fatalf("%s (fast path %v):\nfast path\n%s\nexhaustive\n%s", name, fast, got, want)
