@@ -36,26 +36,58 @@ type wordsShape struct {
 	// terms[i][f] is word i's term in the field of boosts[f].
 	terms [][]string
 	b     *query.BooleanQuery
+	// relaxed: the query is the relaxed form (relax) of the words, and
+	// phrase is where its phrase is.
+	relaxed bool
+	phrase  *query.DisjunctionQuery
 }
 
-// wordsShapeOf recognises the query parse makes of two or more plain
+// wordsShapeOf recognises the queries parse makes of two or more plain
 // words: a boolean query whose must is a conjunction of the words, each a
 // disjunction over the fields of boosts (one term per field after
 // analysis, no word twice), and whose should is the phrase of the words
-// over the same fields, with no exclusions nor filters. It returns nil for
-// any other query.
+// over the same fields, with no exclusions nor filters; or the relaxed
+// form of that query (relax): any of the words as the must, the phrase
+// and the conjunction of the words as the should. It returns nil for any
+// other query.
 func wordsShapeOf(q query.Query, m mapping.IndexMapping) *wordsShape {
 	b, ok := q.(*query.BooleanQuery)
 	if !ok || b.Should == nil || b.MustNot != nil || b.Filter != nil {
 		return nil
 	}
-	c, ok := b.Must.(*query.ConjunctionQuery)
-	if !ok || len(c.Conjuncts) < 2 {
+	s := &wordsShape{b: b}
+	var words []query.Query
+	switch must := b.Must.(type) {
+	case *query.ConjunctionQuery:
+		words = must.Conjuncts
+		s.phrase, _ = b.Should.(*query.DisjunctionQuery)
+	case *query.DisjunctionQuery:
+		if must.Min != 1 {
+			return nil
+		}
+		words, s.relaxed = must.Disjuncts, true
+		d, ok := b.Should.(*query.DisjunctionQuery)
+		if !ok || d.Min != 0 || len(d.Disjuncts) != 2 {
+			return nil
+		}
+		c, ok := d.Disjuncts[1].(*query.ConjunctionQuery)
+		if !ok || len(c.Conjuncts) != len(words) {
+			return nil
+		}
+		for i, w := range c.Conjuncts {
+			if w != words[i] {
+				return nil
+			}
+		}
+		s.phrase, _ = d.Disjuncts[0].(*query.DisjunctionQuery)
+	default:
 		return nil
 	}
-	s := &wordsShape{b: b}
-	for _, cq := range c.Conjuncts {
-		t := wordTerms(cq, m)
+	if len(words) < 2 || s.phrase == nil {
+		return nil
+	}
+	for _, w := range words {
+		t := wordTerms(w, m)
 		if t == nil {
 			return nil
 		}
@@ -70,8 +102,8 @@ func wordsShapeOf(q query.Query, m mapping.IndexMapping) *wordsShape {
 			seen[t[f]] = true
 		}
 	}
-	d, ok := b.Should.(*query.DisjunctionQuery)
-	if !ok || d.Min != 0 || len(d.Disjuncts) != len(boosts) {
+	d := s.phrase
+	if d.Min != 0 || len(d.Disjuncts) != len(boosts) {
 		return nil
 	}
 	for f, dq := range d.Disjuncts {
@@ -126,19 +158,24 @@ func wordTerms(q query.Query, m mapping.IndexMapping) []string {
 // gated returns the query of s with its phrases gated: the searcher that
 // scores the candidates of a wordsSearcher.
 func (s *wordsShape) gated(want *uint64) query.Query {
-	d := s.b.Should.(*query.DisjunctionQuery)
 	gates := make([]query.Query, len(boosts))
 	for f := range boosts {
 		terms := make([]string, len(s.terms))
 		for i, t := range s.terms {
 			terms[i] = t[f]
 		}
-		gates[f] = &phraseGate{terms: terms, field: boosts[f].field, boost: d.Disjuncts[f].(*query.MatchPhraseQuery).Boost(), want: want}
+		gates[f] = &phraseGate{terms: terms, field: boosts[f].field, boost: s.phrase.Disjuncts[f].(*query.MatchPhraseQuery).Boost(), want: want}
 	}
-	g := *d
+	g := *s.phrase
 	g.Disjuncts = gates
 	out := *s.b
-	out.Should = &g
+	if !s.relaxed {
+		out.Should = &g
+		return &out
+	}
+	should := *s.b.Should.(*query.DisjunctionQuery)
+	should.Disjuncts = []query.Query{&g, should.Disjuncts[1]}
+	out.Should = &should
 	return &out
 }
 
@@ -285,8 +322,9 @@ type wordsSearcher struct {
 	topk
 	// leaves[i][f] is word i's term over the field of boosts[f].
 	leaves [][]*fastLeaf
-	qnorm  float64
-	want   *uint64 // the document child's phrase gates look at
+	qnorm   float64
+	relaxed bool    // any of the words matches (wordsShape.relaxed)
+	want    *uint64 // the document child's phrase gates look at
 	target uint64
 	total  uint64
 	done   bool
@@ -296,7 +334,7 @@ type wordsSearcher struct {
 // over is, or nil when Bleve would not score it with BM25 (then rs runs
 // alone). want is the gates' document, shared with rs's query.
 func newWords(ctx context.Context, q *rankQuery, s *wordsShape, want *uint64, is *scorch.IndexSnapshot, rs *rankSearcher) (*wordsSearcher, error) {
-	ws := &wordsSearcher{topk: topk{child: rs, q: q, k: q.topK, stop: rs.stop}, want: want}
+	ws := &wordsSearcher{topk: topk{child: rs, q: q, k: q.topK, stop: rs.stop}, want: want, relaxed: s.relaxed}
 	var weights float64
 	for _, terms := range s.terms {
 		ls, err := openLeaves(ctx, is, terms)
@@ -309,8 +347,14 @@ func newWords(ctx context.Context, q *rankQuery, s *wordsShape, want *uint64, is
 			weights += l.w * l.w
 		}
 	}
-	// Every term is weighed twice: in its word and in the phrase.
-	ws.qnorm = boundSlack / math.Sqrt(2*weights)
+	// Every term is weighed twice, in its word and in the phrase; in a
+	// relaxed query, thrice: in the conjunction of the words too.
+	if s.relaxed {
+		weights *= 3
+	} else {
+		weights *= 2
+	}
+	ws.qnorm = boundSlack / math.Sqrt(weights)
 	return ws, nil
 }
 
@@ -323,8 +367,21 @@ func (s *wordsSearcher) closeLeaves() {
 }
 
 // next returns the next document from s.target on that has all the
-// words, with the leaves that have it standing on it, or math.MaxUint64.
+// words (in a relaxed query, any of them), with the leaves that have it
+// standing on it, or math.MaxUint64.
 func (s *wordsSearcher) next() (uint64, error) {
+	if s.relaxed {
+		d := uint64(math.MaxUint64)
+		for _, ls := range s.leaves {
+			for _, l := range ls {
+				if err := l.next(s.target); err != nil {
+					return 0, err
+				}
+				d = min(d, l.doc)
+			}
+		}
+		return d, nil
+	}
 	t := s.target
 	for {
 		agree := true
@@ -355,8 +412,24 @@ func (s *wordsSearcher) next() (uint64, error) {
 // rank columns.
 func (s *wordsSearcher) bound(d uint64) (float64, bool) {
 	n := float64(len(boosts))
-	var sum, phrase float64
-	var inAll float64
+	// The words: each one's fields, with its disjunction's coordination.
+	var words, present float64
+	for _, ls := range s.leaves {
+		var w, m float64
+		for _, l := range ls {
+			if l.doc == d {
+				w += l.bm25()
+				m++
+			}
+		}
+		words += w * m / n
+		if m > 0 {
+			present++
+		}
+	}
+	// The phrase: the fields with all the words, with the coordination
+	// of the phrase's disjunction.
+	var phrase, inAll float64
 	for f := range boosts {
 		var p float64
 		all := true
@@ -372,18 +445,18 @@ func (s *wordsSearcher) bound(d uint64) (float64, bool) {
 			inAll++
 		}
 	}
-	for _, ls := range s.leaves {
-		var w float64
-		var m float64
-		for _, l := range ls {
-			if l.doc == d {
-				w += l.bm25()
-				m++
-			}
+	phrase *= inAll / n
+	sum := words + phrase
+	if s.relaxed {
+		// Any of the words, with its coordination; with all of them, the
+		// should clause adds the conjunction of the words and the phrase
+		// (at most: its coordination is 1/2 without the phrase).
+		all := float64(len(s.leaves))
+		sum = words * present / all
+		if present == all {
+			sum += words + phrase
 		}
-		sum += w * m / n
 	}
-	sum += phrase * inAll / n
 	f, ok := s.factor(d)
 	return sum * s.qnorm * f * boundSlack, ok
 }
