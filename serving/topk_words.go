@@ -321,13 +321,13 @@ func (s *gateSearcher) DocumentMatchPoolSize() int { return s.must.DocumentMatch
 type wordsSearcher struct {
 	topk
 	// leaves[i][f] is word i's term over the field of boosts[f].
-	leaves [][]*fastLeaf
+	leaves  [][]*fastLeaf
 	qnorm   float64
 	relaxed bool    // any of the words matches (wordsShape.relaxed)
 	want    *uint64 // the document child's phrase gates look at
-	target uint64
-	total  uint64
-	done   bool
+	target  uint64
+	total   uint64
+	done    bool
 }
 
 // newWords returns the fast searcher of q, a query of the words of s,
