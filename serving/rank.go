@@ -35,8 +35,9 @@ type rankQuery struct {
 	cutoff  time.Time
 	partial atomic.Bool
 	// topK, when above 0, is the hits the search keeps (start + n): a
-	// one-word query then runs the fast path (topk.go, fastShapeOf),
-	// which sets fast and the query's total.
+	// query of plain words then runs a fast path (topk.go, fastShapeOf;
+	// topk_words.go, wordsShapeOf), which sets fast and the query's
+	// total.
 	topK  int
 	fast  atomic.Bool
 	lazy  atomic.Bool // the fast path stopped walking the text postings

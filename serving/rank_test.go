@@ -189,7 +189,7 @@ func rankedHits(t *testing.T, ix *Index, q query.Query, n, start int) string {
 
 // judgedQueries returns the queries of cmd/searcheval's judged set over
 // the PostgreSQL manual.
-func judgedQueries(t *testing.T) []string {
+func judgedQueries(t testing.TB) []string {
 	f, err := os.Open("../cmd/searcheval/judged/postgresql.tsv")
 	if err != nil {
 		t.Fatal(err)

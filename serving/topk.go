@@ -32,9 +32,9 @@ import (
 // advanced to them. The total stays exact: the text postings' count plus
 // the matches without the word in their text.
 //
-// Any other shape (two words or more, which have their phrase; phrases,
-// fields, exclusions, fuzzy terms, a relaxed query, a word the analyzer
-// splits) runs the whole searcher as before.
+// Two words or more, and their relaxed form, take wordsSearcher
+// (topk_words.go). Any other shape (phrases, fields, exclusions, fuzzy
+// terms, a word the analyzer splits) runs the whole searcher.
 
 // boundSlack widens every bound: the bound adds the terms of a score in
 // another order than Bleve does, which may differ in the last bits.
@@ -98,12 +98,6 @@ func (l *fastLeaf) max() float64 { return l.w * l.idf * search.BM25_k1 }
 // fields (overFields, one term per field after analysis), with no should
 // clause, exclusions nor filters. It returns the word's term in each
 // field of boosts, or nil for any other query.
-//
-// Two or more words have their phrase as a should clause (withProximity).
-// Bleve's phrase searcher, advanced to a page, reads on to its next match:
-// advanced from candidate to candidate, it checks the positions of every
-// page that has the words, and the fast path was slower than scoring
-// every hit.
 func fastShapeOf(q query.Query, m mapping.IndexMapping) []string {
 	b, ok := q.(*query.BooleanQuery)
 	if !ok || b.Should != nil || b.MustNot != nil || b.Filter != nil {
