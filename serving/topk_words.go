@@ -169,6 +169,7 @@ func (s *wordsShape) gated(want *uint64) query.Query {
 	g := *s.phrase
 	g.Disjuncts = gates
 	out := *s.b
+	out.Must = &stepQuery{q: s.b.Must}
 	if !s.relaxed {
 		out.Should = &g
 		return &out
@@ -178,6 +179,49 @@ func (s *wordsShape) gated(want *uint64) query.Query {
 	out.Should = &should
 	return &out
 }
+
+// stepQuery is q, whose searcher only moves when advanced: after its
+// first match, Next stands just past the last document it returned (as a
+// gateSearcher does) instead of reading on to the next match. The boolean
+// searcher over it reads on after every match it returns; a
+// wordsSearcher advances it to its next candidate anyway.
+type stepQuery struct{ q query.Query }
+
+func (q *stepQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
+	s, err := q.q.Searcher(ctx, r, m, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &stepSearcher{Searcher: s}, nil
+}
+
+type stepSearcher struct {
+	search.Searcher
+	begun bool
+	last  uint64 // the last document returned
+}
+
+func (s *stepSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	if s.begun {
+		return placeholder(ctx, s.last), nil
+	}
+	s.begun = true
+	return s.step(s.Searcher.Next(ctx))
+}
+
+func (s *stepSearcher) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {
+	s.begun = true
+	return s.step(s.Searcher.Advance(ctx, id))
+}
+
+func (s *stepSearcher) step(dm *search.DocumentMatch, err error) (*search.DocumentMatch, error) {
+	if dm != nil {
+		s.last = dm.IndexInternalID.Value()
+	}
+	return dm, err
+}
+
+func (s *stepSearcher) DocumentMatchPoolSize() int { return s.Searcher.DocumentMatchPoolSize() + 1 }
 
 // phraseGate is the phrase of terms over field as Bleve's phrase searcher
 // runs it (a conjunction of term searchers with positions, the same
@@ -231,8 +275,9 @@ type gateSearcher struct {
 	done  bool
 }
 
-// placeholder returns a match positioned just past document d.
-func (s *gateSearcher) placeholder(ctx *search.SearchContext, d uint64) *search.DocumentMatch {
+// placeholder returns a match positioned just past document d: d's
+// eight bytes and a zero byte, between d and d+1.
+func placeholder(ctx *search.SearchContext, d uint64) *search.DocumentMatch {
 	dm := ctx.DocumentMatchPool.Get()
 	dm.IndexInternalID = append(index.NewIndexInternalID(dm.IndexInternalID[:0], d), 0)
 	return dm
@@ -242,7 +287,7 @@ func (s *gateSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, e
 	if !s.asked {
 		return s.check(ctx, *s.want)
 	}
-	return s.placeholder(ctx, s.last), nil
+	return placeholder(ctx, s.last), nil
 }
 
 func (s *gateSearcher) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {
@@ -268,13 +313,13 @@ func (s *gateSearcher) check(ctx *search.SearchContext, d uint64) (*search.Docum
 		}
 	}
 	if s.curr.IndexInternalID.Value() != d {
-		return s.placeholder(ctx, d), nil
+		return placeholder(ctx, d), nil
 	}
 	dm := s.curr
 	s.curr = nil
 	if !hasPhrase(dm.FieldTermLocations, s.terms) {
 		ctx.DocumentMatchPool.Put(dm)
-		return s.placeholder(ctx, d), nil
+		return placeholder(ctx, d), nil
 	}
 	dm.FieldTermLocations = dm.FieldTermLocations[:0]
 	return dm, nil
