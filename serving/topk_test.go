@@ -22,11 +22,13 @@ import (
 // exhaustive search, the same documents with the same scores to the bit
 // in the same order, and the same total, over an index that changes
 // (batches of new pages, updates of PageRank and link density, deletions,
-// background merges): for the judged queries and thousands of random
-// queries of one to six words of the pages (plain words take the fast
-// paths, topk.go and topk_words.go; phrases, fields, exclusions and
-// relaxed forms must fall back), with and without preferred languages, on
-// pages 1 to 3. TOPK_SEED picks another sequence.
+// background merges): for the queries of all the judged sets and
+// thousands of random queries of one to six words of the pages, and the
+// relaxed form of each (plain words and their relaxed forms take the fast
+// paths, topk.go and topk_words.go; phrases, fields and exclusions must
+// fall back), with and without preferred languages, on pages 1 to 3; and
+// Search itself, relaxing and suggestions included. TOPK_SEED picks
+// another sequence.
 func TestTopKIsExact(t *testing.T) {
 	seed := uint64(42)
 	if s := os.Getenv("TOPK_SEED"); s != "" {
@@ -63,7 +65,7 @@ func TestTopKIsExact(t *testing.T) {
 		}
 		return body[rng.IntN(len(body))]
 	}
-	judged := judgedQueries(t)
+	judged := allJudgedQueries(t)
 
 	ix := openIndex(t)
 	rounds, perRound := 4, 600
