@@ -522,6 +522,12 @@ func (s *wordsSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, 
 		}
 		s.target = d + 1
 		s.total++
+		// The first match always goes to child (the threshold is -1
+		// until k are scored): its searchers are initialised on their
+		// first document. A threshold known before the first (from the
+		// pages with the words in their titles) had child first advanced
+		// further, and a relaxed query's should clause then missed a
+		// match; not understood, and it gained nothing measurable.
 		if b, ok := s.bound(d); ok && b < s.threshold() {
 			continue
 		}
