@@ -35,8 +35,9 @@ type rankQuery struct {
 	cutoff  time.Time
 	partial atomic.Bool
 	// topK, when above 0, is the hits the search keeps (start + n): a
-	// one-word query then runs the fast path (topk.go, fastShapeOf),
-	// which sets fast and the query's total.
+	// query of plain words then runs a fast path (topk.go, fastShapeOf;
+	// topk_words.go, wordsShapeOf), which sets fast and the query's
+	// total.
 	topK  int
 	fast  atomic.Bool
 	lazy  atomic.Bool // the fast path stopped walking the text postings
@@ -72,15 +73,38 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 		return nil, err
 	}
 	var fast []string
+	var words *wordsShape
+	cq := q.q
+	want := new(uint64)
 	if q.topK > 0 && !opt.Explain {
-		fast = fastShapeOf(q.q, m)
+		if fast = fastShapeOf(q.q, m); fast == nil {
+			if words = wordsShapeOf(q.q, m); words != nil {
+				cq = words.gated(want)
+			}
+		}
 	}
-	child, err := q.q.Searcher(ctx, r, m, opt)
+	child, err := cq.Searcher(ctx, r, m, opt)
 	if err != nil {
 		return nil, err
 	}
 	rs := &rankSearcher{child: child, cols: cols, pref: pref, explain: opt.Explain,
 		stop: stopper{at: q.cutoff, stopped: &q.partial}}
+	if words != nil {
+		ws, err := newWords(ctx, q, words, want, is, rs)
+		if err != nil {
+			_ = rs.Close()
+			return nil, err
+		}
+		if ws != nil {
+			return ws, nil
+		}
+		// Gated phrases need a wordsSearcher to say which document
+		// they look at: run the query as it is.
+		_ = rs.Close()
+		if rs.child, err = q.q.Searcher(ctx, r, m, opt); err != nil {
+			return nil, err
+		}
+	}
 	if fast != nil {
 		fs, err := newTopK(ctx, q, fast, is, rs)
 		if err != nil {

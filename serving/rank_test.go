@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -189,8 +190,26 @@ func rankedHits(t *testing.T, ix *Index, q query.Query, n, start int) string {
 
 // judgedQueries returns the queries of cmd/searcheval's judged set over
 // the PostgreSQL manual.
-func judgedQueries(t *testing.T) []string {
-	f, err := os.Open("../cmd/searcheval/judged/postgresql.tsv")
+func judgedQueries(t testing.TB) []string {
+	return judgedSet(t, "../cmd/searcheval/judged/postgresql.tsv")
+}
+
+// allJudgedQueries returns the queries of all cmd/searcheval's judged
+// sets.
+func allJudgedQueries(t testing.TB) []string {
+	files, err := filepath.Glob("../cmd/searcheval/judged/*.tsv")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("judged sets: %v, %d files", err, len(files))
+	}
+	var qs []string
+	for _, f := range files {
+		qs = append(qs, judgedSet(t, f)...)
+	}
+	return qs
+}
+
+func judgedSet(t testing.TB, path string) []string {
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,9 +32,9 @@ import (
 // advanced to them. The total stays exact: the text postings' count plus
 // the matches without the word in their text.
 //
-// Any other shape (two words or more, which have their phrase; phrases,
-// fields, exclusions, fuzzy terms, a relaxed query, a word the analyzer
-// splits) runs the whole searcher as before.
+// Two words or more, and their relaxed form, take wordsSearcher
+// (topk_words.go). Any other shape (phrases, fields, exclusions, fuzzy
+// terms, a word the analyzer splits) runs the whole searcher.
 
 // boundSlack widens every bound: the bound adds the terms of a score in
 // another order than Bleve does, which may differ in the last bits.
@@ -98,12 +98,6 @@ func (l *fastLeaf) max() float64 { return l.w * l.idf * search.BM25_k1 }
 // fields (overFields, one term per field after analysis), with no should
 // clause, exclusions nor filters. It returns the word's term in each
 // field of boosts, or nil for any other query.
-//
-// Two or more words have their phrase as a should clause (withProximity).
-// Bleve's phrase searcher, advanced to a page, reads on to its next match:
-// advanced from candidate to candidate, it checks the positions of every
-// page that has the words, and the fast path was slower than scoring
-// every hit.
 func fastShapeOf(q query.Query, m mapping.IndexMapping) []string {
 	b, ok := q.(*query.BooleanQuery)
 	if !ok || b.Should != nil || b.MustNot != nil || b.Filter != nil {
@@ -113,23 +107,7 @@ func fastShapeOf(q query.Query, m mapping.IndexMapping) []string {
 	if !ok || len(c.Conjuncts) != 1 {
 		return nil
 	}
-	d, ok := c.Conjuncts[0].(*query.DisjunctionQuery)
-	if !ok || d.Min != 0 || len(d.Disjuncts) != len(boosts) {
-		return nil
-	}
-	terms := make([]string, len(boosts))
-	for i, dq := range d.Disjuncts {
-		mq, ok := dq.(*query.MatchQuery)
-		if !ok || mq.FieldVal != boosts[i].field || mq.Boost() != boosts[i].boost || mq.Fuzziness != 0 {
-			return nil
-		}
-		toks := analyze(m, mq.FieldVal, mq.Analyzer, mq.Match)
-		if len(toks) != 1 {
-			return nil
-		}
-		terms[i] = toks[0]
-	}
-	return terms
+	return wordTerms(c.Conjuncts[0], m)
 }
 
 // analyze returns the terms of text in field, as match queries analyze
@@ -150,28 +128,34 @@ func analyze(m mapping.IndexMapping, field, analyzer, text string) []string {
 	return out
 }
 
+// topk is what the fast searchers share: the searcher they hand
+// candidates to, and the best k scores it returned.
+type topk struct {
+	child   *rankSearcher
+	q       *rankQuery
+	k       int
+	best    []float64 // min-heap of the best k scores returned
+	childAt uint64    // child's documents before this one are consumed
+	seg     int       // the segment of the last document looked at
+	id      index.IndexInternalID
+	stop    stopper
+}
+
 // topkSearcher returns the documents of child, a rankSearcher, that may
 // be among the best k; see the top of this file. It ends with all the
 // documents child matches counted in q.total.
 type topkSearcher struct {
-	child *rankSearcher
-	q     *rankQuery
-	k     int
+	topk
 	// leaves are the word's terms over the fields of boosts, the text
 	// last.
 	leaves []*fastLeaf
 	qnorm  float64 // at least the query norm Bleve's searchers apply
 
-	best     []float64 // min-heap of the best k scores returned
-	target   uint64    // the next document to look at
-	childAt  uint64    // child's documents before this one are consumed
-	total    uint64    // matches seen (in lazy mode, those with the word in their title or anchors)
-	lazy     bool      // only the title and anchor postings are walked
-	lazyFrom float64   // the threshold past which a page with the word in its text alone cannot enter the top k
-	noText   uint64    // matches seen without the word in their text
-	seg      int       // the segment of the last document looked at
-	id       index.IndexInternalID
-	stop     stopper
+	target   uint64  // the next document to look at
+	total    uint64  // matches seen (in lazy mode, those with the word in their title or anchors)
+	lazy     bool    // only the title and anchor postings are walked
+	lazyFrom float64 // the threshold past which a page with the word in its text alone cannot enter the top k
+	noText   uint64  // matches seen without the word in their text
 	done     bool
 }
 
@@ -179,44 +163,14 @@ type topkSearcher struct {
 // (fastShapeOf), over is, or nil when Bleve would not score it with BM25
 // (then rs runs alone).
 func newTopK(ctx context.Context, q *rankQuery, terms []string, is *scorch.IndexSnapshot, rs *rankSearcher) (*topkSearcher, error) {
-	if cb, ok := ctx.Value(search.GetScoringModelCallbackKey).(search.GetScoringModelCallbackFn); !ok || cb() != index.BM25Scoring {
-		return nil, nil
-	}
-	st, _ := ctx.Value(search.BM25StatsKey).(*search.BM25Stats)
-	docCount, err := is.DocCount()
-	if err != nil {
+	s := &topkSearcher{topk: topk{child: rs, q: q, k: q.topK, stop: rs.stop}}
+	leaves, err := openLeaves(ctx, is, terms)
+	if leaves == nil || err != nil {
 		return nil, err
 	}
-	s := &topkSearcher{child: rs, q: q, k: q.topK, stop: rs.stop}
+	s.leaves = leaves
 	var weights float64
-	for i, t := range terms {
-		// As Bleve's term searcher (bm25ScoreMetrics) and scorer do.
-		field := boosts[i].field
-		count, card := float64(docCount), 0
-		if st != nil {
-			var ok bool
-			count = st.DocCount
-			if card, ok = st.FieldCardinality[field]; !ok {
-				s.closeLeaves()
-				return nil, nil
-			}
-		} else if card, err = is.FieldCardinality(field); err != nil {
-			s.closeLeaves()
-			return nil, err
-		}
-		if count == 0 || card == 0 {
-			s.closeLeaves()
-			return nil, nil // Bleve scores with tf-idf then
-		}
-		r, err := is.TermFieldReader(ctx, []byte(t), field, true, true, false)
-		if err != nil {
-			s.closeLeaves()
-			return nil, err
-		}
-		df := float64(r.Count())
-		idf := math.Log(1 + (count-df+0.5)/(df+0.5))
-		l := &fastLeaf{r: r, w: boosts[i].boost * idf, idf: idf, avg: math.Ceil(float64(card) / count)}
-		s.leaves = append(s.leaves, l)
+	for _, l := range leaves {
 		weights += l.w * l.w
 	}
 	// Bleve's query norm is 1/√(sum of the term searchers' squared
@@ -233,6 +187,55 @@ func newTopK(ctx context.Context, q *rankQuery, terms []string, is *scorch.Index
 	// disjunction's coordination) of the text term's most.
 	s.lazyFrom = maxF * s.qnorm * s.text().max() / float64(len(s.leaves)) * boundSlack
 	return s, nil
+}
+
+// openLeaves returns the leaves of a word's terms, one per field of
+// boosts, or nil when Bleve would not score them with BM25 (tf-idf when a
+// field is empty).
+func openLeaves(ctx context.Context, is *scorch.IndexSnapshot, terms []string) ([]*fastLeaf, error) {
+	if cb, ok := ctx.Value(search.GetScoringModelCallbackKey).(search.GetScoringModelCallbackFn); !ok || cb() != index.BM25Scoring {
+		return nil, nil
+	}
+	st, _ := ctx.Value(search.BM25StatsKey).(*search.BM25Stats)
+	docCount, err := is.DocCount()
+	if err != nil {
+		return nil, err
+	}
+	var leaves []*fastLeaf
+	closeAll := func() {
+		for _, l := range leaves {
+			_ = l.r.Close()
+		}
+	}
+	for i, t := range terms {
+		// As Bleve's term searcher (bm25ScoreMetrics) and scorer do.
+		field := boosts[i].field
+		count, card := float64(docCount), 0
+		if st != nil {
+			var ok bool
+			count = st.DocCount
+			if card, ok = st.FieldCardinality[field]; !ok {
+				closeAll()
+				return nil, nil
+			}
+		} else if card, err = is.FieldCardinality(field); err != nil {
+			closeAll()
+			return nil, err
+		}
+		if count == 0 || card == 0 {
+			closeAll()
+			return nil, nil // Bleve scores with tf-idf then
+		}
+		r, err := is.TermFieldReader(ctx, []byte(t), field, true, true, false)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		df := float64(r.Count())
+		idf := math.Log(1 + (count-df+0.5)/(df+0.5))
+		leaves = append(leaves, &fastLeaf{r: r, w: boosts[i].boost * idf, idf: idf, avg: math.Ceil(float64(card) / count)})
+	}
+	return leaves, nil
 }
 
 func (s *topkSearcher) text() *fastLeaf { return s.leaves[len(s.leaves)-1] }
@@ -262,7 +265,7 @@ func (s *topkSearcher) bound(d uint64) (float64, bool) {
 
 // factor returns the rank factors of document d, as rankSearcher applies
 // them, and false if d is outside the snapshot.
-func (s *topkSearcher) factor(d uint64) (float64, bool) {
+func (s *topk) factor(d uint64) (float64, bool) {
 	o := s.child.cols.offsets
 	if s.seg >= len(o) || d < o[s.seg] || (s.seg+1 < len(o) && d >= o[s.seg+1]) {
 		s.seg = sort.Search(len(o), func(i int) bool { return o[i] > d }) - 1
@@ -281,7 +284,7 @@ func (s *topkSearcher) factor(d uint64) (float64, bool) {
 
 // threshold returns the lowest of the best k scores, or -1 while there
 // are fewer.
-func (s *topkSearcher) threshold() float64 {
+func (s *topk) threshold() float64 {
 	if len(s.best) < s.k {
 		return -1
 	}
@@ -289,7 +292,7 @@ func (s *topkSearcher) threshold() float64 {
 }
 
 // keep adds a returned score to the best k.
-func (s *topkSearcher) keep(v float64) {
+func (s *topk) keep(v float64) {
 	h := s.best
 	if len(h) < s.k {
 		h = append(h, v)

@@ -21,7 +21,8 @@ import (
 // once over TOPK_DOCS documents (copies of the PostgreSQL manual under as
 // many URL prefixes, random PageRank; default 100,000), with the fast path
 // (fast) and without (exhaustive), one-word and two- to four-word queries
-// of the manual's title words, 10 results with snippets. b.N is the
+// of the manual's title words and the queries of its judged set
+// (cmd/searcheval/judged/postgresql.tsv), 10 results with snippets. b.N is the
 // number of queries in all. It reports queries/s and the latency p50/p99.
 // TOPK_DIR keeps the index between runs (it is built there if missing:
 // minutes for 100,000 documents).
@@ -34,21 +35,31 @@ func BenchmarkTopK(b *testing.B) {
 		}
 	}
 	ix, vocab := topkBenchIndex(b, n)
-	for _, words := range []struct {
-		name     string
-		min, max int
-	}{{"words=1", 1, 1}, {"words=2-4", 2, 4}} {
+	judged := judgedQueries(b)
+	words := func(lo, hi int) func(*rand.Rand) string {
+		return func(rng *rand.Rand) string {
+			q := make([]string, lo+rng.IntN(hi-lo+1))
+			for i := range q {
+				q[i] = vocab[rng.IntN(len(vocab))]
+			}
+			return strings.Join(q, " ")
+		}
+	}
+	for _, qs := range []struct {
+		name  string
+		query func(*rand.Rand) string
+	}{
+		{"words=1", words(1, 1)},
+		{"words=2-4", words(2, 4)},
+		{"judged", func(rng *rand.Rand) string { return judged[rng.IntN(len(judged))] }},
+	} {
 		for _, mode := range []string{"exhaustive", "fast"} {
-			b.Run(words.name+"/"+mode, func(b *testing.B) {
+			b.Run(qs.name+"/"+mode, func(b *testing.B) {
 				ix.exhaustive = mode == "exhaustive"
 				defer func() { ix.exhaustive = false }()
 				b.ResetTimer()
 				r, err := loadgen.Run(8, b.N, func(rng *rand.Rand) error {
-					q := make([]string, words.min+rng.IntN(words.max-words.min+1))
-					for i := range q {
-						q[i] = vocab[rng.IntN(len(vocab))]
-					}
-					_, err := ix.Search(context.Background(), Query{Q: strings.Join(q, " "), N: 10})
+					_, err := ix.Search(context.Background(), Query{Q: qs.query(rng), N: 10})
 					return err
 				})
 				if err != nil {

@@ -22,11 +22,13 @@ import (
 // exhaustive search, the same documents with the same scores to the bit
 // in the same order, and the same total, over an index that changes
 // (batches of new pages, updates of PageRank and link density, deletions,
-// background merges): for the judged queries and thousands of random
-// queries of one to four words of the pages (one-word queries take the
-// fast path; the others, phrases, fields, exclusions and relaxed forms
-// must fall back), with and without preferred languages, on pages 1 to
-// 3. TOPK_SEED picks another sequence.
+// background merges): for the queries of all the judged sets and
+// thousands of random queries of one to six words of the pages, and the
+// relaxed form of each (plain words and their relaxed forms take the fast
+// paths, topk.go and topk_words.go; phrases, fields and exclusions must
+// fall back), with and without preferred languages, on pages 1 to 3; and
+// Search itself, relaxing and suggestions included. TOPK_SEED picks
+// another sequence.
 func TestTopKIsExact(t *testing.T) {
 	seed := uint64(42)
 	if s := os.Getenv("TOPK_SEED"); s != "" {
@@ -63,7 +65,7 @@ func TestTopKIsExact(t *testing.T) {
 		}
 		return body[rng.IntN(len(body))]
 	}
-	judged := judgedQueries(t)
+	judged := allJudgedQueries(t)
 
 	ix := openIndex(t)
 	rounds, perRound := 4, 600
@@ -103,7 +105,7 @@ func TestTopKIsExact(t *testing.T) {
 
 		qs := append([]string(nil), judged...)
 		for range perRound {
-			w := make([]string, 1+rng.IntN(4))
+			w := make([]string, 1+rng.IntN(6))
 			for i := range w {
 				w[i] = word()
 			}
@@ -136,8 +138,12 @@ func TestTopKIsExact(t *testing.T) {
 	}
 	// Search itself: the same results and total with the fast path and
 	// without.
-	for range 100 {
-		q := Query{Q: word(), N: 10}
+	for i := range 200 {
+		w := make([]string, 1+i%4)
+		for i := range w {
+			w[i] = word()
+		}
+		q := Query{Q: strings.Join(w, " "), N: 10}
 		if _, err := parse(ix.bi.Mapping(), q); err != nil {
 			continue
 		}
@@ -157,13 +163,13 @@ func TestTopKIsExact(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("%d queries compared, %d on the fast path, %d of them one-word queries that went lazy", stats.queries, stats.fast, stats.lazy)
-	if stats.fast < stats.queries/10 || stats.lazy == 0 {
-		t.Errorf("the fast path ran %d of %d queries, %d lazily: the test does not exercise it", stats.fast, stats.queries, stats.lazy)
+	t.Logf("%d queries compared, %d on the fast path: %d one-word queries that went lazy, %d of two words or more, %d of them relaxed", stats.queries, stats.fast, stats.lazy, stats.words, stats.relaxed)
+	if stats.fast < stats.queries/10 || stats.lazy == 0 || stats.words < stats.queries/10 || stats.relaxed < stats.queries/10 {
+		t.Errorf("the fast path ran %d of %d queries, %d lazily, %d of several words, %d relaxed: the test does not exercise it", stats.fast, stats.queries, stats.lazy, stats.words, stats.relaxed)
 	}
 }
 
-type topkStats struct{ queries, fast, lazy int }
+type topkStats struct{ queries, fast, lazy, words, relaxed int }
 
 // checkTopK compares the fast path with the exhaustive search of pq over
 // the same snapshot.
@@ -171,6 +177,7 @@ func checkTopK(t *testing.T, ix *Index, name string, pq query.Query, langs []str
 	t.Helper()
 	var got, want string
 	var fast, lazy bool
+	ws := wordsShapeOf(pq, ix.bi.Mapping())
 	for deadline := time.Now().Add(time.Minute); ; {
 		before := snapshot(t, ix)
 		fq := &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: langs, topK: n + start}
@@ -191,6 +198,12 @@ func checkTopK(t *testing.T, ix *Index, name string, pq query.Query, langs []str
 	}
 	if lazy {
 		st.lazy++
+	}
+	if fast && ws != nil {
+		st.words++
+		if ws.relaxed {
+			st.relaxed++
+		}
 	}
 	if got != want {
 		t.Fatalf("%s (fast path %v):\nfast path\n%s\nexhaustive\n%s", name, fast, got, want)

@@ -1,0 +1,573 @@
+package serving
+
+import (
+	"context"
+	"math"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/search/searcher"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// The fast path of queries of two words or more (wordsSearcher), as
+// parse makes them: a conjunction of the words, each over the text
+// fields, and their phrase over the text fields as an optional clause
+// (withProximity). Pages with all the words are the matches; wordsSearcher
+// walks the postings of every word's terms to find them, counting them
+// (the total stays exact), and bounds each one's score from above from its
+// term frequencies and norms: each word's BM25 in each field (with its
+// disjunction's coordination), plus, for the fields that have all the
+// words, what the phrase clause would add if the words stood together
+// there. A page goes to Bleve's searcher for its exact score only when its
+// bound reaches the lowest of the best k scores found so far.
+//
+// Bleve's phrase searcher, advanced to a page, reads on to its next
+// match: advanced from candidate to candidate, it would check the word
+// positions of every page that has the words. The searcher scoring the
+// candidates has gated phrases in its place (phraseGate), which look at the
+// positions of the candidates alone; the boolean, disjunction and term
+// searchers around them, and so every score, are Bleve's own.
+
+// wordsShape is a query of plain words recognised by wordsShapeOf.
+type wordsShape struct {
+	// terms[i][f] is word i's term in the field of boosts[f].
+	terms [][]string
+	b     *query.BooleanQuery
+	// relaxed: the query is the relaxed form (relax) of the words, and
+	// phrase is where its phrase is.
+	relaxed bool
+	phrase  *query.DisjunctionQuery
+}
+
+// wordsShapeOf recognises the queries parse makes of two or more plain
+// words: a boolean query whose must is a conjunction of the words, each a
+// disjunction over the fields of boosts (one term per field after
+// analysis, no word twice), and whose should is the phrase of the words
+// over the same fields, with no exclusions nor filters; or the relaxed
+// form of that query (relax): any of the words as the must, the phrase
+// and the conjunction of the words as the should. It returns nil for any
+// other query.
+func wordsShapeOf(q query.Query, m mapping.IndexMapping) *wordsShape {
+	b, ok := q.(*query.BooleanQuery)
+	if !ok || b.Should == nil || b.MustNot != nil || b.Filter != nil {
+		return nil
+	}
+	s := &wordsShape{b: b}
+	var words []query.Query
+	switch must := b.Must.(type) {
+	case *query.ConjunctionQuery:
+		words = must.Conjuncts
+		s.phrase, _ = b.Should.(*query.DisjunctionQuery)
+	case *query.DisjunctionQuery:
+		if must.Min != 1 {
+			return nil
+		}
+		words, s.relaxed = must.Disjuncts, true
+		d, ok := b.Should.(*query.DisjunctionQuery)
+		if !ok || d.Min != 0 || len(d.Disjuncts) != 2 {
+			return nil
+		}
+		c, ok := d.Disjuncts[1].(*query.ConjunctionQuery)
+		if !ok || len(c.Conjuncts) != len(words) {
+			return nil
+		}
+		for i, w := range c.Conjuncts {
+			if w != words[i] {
+				return nil
+			}
+		}
+		s.phrase, _ = d.Disjuncts[0].(*query.DisjunctionQuery)
+	default:
+		return nil
+	}
+	if len(words) < 2 || s.phrase == nil {
+		return nil
+	}
+	for _, w := range words {
+		t := wordTerms(w, m)
+		if t == nil {
+			return nil
+		}
+		s.terms = append(s.terms, t)
+	}
+	for f := range boosts {
+		seen := map[string]bool{}
+		for _, t := range s.terms {
+			if seen[t[f]] {
+				return nil
+			}
+			seen[t[f]] = true
+		}
+	}
+	d := s.phrase
+	if d.Min != 0 || len(d.Disjuncts) != len(boosts) {
+		return nil
+	}
+	for f, dq := range d.Disjuncts {
+		p, ok := dq.(*query.MatchPhraseQuery)
+		if !ok || p.FieldVal != boosts[f].field || p.Boost() != boosts[f].boost || p.Fuzziness != 0 {
+			return nil
+		}
+		an := p.Analyzer
+		if an == "" {
+			an = m.AnalyzerNameForPath(p.FieldVal)
+		}
+		a := m.AnalyzerNamed(an)
+		if a == nil {
+			return nil
+		}
+		toks := a.Analyze([]byte(p.MatchPhrase))
+		if len(toks) != len(s.terms) {
+			return nil
+		}
+		for i, tok := range toks {
+			if string(tok.Term) != s.terms[i][f] || tok.Position != toks[0].Position+i {
+				return nil
+			}
+		}
+	}
+	return s
+}
+
+// wordTerms returns the terms of q when it is one plain word over the
+// fields of boosts (a disjunction of match queries, one term each), in
+// the order of boosts, else nil.
+func wordTerms(q query.Query, m mapping.IndexMapping) []string {
+	d, ok := q.(*query.DisjunctionQuery)
+	if !ok || d.Min != 0 || len(d.Disjuncts) != len(boosts) {
+		return nil
+	}
+	terms := make([]string, len(boosts))
+	for i, dq := range d.Disjuncts {
+		mq, ok := dq.(*query.MatchQuery)
+		if !ok || mq.FieldVal != boosts[i].field || mq.Boost() != boosts[i].boost || mq.Fuzziness != 0 {
+			return nil
+		}
+		toks := analyze(m, mq.FieldVal, mq.Analyzer, mq.Match)
+		if len(toks) != 1 {
+			return nil
+		}
+		terms[i] = toks[0]
+	}
+	return terms
+}
+
+// gated returns the query of s with its phrases gated: the searcher that
+// scores the candidates of a wordsSearcher.
+func (s *wordsShape) gated(want *uint64) query.Query {
+	gates := make([]query.Query, len(boosts))
+	for f := range boosts {
+		terms := make([]string, len(s.terms))
+		for i, t := range s.terms {
+			terms[i] = t[f]
+		}
+		gates[f] = &phraseGate{terms: terms, field: boosts[f].field, boost: s.phrase.Disjuncts[f].(*query.MatchPhraseQuery).Boost(), want: want}
+	}
+	g := *s.phrase
+	g.Disjuncts = gates
+	out := *s.b
+	out.Must = &stepQuery{q: s.b.Must}
+	if !s.relaxed {
+		out.Should = &g
+		return &out
+	}
+	should := *s.b.Should.(*query.DisjunctionQuery)
+	should.Disjuncts = []query.Query{&g, should.Disjuncts[1]}
+	out.Should = &should
+	return &out
+}
+
+// stepQuery is q, whose searcher only moves when advanced: after its
+// first match, Next stands just past the last document it returned (as a
+// gateSearcher does) instead of reading on to the next match. The boolean
+// searcher over it reads on after every match it returns; a
+// wordsSearcher advances it to its next candidate anyway.
+type stepQuery struct{ q query.Query }
+
+func (q *stepQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
+	s, err := q.q.Searcher(ctx, r, m, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &stepSearcher{Searcher: s}, nil
+}
+
+type stepSearcher struct {
+	search.Searcher
+	begun bool
+	last  uint64 // the last document returned
+}
+
+func (s *stepSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	if s.begun {
+		return placeholder(ctx, s.last), nil
+	}
+	s.begun = true
+	return s.step(s.Searcher.Next(ctx))
+}
+
+func (s *stepSearcher) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {
+	s.begun = true
+	return s.step(s.Searcher.Advance(ctx, id))
+}
+
+func (s *stepSearcher) step(dm *search.DocumentMatch, err error) (*search.DocumentMatch, error) {
+	if dm != nil {
+		s.last = dm.IndexInternalID.Value()
+	}
+	return dm, err
+}
+
+func (s *stepSearcher) DocumentMatchPoolSize() int { return s.Searcher.DocumentMatchPoolSize() + 1 }
+
+// phraseGate is the phrase of terms over field as Bleve's phrase searcher
+// runs it (a conjunction of term searchers with positions, the same
+// weights and scores), except that it only looks at the document its
+// wordsSearcher asks for (*want): a gateSearcher advanced to a document
+// says whether the phrase is there, and if it is not, stands just past it
+// (see gateSearcher), without reading on to the phrase's next match.
+type phraseGate struct {
+	terms []string
+	field string
+	boost float64
+	want  *uint64
+}
+
+func (q *phraseGate) Searcher(ctx context.Context, r index.IndexReader, _ mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
+	// As searcher.NewMultiPhraseSearcher builds it for single terms.
+	opt.IncludeTermVectors = true
+	ts := make([]search.Searcher, 0, len(q.terms))
+	for _, t := range q.terms {
+		s, err := searcher.NewTermSearcher(ctx, r, t, q.field, q.boost, opt)
+		if err != nil {
+			for _, s := range ts {
+				_ = s.Close()
+			}
+			return nil, err
+		}
+		ts = append(ts, s)
+	}
+	c, err := searcher.NewConjunctionSearcher(ctx, r, ts, opt)
+	if err != nil {
+		for _, s := range ts {
+			_ = s.Close()
+		}
+		return nil, err
+	}
+	return &gateSearcher{must: c, terms: q.terms, want: q.want}, nil
+}
+
+// gateSearcher is phraseGate's searcher. Its position after a document d
+// it was asked about is d itself when the phrase is there, else a
+// placeholder ID between d and d+1 (d's eight bytes and a zero byte):
+// disjunction and boolean searchers see no match at d, and advance it
+// again to any later document.
+type gateSearcher struct {
+	must  search.Searcher // the conjunction of the terms
+	terms []string
+	want  *uint64
+	curr  *search.DocumentMatch // must's current match, nil before the first or when consumed
+	last  uint64                // the last document asked about
+	asked bool
+	done  bool
+}
+
+// placeholder returns a match positioned just past document d: d's
+// eight bytes and a zero byte, between d and d+1.
+func placeholder(ctx *search.SearchContext, d uint64) *search.DocumentMatch {
+	dm := ctx.DocumentMatchPool.Get()
+	dm.IndexInternalID = append(index.NewIndexInternalID(dm.IndexInternalID[:0], d), 0)
+	return dm
+}
+
+func (s *gateSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	if !s.asked {
+		return s.check(ctx, *s.want)
+	}
+	return placeholder(ctx, s.last), nil
+}
+
+func (s *gateSearcher) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {
+	return s.check(ctx, id.Value())
+}
+
+// check returns the match at d when the phrase is at d, else a
+// placeholder just past d, or nil when the terms have no document left.
+func (s *gateSearcher) check(ctx *search.SearchContext, d uint64) (*search.DocumentMatch, error) {
+	s.asked, s.last = true, d
+	if s.done {
+		return nil, nil
+	}
+	if s.curr == nil || s.curr.IndexInternalID.Value() < d {
+		ctx.DocumentMatchPool.Put(s.curr)
+		var err error
+		if s.curr, err = s.must.Advance(ctx, index.NewIndexInternalID(nil, d)); err != nil {
+			return nil, err
+		}
+		if s.curr == nil {
+			s.done = true
+			return nil, nil
+		}
+	}
+	if s.curr.IndexInternalID.Value() != d {
+		return placeholder(ctx, d), nil
+	}
+	dm := s.curr
+	s.curr = nil
+	if !hasPhrase(dm.FieldTermLocations, s.terms) {
+		ctx.DocumentMatchPool.Put(dm)
+		return placeholder(ctx, d), nil
+	}
+	dm.FieldTermLocations = dm.FieldTermLocations[:0]
+	return dm, nil
+}
+
+// hasPhrase tells whether terms stand in a row among locs (the locations
+// of one field), in the same element of an array field, as Bleve's phrase
+// searcher requires with no slop.
+func hasPhrase(locs []search.FieldTermLocation, terms []string) bool {
+	var at func(i int, prev *search.Location) bool
+	at = func(i int, prev *search.Location) bool {
+		if i == len(terms) {
+			return true
+		}
+		for j := range locs {
+			l := &locs[j]
+			if l.Term != terms[i] {
+				continue
+			}
+			if prev != nil && (l.Location.Pos != prev.Pos+1 || !l.Location.ArrayPositions.Equals(prev.ArrayPositions)) {
+				continue
+			}
+			if at(i+1, &l.Location) {
+				return true
+			}
+		}
+		return false
+	}
+	return at(0, nil)
+}
+
+func (s *gateSearcher) Close() error               { return s.must.Close() }
+func (s *gateSearcher) Weight() float64            { return s.must.Weight() }
+func (s *gateSearcher) SetQueryNorm(n float64)     { s.must.SetQueryNorm(n) }
+func (s *gateSearcher) Count() uint64              { return s.must.Count() }
+func (s *gateSearcher) Min() int                   { return 0 }
+func (s *gateSearcher) Size() int                  { return s.must.Size() + 64 }
+func (s *gateSearcher) DocumentMatchPoolSize() int { return s.must.DocumentMatchPoolSize() + 2 }
+
+// wordsSearcher returns the documents of child, a rankSearcher over a
+// wordsShape's gated query, that may be among the best k; see the top of
+// this file. It ends with the documents that have all the words counted
+// in q.total.
+type wordsSearcher struct {
+	topk
+	// leaves[i][f] is word i's term over the field of boosts[f].
+	leaves  [][]*fastLeaf
+	qnorm   float64
+	relaxed bool    // any of the words matches (wordsShape.relaxed)
+	want    *uint64 // the document child's phrase gates look at
+	target  uint64
+	total   uint64
+	done    bool
+}
+
+// newWords returns the fast searcher of q, a query of the words of s,
+// over is, or nil when Bleve would not score it with BM25 (then rs runs
+// alone). want is the gates' document, shared with rs's query.
+func newWords(ctx context.Context, q *rankQuery, s *wordsShape, want *uint64, is *scorch.IndexSnapshot, rs *rankSearcher) (*wordsSearcher, error) {
+	ws := &wordsSearcher{topk: topk{child: rs, q: q, k: q.topK, stop: rs.stop}, want: want, relaxed: s.relaxed}
+	var weights float64
+	for _, terms := range s.terms {
+		ls, err := openLeaves(ctx, is, terms)
+		if ls == nil || err != nil {
+			ws.closeLeaves()
+			return nil, err
+		}
+		ws.leaves = append(ws.leaves, ls)
+		for _, l := range ls {
+			weights += l.w * l.w
+		}
+	}
+	// Every term is weighed twice, in its word and in the phrase; in a
+	// relaxed query, thrice: in the conjunction of the words too.
+	if s.relaxed {
+		weights *= 3
+	} else {
+		weights *= 2
+	}
+	ws.qnorm = boundSlack / math.Sqrt(weights)
+	return ws, nil
+}
+
+func (s *wordsSearcher) closeLeaves() {
+	for _, ls := range s.leaves {
+		for _, l := range ls {
+			_ = l.r.Close()
+		}
+	}
+}
+
+// next returns the next document from s.target on that has all the
+// words (in a relaxed query, any of them), with the leaves that have it
+// standing on it, or math.MaxUint64.
+func (s *wordsSearcher) next() (uint64, error) {
+	if s.relaxed {
+		d := uint64(math.MaxUint64)
+		for _, ls := range s.leaves {
+			for _, l := range ls {
+				if err := l.next(s.target); err != nil {
+					return 0, err
+				}
+				d = min(d, l.doc)
+			}
+		}
+		return d, nil
+	}
+	t := s.target
+	for {
+		agree := true
+		for _, ls := range s.leaves {
+			e := uint64(math.MaxUint64)
+			for _, l := range ls {
+				if err := l.next(t); err != nil {
+					return 0, err
+				}
+				e = min(e, l.doc)
+			}
+			if e == math.MaxUint64 {
+				return e, nil
+			}
+			if e != t {
+				agree = false
+				t = max(t, e)
+			}
+		}
+		if agree {
+			return t, nil
+		}
+	}
+}
+
+// bound returns at least the score child gives document d, on which the
+// leaves that have it stand, and false when d is outside the snapshot's
+// rank columns.
+func (s *wordsSearcher) bound(d uint64) (float64, bool) {
+	n := float64(len(boosts))
+	// The words: each one's fields, with its disjunction's coordination.
+	var words, present float64
+	for _, ls := range s.leaves {
+		var w, m float64
+		for _, l := range ls {
+			if l.doc == d {
+				w += l.bm25()
+				m++
+			}
+		}
+		words += w * m / n
+		if m > 0 {
+			present++
+		}
+	}
+	// The phrase: the fields with all the words, with the coordination
+	// of the phrase's disjunction.
+	var phrase, inAll float64
+	for f := range boosts {
+		var p float64
+		all := true
+		for _, ls := range s.leaves {
+			if l := ls[f]; l.doc == d {
+				p += l.bm25()
+			} else {
+				all = false
+			}
+		}
+		if all {
+			phrase += p
+			inAll++
+		}
+	}
+	phrase *= inAll / n
+	sum := words + phrase
+	if s.relaxed {
+		// Any of the words, with its coordination; with all of them, the
+		// should clause adds the conjunction of the words and the phrase
+		// (at most: its coordination is 1/2 without the phrase).
+		all := float64(len(s.leaves))
+		sum = words * present / all
+		if present == all {
+			sum += words + phrase
+		}
+	}
+	f, ok := s.factor(d)
+	return sum * s.qnorm * f * boundSlack, ok
+}
+
+func (s *wordsSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	for !s.done {
+		if s.stop.stop() {
+			s.done = true
+			break
+		}
+		d, err := s.next()
+		if err != nil {
+			return nil, err
+		}
+		if d == math.MaxUint64 {
+			s.done = true
+			break
+		}
+		s.target = d + 1
+		s.total++
+		// The first match always goes to child (the threshold is -1
+		// until k are scored): its searchers are initialised on their
+		// first document. A threshold known before the first (from the
+		// pages with the words in their titles) had child first advanced
+		// further, and a relaxed query's should clause then missed a
+		// match; not understood, and it gained nothing measurable.
+		if b, ok := s.bound(d); ok && b < s.threshold() {
+			continue
+		}
+		if d < s.childAt {
+			continue // child went past it: not a match
+		}
+		*s.want = d
+		s.id = index.NewIndexInternalID(s.id[:0], d)
+		dm, err := s.child.Advance(ctx, s.id)
+		if err != nil {
+			return nil, err
+		}
+		if dm == nil {
+			s.done = true
+			break
+		}
+		s.childAt = dm.IndexInternalID.Value() + 1
+		s.keep(dm.Score)
+		return dm, nil
+	}
+	s.q.total.Store(s.total)
+	s.q.fast.Store(true)
+	return nil, nil
+}
+
+func (s *wordsSearcher) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {
+	if v := id.Value(); v > s.target {
+		s.target = v
+	}
+	return s.Next(ctx)
+}
+
+func (s *wordsSearcher) Close() error {
+	s.closeLeaves()
+	return s.child.Close()
+}
+
+func (s *wordsSearcher) Weight() float64            { return s.child.Weight() }
+func (s *wordsSearcher) SetQueryNorm(n float64)     { s.child.SetQueryNorm(n) }
+func (s *wordsSearcher) Count() uint64              { return s.child.Count() }
+func (s *wordsSearcher) Min() int                   { return s.child.Min() }
+func (s *wordsSearcher) Size() int                  { return s.child.Size() + 512 }
+func (s *wordsSearcher) DocumentMatchPoolSize() int { return s.child.DocumentMatchPoolSize() }
