@@ -39,7 +39,7 @@ func owners(vs map[string]*members, rows []string) map[string][]string {
 	for _, row := range rows {
 		for id, v := range vs {
 			g := v.groups["o"]
-			if g != nil && g.owns(fnv64(row)) {
+			if g != nil && g.mine[Bucket(row)] {
 				out[row] = append(out[row], id)
 			}
 		}
@@ -94,7 +94,9 @@ func TestRendezvousMovesOnlyOneShare(t *testing.T) {
 			took++
 		}
 	}
-	if took < len(rows)/5*8/10 {
+	// Rows move by bucket (Buckets of them), so shares vary more than
+	// rows would.
+	if took < len(rows)/5*7/10 {
 		t.Errorf("the new member took %d of %d rows, want about a fifth", took, len(rows))
 	}
 }

@@ -44,14 +44,19 @@ func indexed(t *testing.T, s *Store) []string {
 	t.Helper()
 	var rows []string
 	err := s.index.tbl.ReadRows(t.Context(), bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
+		row, ok := percolator.RowOfBucketKey(r.Key())
+		if !ok || percolator.BucketKey(row) != r.Key() {
+			t.Errorf("index row %q is not a bucket key", r.Key())
+		}
 		for _, c := range cells(r) {
-			rows = append(rows, fmt.Sprintf("%s %s:%s@%d", r.Key(), c.Family, c.Column, c.Ts))
+			rows = append(rows, fmt.Sprintf("%s %s:%s@%d", row, c.Family, c.Column, c.Ts))
 		}
 		return true
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(rows)
 	return rows
 }
 
@@ -138,5 +143,122 @@ func TestGroupSweep(t *testing.T) {
 	}
 	if got := scanNotify(t, s); !slices.Equal(got, []string{"lost"}) {
 		t.Errorf("scan after the sweep = %q, want lost", got)
+	}
+}
+
+// TestReadBuckets checks that a bucket scan reads exactly the rows of the
+// buckets asked for, in bucket order, and that a row scan through the
+// bucketed index still lists rows in row order.
+func TestReadBuckets(t *testing.T) {
+	s := openGroupTest(t)
+	ctx := t.Context()
+	var muts []percolator.RowMutation
+	var rows []string
+	for i := range 300 {
+		row := fmt.Sprintf("r%03d", i)
+		rows = append(rows, row)
+		muts = append(muts, percolator.RowMutation{Row: row, Mutations: []percolator.Mutation{set("n", "c", 5), set("d", "c", 5)}})
+	}
+	if err := s.MutateRows(ctx, muts); err != nil {
+		t.Fatal(err)
+	}
+	if got := scanNotify(t, s); !slices.Equal(got, rows) {
+		t.Fatalf("row scan = %q, want every row in row order", got)
+	}
+	// The first and last quarter of the buckets.
+	ranges := []percolator.KeyRange{
+		{Start: "", End: percolator.BucketStart(percolator.Buckets / 4)},
+		{Start: percolator.BucketStart(percolator.Buckets * 3 / 4), End: ""},
+	}
+	var want []string
+	for _, row := range rows {
+		if b := percolator.Bucket(row); b < percolator.Buckets/4 || b >= percolator.Buckets*3/4 {
+			want = append(want, percolator.BucketKey(row))
+		}
+	}
+	slices.Sort(want)
+	before := s.IndexRows()
+	var got []string
+	err := s.ReadBuckets(ctx, ranges, func(row string, cs []percolator.Cell) bool {
+		if len(cs) != 1 || cs[0].Family != "n" {
+			t.Errorf("%s: cells %v, want its notify cell", row, cs)
+		}
+		got = append(got, percolator.BucketKey(row))
+		return true
+	}, percolator.Filter{Family: "n", KeysOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("bucket scan got %d rows, want the %d of those buckets in bucket order", len(got), len(want))
+	}
+	if n := s.IndexRows() - before; n != int64(len(want)) {
+		t.Errorf("the bucket scan read %d index rows, want %d (its buckets only)", n, len(want))
+	}
+	if err := s.ReadBuckets(ctx, ranges, func(string, []percolator.Cell) bool { return true }, percolator.Filter{Family: "d"}); err == nil {
+		t.Error("a bucket scan of a family that is not indexed succeeded")
+	}
+}
+
+// TestMigrateRowIndex checks that a table whose notify index is keyed by
+// row (the index of older versions) has it moved to the bucketed index
+// when a store opens it, and that its notifications are then found.
+func TestMigrateRowIndex(t *testing.T) {
+	ctx := t.Context()
+	name := fmt.Sprintf("m%d", groupTables.Add(1))
+	s := openGroupTest(t) // for its admin client
+	old := oldIndexTable(name)
+	for _, tbl := range []string{name, old} {
+		if err := s.admin.CreateTable(ctx, tbl); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.admin.CreateColumnFamily(ctx, tbl, "n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A notification as an older version wrote it: in its row, and in
+	// the old index under the row's own key.
+	for _, tbl := range []string{name, old} {
+		m := bigtable.NewMutation()
+		m.Set("n", "c", micros(4), nil)
+		if err := s.client.Open(tbl).Apply(ctx, "page", m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := Open(ctx, Config{Project: "caffeine", Instance: "test", Table: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, tbl := range []string{name, indexTable(name)} {
+			if err := s.admin.DeleteTable(context.Background(), tbl); err != nil {
+				t.Errorf("delete table %q: %v", tbl, err)
+			}
+		}
+		m.Close()
+	})
+	if err := m.EnsureFamilies(ctx, storetest.Families); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := indexed(t, m), []string{"page n:c@4"}; !slices.Equal(got, want) {
+		t.Errorf("bucketed index after the move = %q, want %q", got, want)
+	}
+	if _, err := s.admin.TableInfo(ctx, old); err == nil {
+		t.Errorf("the old index %q is still there", old)
+	}
+	var found []string
+	all := []percolator.KeyRange{{}}
+	if err := m.ReadBuckets(ctx, all, func(row string, _ []percolator.Cell) bool {
+		found = append(found, row)
+		return true
+	}, percolator.Filter{Family: "n", KeysOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(found, []string{"page"}) {
+		t.Errorf("bucket scan after the move = %q, want page", found)
+	}
+	// A second open finds nothing to move.
+	if err := m.EnsureFamilies(ctx, storetest.Families); err != nil {
+		t.Fatal(err)
 	}
 }
