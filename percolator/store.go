@@ -263,3 +263,13 @@ type BucketStore interface {
 	// order. Every filter must select a bucketed family.
 	ReadBuckets(ctx context.Context, ranges []KeyRange, fn func(row string, cells []Cell) bool, filters ...Filter) error
 }
+
+// IndexRepairer is implemented by stores that keep an index beside the
+// rows which a crash can leave short of a cell (the Bigtable store's
+// notify index is written after the row). RepairIndex reads the whole
+// table and indexes what is missing, so on a shared table one worker
+// calls it: the holder of the lock sweep's duty, every repairEvery lock
+// TTLs (Worker).
+type IndexRepairer interface {
+	RepairIndex(ctx context.Context) error
+}

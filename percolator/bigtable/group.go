@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"cloud.google.com/go/bigtable"
 
@@ -40,17 +39,13 @@ import (
 // being indexed and deletes that index cell (exactly that version). The
 // two hazards left, a process that dies between the row write and the
 // index write and a cell set again at the same timestamp while a scan
-// deletes its index cell, are closed by a sweep: every sweepEvery-th
-// group scan reads the table itself and indexes what it finds.
+// deletes its index cell, are closed by a sweep (RepairIndex): it reads
+// the table itself and indexes what it finds. It reads every row, so one
+// process of a deployment runs it, seldom (percolator.IndexRepairer).
 type groupIndex struct {
-	s     *Store
-	tbl   *bigtable.Table
-	scans atomic.Uint64
+	s   *Store
+	tbl *bigtable.Table
 }
-
-// sweepEvery is how often a group scan reads the whole table instead of
-// the index (and repairs the index from it).
-const sweepEvery = 64
 
 // add applies to the index the changes rows made to grouped cells: sets
 // (keys only) and deletes, so that a notification's index cell goes with
@@ -87,10 +82,6 @@ const verifyBatch = 100
 // with one read, the rows it names sorted, then read from the table in
 // row order. It holds the index cells of the whole range in memory.
 func (g *groupIndex) scan(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
-	if g.scans.Add(1)%sweepEvery == 0 {
-		rr, _ := rowRange(start, end)
-		return g.sweep(ctx, rr, fn, filters)
-	}
 	var set bigtable.RowRangeList
 	for b := range percolator.Buckets {
 		p := percolator.BucketStart(b)
@@ -123,12 +114,6 @@ func (g *groupIndex) scan(ctx context.Context, start, end string, fn func(row st
 // readBuckets is ReadBuckets through the index: the rows it names in
 // ranges, in index order, read from the table in batches.
 func (g *groupIndex) readBuckets(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
-	if g.scans.Add(1)%sweepEvery == 0 {
-		// Index what the table holds, then read the index.
-		if err := g.sweep(ctx, bigtable.InfiniteRange(""), func(string, []percolator.Cell) bool { return true }, filters); err != nil {
-			return err
-		}
-	}
 	var set bigtable.RowRangeList
 	for _, r := range ranges {
 		if rr, ok := rowRange(r.Start, r.End); ok {
@@ -283,15 +268,22 @@ func (g *groupIndex) clean(ctx context.Context, row string, indexed, seen []perc
 	return nil
 }
 
-// sweep is ReadRows on the table itself; it indexes every grouped cell it
-// finds.
-func (g *groupIndex) sweep(ctx context.Context, rr bigtable.RowRange, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
-	return g.s.scanTable(ctx, rr, func(row string, cs []percolator.Cell) bool {
+// sweep reads the grouped families of the table itself and indexes every
+// cell it finds, verifyBatch rows a write.
+func (g *groupIndex) sweep(ctx context.Context, filters []percolator.Filter) error {
+	var batch []percolator.RowMutation
+	err := g.s.scanTable(ctx, bigtable.InfiniteRange(""), func(row string, cs []percolator.Cell) bool {
 		muts := make([]percolator.Mutation, len(cs))
 		for i, c := range cs {
 			muts[i] = percolator.Mutation{Op: percolator.SetCell, Family: c.Family, Column: c.Column, Ts: c.Ts}
 		}
-		g.add(ctx, []percolator.RowMutation{{Row: row, Mutations: muts}})
-		return fn(row, cs)
+		batch = append(batch, percolator.RowMutation{Row: row, Mutations: muts})
+		if len(batch) >= verifyBatch {
+			g.add(ctx, batch)
+			batch = nil
+		}
+		return true
 	}, filters)
+	g.add(ctx, batch)
+	return err
 }

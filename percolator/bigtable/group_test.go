@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/bigtable"
 
@@ -118,10 +119,10 @@ func TestGroupIndex(t *testing.T) {
 	}
 }
 
-// TestGroupSweep checks that a notify cell whose index cell was never
-// written (a process died between the two writes) is found by the sweep,
-// one group scan in sweepEvery, and indexed.
-func TestGroupSweep(t *testing.T) {
+// TestRepairIndex checks that a notify cell whose index cell was never
+// written (a process died between the two writes) is not found by scans
+// until RepairIndex indexes it.
+func TestRepairIndex(t *testing.T) {
 	s := openGroupTest(t)
 	ctx := t.Context()
 	m := bigtable.NewMutation()
@@ -129,20 +130,58 @@ func TestGroupSweep(t *testing.T) {
 	if err := s.tbl.Apply(ctx, "lost", m); err != nil {
 		t.Fatal(err)
 	}
-	found := 0
-	for range sweepEvery {
-		if slices.Contains(scanNotify(t, s), "lost") {
-			found++
-		}
+	if got := scanNotify(t, s); len(got) != 0 {
+		t.Fatalf("scan before the repair = %q, want nothing (the index lacks it)", got)
 	}
-	if found != 1 {
-		t.Errorf("%d of %d scans found the unindexed notification, want 1 (the sweep)", found, sweepEvery)
+	if err := s.RepairIndex(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if got, want := indexed(t, s), []string{"lost n:c@3"}; !slices.Equal(got, want) {
-		t.Errorf("index after the sweep = %q, want %q", got, want)
+		t.Errorf("index after the repair = %q, want %q", got, want)
 	}
 	if got := scanNotify(t, s); !slices.Equal(got, []string{"lost"}) {
-		t.Errorf("scan after the sweep = %q, want lost", got)
+		t.Errorf("scan after the repair = %q, want lost", got)
+	}
+}
+
+// TestWorkerRepairsIndex: a worker holding the lock sweep's duty repairs
+// the notify index, so a notification whose index cell was lost is
+// observed all the same.
+func TestWorkerRepairsIndex(t *testing.T) {
+	s := openGroupTest(t)
+	ctx := t.Context()
+	db, err := percolator.Open(ctx, s, percolator.Options{Weak: []string{"c"}, LockTTL: 200 * time.Millisecond, ClockSkew: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ran := make(chan string, 1)
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{IdleMin: time.Millisecond, IdleMax: 50 * time.Millisecond},
+		percolator.Observer{Name: "o", Column: "c", Run: func(_ context.Context, _ *percolator.Tx, row, _ string) error {
+			select {
+			case ran <- row:
+			default:
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start()
+	defer w.Close()
+	// A weak notification as a writer that died before indexing it left it.
+	m := bigtable.NewMutation()
+	m.Set("n", "c", micros(3), nil)
+	if err := s.tbl.Apply(ctx, "lost", m); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case row := <-ran:
+		if row != "lost" {
+			t.Errorf("ran on %q", row)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the notification whose index cell was lost did not run in 30 s")
 	}
 }
 

@@ -232,3 +232,22 @@ func (s *Store) ReadBuckets(ctx context.Context, ranges []percolator.KeyRange, f
 	}
 	return s.index.readBuckets(ctx, ranges, fn, filters)
 }
+
+var _ percolator.IndexRepairer = (*Store)(nil)
+
+// RepairIndex implements percolator.IndexRepairer: it reads the grouped
+// families of the whole table and indexes every cell it finds, so a cell
+// whose index write was lost is found by the scans again.
+func (s *Store) RepairIndex(ctx context.Context) error {
+	s.mu.Lock()
+	var filters []percolator.Filter
+	for f := range s.groups {
+		filters = append(filters, percolator.Filter{Family: f, KeysOnly: true})
+	}
+	s.mu.Unlock()
+	if len(filters) == 0 {
+		return nil
+	}
+	slices.SortFunc(filters, func(a, b percolator.Filter) int { return strings.Compare(a.Family, b.Family) })
+	return s.index.sweep(ctx, filters)
+}
