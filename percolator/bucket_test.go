@@ -3,11 +3,15 @@ package percolator_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/bigtable"
+	"github.com/caffeine-go/caffeine/percolator/bigtable/emulator"
 	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 )
 
@@ -181,4 +185,81 @@ func TestPartitionScansOwnBuckets(t *testing.T) {
 		t.Errorf("%d of %d rows were read by the scans of more than one worker, want each by its owner's only", shared, n)
 	}
 	t.Logf("%d of %d rows read by more than one worker's scans; %d scan reads", shared, n, read)
+}
+
+// BenchmarkScanReads: 1 and 3 workers, each on a DB of its own, on one
+// table of the Bigtable emulator, run the observer on 2,000 rows a loader
+// notifies (100 transactions). It reports the notify index rows their
+// scans read per notification, and the index reads (calls) per
+// notification.
+//
+//	go test -run '^$' -bench ScanReads -benchtime 3x ./percolator/
+func BenchmarkScanReads(b *testing.B) {
+	for _, workers := range []int{1, 3} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			benchScanReads(b, workers)
+		})
+	}
+}
+
+var scanReadTables atomic.Int64
+
+func benchScanReads(b *testing.B, workers int) {
+	emulator.Ensure(b)
+	st, err := bigtable.Open(b.Context(), bigtable.Config{Project: "caffeine", Instance: "test", Table: fmt.Sprintf("scanreads%d", scanReadTables.Add(1))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	opt := percolator.Options{Observed: []string{"in"}}
+	dbs := shared(b, st, 1, opt)
+	l := newRunLog()
+	var ws []*percolator.Worker
+	for i := 1; i <= workers; i++ {
+		db, err := percolator.Open(bg, st, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		w, err := percolator.NewWorker(db, percolator.WorkerOptions{Workers: 4}, l.observer(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Start()
+		b.Cleanup(w.Close)
+		ws = append(ws, w)
+	}
+	waitMembers(b, workers, ws...)
+	const n = 2000
+	var rows, reads int64
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		rows0, reads0 := st.IndexRows(), st.Calls()["index ReadRows"]
+		b.StartTimer()
+		prefix := fmt.Sprintf("b%d/", i)
+		notifyRows(b, dbs[0], prefix, n)
+		// Done when every row ran: the loader's Pending would read the
+		// index too.
+		for {
+			l.mu.Lock()
+			done := 0
+			for row := range l.byRow {
+				if strings.HasPrefix(row, prefix) {
+					done++
+				}
+			}
+			l.mu.Unlock()
+			if done == n {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		b.StopTimer()
+		rows += st.IndexRows() - rows0
+		reads += st.Calls()["index ReadRows"] - reads0
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(rows)/float64(b.N*n), "index-rows/notification")
+	b.ReportMetric(float64(reads)/float64(b.N*n), "index-reads/notification")
 }
