@@ -257,6 +257,18 @@ func benchScanReads(b *testing.B, workers int) {
 		b.StopTimer()
 		rows += st.IndexRows() - rows0
 		reads += st.Calls()["index ReadRows"] - reads0
+		// Let the last commits finish (not counted: Pending reads the
+		// index too).
+		for {
+			p, err := dbs[0].Pending(bg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if p["in"] == 0 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		b.StartTimer()
 	}
 	b.StopTimer()
