@@ -127,8 +127,9 @@ func (s *scanLog) ReadBuckets(ctx context.Context, ranges []percolator.KeyRange,
 }
 
 // TestPartitionScansOwnBuckets: three workers on the Bigtable emulator,
-// with stable membership, each scan only their buckets: every notified
-// row is read by the scans of one worker, not of all three.
+// with stable membership, each scan only their buckets, in batches:
+// every notified row is observed and read by the scans of one worker,
+// not of all three.
 func TestPartitionScansOwnBuckets(t *testing.T) {
 	st := bigtableStore(t, "ownbuckets")
 	opt := percolator.Options{Observed: []string{"in"}}
@@ -144,7 +145,8 @@ func TestPartitionScansOwnBuckets(t *testing.T) {
 		}
 		t.Cleanup(func() { db.Close() })
 		logs = append(logs, sl)
-		ws = append(ws, startMarker(t, db, l, i))
+		// Small batches: passes resume within the buckets many times.
+		ws = append(ws, startWorker(t, db, percolator.WorkerOptions{Workers: 4, BatchRows: 16, IdleMin: time.Millisecond, IdleMax: 20 * time.Millisecond}, l.observer(i)))
 	}
 	waitMembers(t, 3, ws...)
 	const n = 300
