@@ -17,11 +17,16 @@ import (
 // registers as a member in the row memberRow(id) with a wall-clock beat,
 // rewritten every LockTTL/4 and deleted by Close. Each worker reads the
 // member rows every memberRefresh (LockTTL/4 if shorter: 2.5 s at the
-// default LockTTL), and its passes dispatch only the rows
-// it owns: a row belongs, for each observer, to the live member running
-// that observer whose rendezvous (highest-random-weight) hash with the row
-// is highest. So without a lock service the workers do not all compete for
-// every row, and a join or a death moves only that member's share.
+// default LockTTL), and its passes dispatch only the rows it owns. Rows
+// are owned by bucket (Bucket: a hash of the row, one of Buckets): a
+// bucket belongs, for each observer, to the live member running that
+// observer whose rendezvous (highest-random-weight) hash with the bucket
+// is highest. So without a lock service the workers do not all compete
+// for every row, and a join or a death moves only that member's share. On
+// a BucketStore (Bigtable's notify index is kept by bucket) a pass reads
+// only the buckets its worker owns, so its cost is the worker's share of
+// the notifications; on another store it reads them all and keeps its
+// own.
 //
 // A member is live while its beat is younger than its LockTTL plus
 // Options.ClockSkew (the members' wall clocks may disagree by that much);
@@ -89,13 +94,16 @@ type members struct {
 	read   time.Time
 	ids    []string                // live member ids, sorted; this worker's among them
 	groups map[string]*memberGroup // by observer name: the live members running it
+	ranges []KeyRange              // the BucketKey ranges of the buckets this worker owns for any observer
 }
 
 // memberGroup is the members running one observer: the rendezvous hashes
-// of their ids, in id order, and which one is this worker.
+// of their ids, in id order, which one is this worker, and the buckets it
+// owns.
 type memberGroup struct {
 	hashes []uint64
 	self   int
+	mine   [Buckets]bool
 }
 
 func newPartition(db *DB, obs map[string]*observerState) *partition {
@@ -266,10 +274,54 @@ func (p *partition) build(read time.Time, others []member) *members {
 			g = same
 		} else {
 			byKey[string(key)] = g
+			for b := range Buckets {
+				g.mine[b] = g.owns(uint64(b))
+			}
 		}
 		v.groups[name] = g
 	}
+	var mine [Buckets]bool
+	for _, g := range byKey {
+		for b, ok := range g.mine {
+			mine[b] = mine[b] || ok
+		}
+	}
+	v.ranges = bucketRanges(mine)
 	return v
+}
+
+// bucketRanges returns the BucketKey ranges of the buckets set in mine,
+// adjacent buckets merged.
+func bucketRanges(mine [Buckets]bool) []KeyRange {
+	var out []KeyRange
+	for b := 0; b < Buckets; b++ {
+		if !mine[b] {
+			continue
+		}
+		e := b + 1
+		for e < Buckets && mine[e] {
+			e++
+		}
+		out = append(out, KeyRange{BucketStart(b), BucketStart(e)})
+		b = e
+	}
+	return out
+}
+
+// clip returns the parts of ranges (sorted, disjoint) within [from, to)
+// (an empty to has no bound).
+func clip(ranges []KeyRange, from, to string) []KeyRange {
+	var out []KeyRange
+	for _, r := range ranges {
+		start, end := max(r.Start, from), r.End
+		if to != "" && (end == "" || to < end) {
+			end = to
+		}
+		if end == "" || start < end {
+			out = append(out, KeyRange{start, end})
+		}
+	}
+	return out
 }
 
 // single reports whether this worker is the only live member.
@@ -278,7 +330,7 @@ func (v *members) single() bool { return len(v.ids) == 1 }
 // owned filters a row's notify cells down to those of observers whose
 // notifications in the row this worker owns, in place.
 func (v *members) owned(row string, cells []Cell, obs map[string]*observerState) []Cell {
-	h := fnv64(row)
+	b := Bucket(row)
 	out := cells[:0]
 	var last *memberGroup
 	own := false
@@ -288,7 +340,7 @@ func (v *members) owned(row string, cells []Cell, obs map[string]*observerState)
 			continue
 		}
 		if g := v.groups[o.Name]; g != last {
-			last, own = g, g.owns(h)
+			last, own = g, g.mine[b]
 		}
 		if own {
 			out = append(out, c)
@@ -298,8 +350,9 @@ func (v *members) owned(row string, cells []Cell, obs map[string]*observerState)
 }
 
 // owns reports whether this worker has the highest rendezvous weight for
-// a row hashing to h.
-func (g *memberGroup) owns(h uint64) bool {
+// bucket b.
+func (g *memberGroup) owns(b uint64) bool {
+	h := mix64(b + 1)
 	best, top := 0, uint64(0)
 	for i, m := range g.hashes {
 		if w := mix64(h ^ m); i == 0 || w > top {

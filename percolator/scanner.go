@@ -252,6 +252,11 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 	if w.part != nil {
 		view = w.part.current(ctx)
 	}
+	filter := Filter{Family: famNotify, KeysOnly: true}
+	// On a BucketStore a shared table's pass reads only the buckets w
+	// owns, and its positions (start, from, end) are BucketKeys.
+	bs, byBucket := w.db.st.(BucketStore)
+	byBucket = byBucket && view != nil && bs.Bucketed(filter)
 	for {
 		if view != nil {
 			view = w.part.view.Load() // a long pass follows changes
@@ -260,9 +265,13 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 		var last string
 		full := false
 		began := time.Now()
-		err := w.db.st.ReadRows(ctx, from, end, func(row string, cells []Cell) bool {
-			last = row
-			sample.add(row)
+		visit := func(row string, cells []Cell) bool {
+			key := row
+			if byBucket {
+				key = BucketKey(row)
+			}
+			last = key
+			sample.add(key)
 			for i, c := range cells {
 				if i == 0 || cells[i-1].Column != c.Column {
 					seen[c.Column]++
@@ -276,7 +285,12 @@ func (w *Worker) pass(ctx context.Context, start string, bg bool) (found int, so
 			}
 			full = len(batch) >= w.opt.BatchRows
 			return !full
-		}, Filter{Family: famNotify, KeysOnly: true})
+		}
+		if byBucket {
+			err = bs.ReadBuckets(ctx, clip(view.ranges, from, end), visit, filter)
+		} else {
+			err = w.db.st.ReadRows(ctx, from, end, visit, filter)
+		}
 		read += time.Since(began)
 		if err != nil {
 			return found, soonest, read, err

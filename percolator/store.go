@@ -208,3 +208,68 @@ type RowMutation struct {
 	Row       string
 	Mutations []Mutation
 }
+
+// Buckets is how many buckets a BucketStore spreads its bucketed cells
+// over (see BucketKey): workers sharing a table own buckets, not rows, so
+// each reads only its own share of the notifications.
+const Buckets = 1024
+
+// Bucket returns the bucket of row, in [0, Buckets).
+func Bucket(row string) int { return int(mix64(fnv64(row)) >> 54) }
+
+// BucketKey returns the key under which a BucketStore keeps row's bucketed
+// cells: its bucket as two bytes (big-endian), then the row. The keys of one bucket are
+// contiguous and in row order, and bucket b's keys are the range
+// [BucketStart(b), BucketStart(b+1)).
+func BucketKey(row string) string { return BucketStart(Bucket(row)) + row }
+
+// BucketStart returns the first key of bucket b, or "" (the end of the key
+// space) for b = Buckets.
+func BucketStart(b int) string {
+	if b >= Buckets {
+		return ""
+	}
+	return string([]byte{byte(b >> 8), byte(b)})
+}
+
+// bucketKeyLen is the length of BucketKey's bucket prefix.
+const bucketKeyLen = 2
+
+// RowOfBucketKey returns the row of a BucketKey, and false if key is too
+// short to be one.
+func RowOfBucketKey(key string) (string, bool) {
+	if len(key) < bucketKeyLen {
+		return "", false
+	}
+	return key[bucketKeyLen:], true
+}
+
+// KeyRange is the keys [Start, End); an empty End has no bound.
+type KeyRange struct{ Start, End string }
+
+// BucketStore is implemented by stores that keep the cells of some
+// families ordered by BucketKey rather than by row, as an index beside the
+// rows (the Bigtable store's notify index): a worker then scans only the
+// buckets it owns, and its scans cost what its share holds, not the whole
+// backlog.
+type BucketStore interface {
+	Store
+
+	// Bucketed reports whether every filter selects a bucketed family.
+	Bucketed(filters ...Filter) bool
+
+	// ReadBuckets is ReadRows over the rows whose BucketKey lies in one of
+	// ranges (sorted and disjoint), in BucketKey order rather than row
+	// order. Every filter must select a bucketed family.
+	ReadBuckets(ctx context.Context, ranges []KeyRange, fn func(row string, cells []Cell) bool, filters ...Filter) error
+}
+
+// IndexRepairer is implemented by stores that keep an index beside the
+// rows which a crash can leave short of a cell (the Bigtable store's
+// notify index is written after the row). RepairIndex reads the whole
+// table and indexes what is missing, so on a shared table one worker
+// calls it: the holder of the lock sweep's duty, every repairEvery lock
+// TTLs (Worker).
+type IndexRepairer interface {
+	RepairIndex(ctx context.Context) error
+}

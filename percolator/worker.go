@@ -332,12 +332,14 @@ func (w *Worker) Start() {
 // sweepIdle times as long as the last took if that is longer than
 // LockTTL: the sweeps take a tenth of one process's time at most however
 // big the table. Readers resolve the locks they meet meanwhile
-// (resolve), as ever.
+// (resolve), as ever. The holder also repairs the store's index, if it
+// keeps one (IndexRepairer), every repairEvery lock TTLs.
 func (w *Worker) sweep() {
 	defer w.wg.Done()
 	duty := w.db.Duty(dutyLocks)
 	w.wg.Go(func() { duty.Hold(w.ctx) })
 	wait := w.db.opt.LockTTL
+	repaired := time.Now() // the first repair waits too: processes restart often
 	for {
 		t := time.NewTimer(wait)
 		select {
@@ -356,8 +358,21 @@ func (w *Worker) sweep() {
 		}
 		w.sweeps.Add(1)
 		wait = max(wait, sweepIdle*time.Since(began))
+		if ir, ok := w.db.st.(IndexRepairer); ok && time.Since(repaired) >= repairEvery*w.db.opt.LockTTL {
+			began := time.Now()
+			if err := ir.RepairIndex(w.ctx); err != nil && w.ctx.Err() == nil {
+				w.opt.Logger.Warn("index repair failed", "err", err)
+			}
+			repaired = time.Now()
+			wait = max(wait, sweepIdle*time.Since(began))
+		}
 	}
 }
+
+// repairEvery is how many lock TTLs apart the holder of the "locks" duty
+// repairs the store's index (IndexRepairer): 100 s at the default
+// LockTTL. A notification whose index cell a crash lost waits that long.
+const repairEvery = 10
 
 // dutyLocks names the duty of sweeping for dead writers' locks.
 const dutyLocks = "locks"

@@ -55,3 +55,8 @@ func (s *Store) Calls() map[string]int64 {
 
 // wholeTable is how the range of a scan of every row prints.
 var wholeTable = bigtable.InfiniteRange("").String()
+
+// IndexRows returns how many rows the store's scans have read from the
+// group index: notifications read by workers' scans (each scan reads the
+// notifications of the buckets it asks for).
+func (s *Store) IndexRows() int64 { return s.indexRows.Load() }

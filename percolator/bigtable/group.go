@@ -3,7 +3,8 @@ package bigtable
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+	"slices"
+	"strings"
 
 	"cloud.google.com/go/bigtable"
 
@@ -17,30 +18,34 @@ import (
 // family would read every cell of the table server side. So every cell of
 // a family in an indexed locality group (Config.IndexGroups: Percolator's
 // notify group) is mirrored, keys only, in a separate table
-// ("TABLE-groups", same row, family, column and timestamp), and a scan
-// whose filters all select such families reads that table and then each
-// row it names, with the caller's filters.
+// ("TABLE-index", same family, column and timestamp), and a scan whose
+// filters all select such families reads that table and then each row it
+// names, with the caller's filters.
+//
+// The index's row keys are percolator.BucketKey(row): a bucket, then
+// the row. So the workers sharing a table each read only the buckets they
+// own (ReadBuckets, one call for all of a worker's buckets), and a
+// worker's scan costs its share of the notifications, not all of them. A
+// ReadRows through the index reads every bucket's part of the range with
+// one call and sorts the rows before it reads them from the table.
 //
 // A separate table rather than a key range of the same table: no user row
 // can collide with it, and full-table scans (GC, lock cleanup) never read
-// it.
+// it. Tables indexed by row ("TABLE-groups") are moved to the bucketed
+// index by EnsureFamilies (see migrate).
 //
 // The index is written after the row, and never before, so a scan that
 // finds an index cell whose row cell is gone knows it was deleted after
 // being indexed and deletes that index cell (exactly that version). The
 // two hazards left, a process that dies between the row write and the
 // index write and a cell set again at the same timestamp while a scan
-// deletes its index cell, are closed by a sweep: every sweepEvery-th
-// group scan reads the table itself and indexes what it finds.
+// deletes its index cell, are closed by a sweep (RepairIndex): it reads
+// the table itself and indexes what it finds. It reads every row, so one
+// process of a deployment runs it, seldom (percolator.IndexRepairer).
 type groupIndex struct {
-	s     *Store
-	tbl   *bigtable.Table
-	scans atomic.Uint64
+	s   *Store
+	tbl *bigtable.Table
 }
-
-// sweepEvery is how often a group scan reads the whole table instead of
-// the index (and repairs the index from it).
-const sweepEvery = 64
 
 // add applies to the index the changes rows made to grouped cells: sets
 // (keys only) and deletes, so that a notification's index cell goes with
@@ -59,7 +64,7 @@ func (g *groupIndex) add(ctx context.Context, rows []percolator.RowMutation) {
 			}
 		}
 		if m, err := btMutation(grouped); err == nil && m != nil {
-			keys = append(keys, r.Row)
+			keys = append(keys, percolator.BucketKey(r.Row))
 			ms = append(ms, m)
 		}
 	}
@@ -73,11 +78,67 @@ func (g *groupIndex) add(ctx context.Context, rows []percolator.RowMutation) {
 // one read.
 const verifyBatch = 100
 
-// scan is ReadRows through the index.
-func (g *groupIndex) scan(ctx context.Context, rr bigtable.RowRange, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
-	if g.scans.Add(1)%sweepEvery == 0 {
-		return g.sweep(ctx, rr, fn, filters)
+// scan is ReadRows through the index: every bucket's part of [start, end)
+// with one read, the rows it names sorted, then read from the table in
+// row order. It holds the index cells of the whole range in memory.
+func (g *groupIndex) scan(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
+	var set bigtable.RowRangeList
+	for b := range percolator.Buckets {
+		p := percolator.BucketStart(b)
+		stop := percolator.BucketStart(b + 1)
+		if end != "" {
+			stop = p + end
+		}
+		if rr, ok := rowRange(p+start, stop); ok {
+			set = append(set, rr)
+		}
 	}
+	var all []named
+	err := g.read(ctx, set, filters, func(n named) bool {
+		all = append(all, n)
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(all, func(a, b named) int { return strings.Compare(a.row, b.row) })
+	v := g.verifier(ctx, fn, filters)
+	for _, n := range all {
+		if !v.add(n) {
+			break
+		}
+	}
+	return v.done()
+}
+
+// readBuckets is ReadBuckets through the index: the rows it names in
+// ranges, in index order, read from the table in batches.
+func (g *groupIndex) readBuckets(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
+	var set bigtable.RowRangeList
+	for _, r := range ranges {
+		if rr, ok := rowRange(r.Start, r.End); ok {
+			set = append(set, rr)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	v := g.verifier(ctx, fn, filters)
+	if err := g.read(ctx, set, filters, v.add); err != nil {
+		return err
+	}
+	return v.done()
+}
+
+// named is a row an index scan found, with its index cells.
+type named struct {
+	row     string
+	indexed []percolator.Cell
+}
+
+// read calls fn with each row of the index in set that has cells matching
+// filters, in index order, until fn returns false.
+func (g *groupIndex) read(ctx context.Context, set bigtable.RowSet, filters []percolator.Filter, fn func(named) bool) error {
 	// The index holds keys only; Latest would hide versions whose row
 	// cells are gone from the clean-up below.
 	ifs := make([]percolator.Filter, len(filters))
@@ -85,60 +146,80 @@ func (g *groupIndex) scan(ctx context.Context, rr bigtable.RowRange, fn func(row
 		f.Latest, f.KeysOnly = false, true
 		ifs[i] = f
 	}
-	// The rows the index names are read from the table in batches, one
-	// read per verifyBatch rows, in row order.
-	type named struct {
-		row     string
-		indexed []percolator.Cell
-	}
-	var (
-		batch []named
-		ferr  error
-		stop  bool
-	)
-	flush := func() bool {
-		if len(batch) == 0 {
-			return true
-		}
-		keys := make([]string, len(batch))
-		for i, b := range batch {
-			keys[i] = b.row
-		}
-		got, err := g.s.readList(ctx, keys, filters)
-		if err != nil {
-			ferr = err
-			return false
-		}
-		for _, b := range batch {
-			cs := got[b.row]
-			if err := g.clean(ctx, b.row, b.indexed, cs); err != nil {
-				ferr = err
-				return false
-			}
-			if len(cs) > 0 && !fn(b.row, cs) {
-				stop = true
-				return false
-			}
-		}
-		batch = batch[:0]
-		return true
-	}
 	g.s.calls.add(callIndexRead)
-	err := g.tbl.ReadRows(ctx, rr, func(r bigtable.Row) bool {
+	err := g.tbl.ReadRows(ctx, set, func(r bigtable.Row) bool {
 		indexed := cells(r)
-		if len(indexed) == 0 {
+		row, ok := percolator.RowOfBucketKey(r.Key())
+		if len(indexed) == 0 || !ok {
 			return true
 		}
-		batch = append(batch, named{r.Key(), indexed})
-		return len(batch) < verifyBatch || flush()
+		g.s.indexRows.Add(1)
+		return fn(named{row, indexed})
 	}, bigtable.RowFilter(unionFilter(ifs)))
 	if err != nil {
-		return fmt.Errorf("bigtable: read group index %v: %w", rr, err)
+		return fmt.Errorf("bigtable: read group index: %w", err)
 	}
-	if ferr == nil && !stop {
-		flush()
+	return nil
+}
+
+// A verifier reads the rows an index scan names from the table, one read
+// per verifyBatch rows, and gives fn those that still have matching
+// cells, cleaning the index of those that do not.
+type verifier struct {
+	g       *groupIndex
+	ctx     context.Context
+	fn      func(row string, cells []percolator.Cell) bool
+	filters []percolator.Filter
+	batch   []named
+	err     error
+	stop    bool
+}
+
+func (g *groupIndex) verifier(ctx context.Context, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) *verifier {
+	return &verifier{g: g, ctx: ctx, fn: fn, filters: filters}
+}
+
+// add queues n, and reports whether the scan goes on.
+func (v *verifier) add(n named) bool {
+	v.batch = append(v.batch, n)
+	return len(v.batch) < verifyBatch || v.flush()
+}
+
+// done checks the rows left and returns the scan's error.
+func (v *verifier) done() error {
+	if v.err == nil && !v.stop {
+		v.flush()
 	}
-	return ferr
+	return v.err
+}
+
+func (v *verifier) flush() bool {
+	if len(v.batch) == 0 {
+		return true
+	}
+	keys := make([]string, len(v.batch))
+	for i, b := range v.batch {
+		keys[i] = b.row
+	}
+	slices.Sort(keys)
+	got, err := v.g.s.readList(v.ctx, keys, v.filters)
+	if err != nil {
+		v.err = err
+		return false
+	}
+	for _, b := range v.batch {
+		cs := got[b.row]
+		if err := v.g.clean(v.ctx, b.row, b.indexed, cs); err != nil {
+			v.err = err
+			return false
+		}
+		if len(cs) > 0 && !v.fn(b.row, cs) {
+			v.stop = true
+			return false
+		}
+	}
+	v.batch = v.batch[:0]
+	return true
 }
 
 // clean deletes the index cells of row whose row cells are gone. seen are
@@ -181,21 +262,28 @@ func (g *groupIndex) clean(ctx context.Context, row string, indexed, seen []perc
 		return err
 	}
 	g.s.calls.add(callIndexWrite)
-	if err := g.tbl.Apply(ctx, row, m); err != nil {
+	if err := g.tbl.Apply(ctx, percolator.BucketKey(row), m); err != nil {
 		return fmt.Errorf("bigtable: clean group index of %q: %w", row, err)
 	}
 	return nil
 }
 
-// sweep is ReadRows on the table itself; it indexes every grouped cell it
-// finds.
-func (g *groupIndex) sweep(ctx context.Context, rr bigtable.RowRange, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
-	return g.s.scanTable(ctx, rr, func(row string, cs []percolator.Cell) bool {
+// sweep reads the grouped families of the table itself and indexes every
+// cell it finds, verifyBatch rows a write.
+func (g *groupIndex) sweep(ctx context.Context, filters []percolator.Filter) error {
+	var batch []percolator.RowMutation
+	err := g.s.scanTable(ctx, bigtable.InfiniteRange(""), func(row string, cs []percolator.Cell) bool {
 		muts := make([]percolator.Mutation, len(cs))
 		for i, c := range cs {
 			muts[i] = percolator.Mutation{Op: percolator.SetCell, Family: c.Family, Column: c.Column, Ts: c.Ts}
 		}
-		g.add(ctx, []percolator.RowMutation{{Row: row, Mutations: muts}})
-		return fn(row, cs)
+		batch = append(batch, percolator.RowMutation{Row: row, Mutations: muts})
+		if len(batch) >= verifyBatch {
+			g.add(ctx, batch)
+			batch = nil
+		}
+		return true
 	}, filters)
+	g.add(ctx, batch)
+	return err
 }

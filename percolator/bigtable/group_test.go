@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"cloud.google.com/go/bigtable"
 
@@ -44,14 +45,19 @@ func indexed(t *testing.T, s *Store) []string {
 	t.Helper()
 	var rows []string
 	err := s.index.tbl.ReadRows(t.Context(), bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
+		row, ok := percolator.RowOfBucketKey(r.Key())
+		if !ok || percolator.BucketKey(row) != r.Key() {
+			t.Errorf("index row %q is not a bucket key", r.Key())
+		}
 		for _, c := range cells(r) {
-			rows = append(rows, fmt.Sprintf("%s %s:%s@%d", r.Key(), c.Family, c.Column, c.Ts))
+			rows = append(rows, fmt.Sprintf("%s %s:%s@%d", row, c.Family, c.Column, c.Ts))
 		}
 		return true
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	slices.Sort(rows)
 	return rows
 }
 
@@ -113,10 +119,10 @@ func TestGroupIndex(t *testing.T) {
 	}
 }
 
-// TestGroupSweep checks that a notify cell whose index cell was never
-// written (a process died between the two writes) is found by the sweep,
-// one group scan in sweepEvery, and indexed.
-func TestGroupSweep(t *testing.T) {
+// TestRepairIndex checks that a notify cell whose index cell was never
+// written (a process died between the two writes) is not found by scans
+// until RepairIndex indexes it.
+func TestRepairIndex(t *testing.T) {
 	s := openGroupTest(t)
 	ctx := t.Context()
 	m := bigtable.NewMutation()
@@ -124,19 +130,174 @@ func TestGroupSweep(t *testing.T) {
 	if err := s.tbl.Apply(ctx, "lost", m); err != nil {
 		t.Fatal(err)
 	}
-	found := 0
-	for range sweepEvery {
-		if slices.Contains(scanNotify(t, s), "lost") {
-			found++
-		}
+	if got := scanNotify(t, s); len(got) != 0 {
+		t.Fatalf("scan before the repair = %q, want nothing (the index lacks it)", got)
 	}
-	if found != 1 {
-		t.Errorf("%d of %d scans found the unindexed notification, want 1 (the sweep)", found, sweepEvery)
+	if err := s.RepairIndex(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if got, want := indexed(t, s), []string{"lost n:c@3"}; !slices.Equal(got, want) {
-		t.Errorf("index after the sweep = %q, want %q", got, want)
+		t.Errorf("index after the repair = %q, want %q", got, want)
 	}
 	if got := scanNotify(t, s); !slices.Equal(got, []string{"lost"}) {
-		t.Errorf("scan after the sweep = %q, want lost", got)
+		t.Errorf("scan after the repair = %q, want lost", got)
+	}
+}
+
+// TestWorkerRepairsIndex: a worker holding the lock sweep's duty repairs
+// the notify index, so a notification whose index cell was lost is
+// observed all the same.
+func TestWorkerRepairsIndex(t *testing.T) {
+	s := openGroupTest(t)
+	ctx := t.Context()
+	db, err := percolator.Open(ctx, s, percolator.Options{Weak: []string{"c"}, LockTTL: 200 * time.Millisecond, ClockSkew: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ran := make(chan string, 1)
+	w, err := percolator.NewWorker(db, percolator.WorkerOptions{IdleMin: time.Millisecond, IdleMax: 50 * time.Millisecond},
+		percolator.Observer{Name: "o", Column: "c", Run: func(_ context.Context, _ *percolator.Tx, row, _ string) error {
+			select {
+			case ran <- row:
+			default:
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Start()
+	defer w.Close()
+	// A weak notification as a writer that died before indexing it left it.
+	m := bigtable.NewMutation()
+	m.Set("n", "c", micros(3), nil)
+	if err := s.tbl.Apply(ctx, "lost", m); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case row := <-ran:
+		if row != "lost" {
+			t.Errorf("ran on %q", row)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the notification whose index cell was lost did not run in 30 s")
+	}
+}
+
+// TestReadBuckets checks that a bucket scan reads exactly the rows of the
+// buckets asked for, in bucket order, and that a row scan through the
+// bucketed index still lists rows in row order.
+func TestReadBuckets(t *testing.T) {
+	s := openGroupTest(t)
+	ctx := t.Context()
+	var muts []percolator.RowMutation
+	var rows []string
+	for i := range 300 {
+		row := fmt.Sprintf("r%03d", i)
+		rows = append(rows, row)
+		muts = append(muts, percolator.RowMutation{Row: row, Mutations: []percolator.Mutation{set("n", "c", 5), set("d", "c", 5)}})
+	}
+	if err := s.MutateRows(ctx, muts); err != nil {
+		t.Fatal(err)
+	}
+	if got := scanNotify(t, s); !slices.Equal(got, rows) {
+		t.Fatalf("row scan = %q, want every row in row order", got)
+	}
+	// The first and last quarter of the buckets.
+	ranges := []percolator.KeyRange{
+		{Start: "", End: percolator.BucketStart(percolator.Buckets / 4)},
+		{Start: percolator.BucketStart(percolator.Buckets * 3 / 4), End: ""},
+	}
+	var want []string
+	for _, row := range rows {
+		if b := percolator.Bucket(row); b < percolator.Buckets/4 || b >= percolator.Buckets*3/4 {
+			want = append(want, percolator.BucketKey(row))
+		}
+	}
+	slices.Sort(want)
+	before := s.IndexRows()
+	var got []string
+	err := s.ReadBuckets(ctx, ranges, func(row string, cs []percolator.Cell) bool {
+		if len(cs) != 1 || cs[0].Family != "n" {
+			t.Errorf("%s: cells %v, want its notify cell", row, cs)
+		}
+		got = append(got, percolator.BucketKey(row))
+		return true
+	}, percolator.Filter{Family: "n", KeysOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("bucket scan got %d rows, want the %d of those buckets in bucket order", len(got), len(want))
+	}
+	if n := s.IndexRows() - before; n != int64(len(want)) {
+		t.Errorf("the bucket scan read %d index rows, want %d (its buckets only)", n, len(want))
+	}
+	if err := s.ReadBuckets(ctx, ranges, func(string, []percolator.Cell) bool { return true }, percolator.Filter{Family: "d"}); err == nil {
+		t.Error("a bucket scan of a family that is not indexed succeeded")
+	}
+}
+
+// TestMigrateRowIndex checks that a table whose notify index is keyed by
+// row (the index of older versions) has it moved to the bucketed index
+// when a store opens it, and that its notifications are then found.
+func TestMigrateRowIndex(t *testing.T) {
+	ctx := t.Context()
+	name := fmt.Sprintf("m%d", groupTables.Add(1))
+	s := openGroupTest(t) // for its admin client
+	old := oldIndexTable(name)
+	for _, tbl := range []string{name, old} {
+		if err := s.admin.CreateTable(ctx, tbl); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.admin.CreateColumnFamily(ctx, tbl, "n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A notification as an older version wrote it: in its row, and in
+	// the old index under the row's own key.
+	for _, tbl := range []string{name, old} {
+		m := bigtable.NewMutation()
+		m.Set("n", "c", micros(4), nil)
+		if err := s.client.Open(tbl).Apply(ctx, "page", m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := Open(ctx, Config{Project: "caffeine", Instance: "test", Table: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, tbl := range []string{name, indexTable(name)} {
+			if err := s.admin.DeleteTable(context.Background(), tbl); err != nil {
+				t.Errorf("delete table %q: %v", tbl, err)
+			}
+		}
+		m.Close()
+	})
+	if err := m.EnsureFamilies(ctx, storetest.Families); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := indexed(t, m), []string{"page n:c@4"}; !slices.Equal(got, want) {
+		t.Errorf("bucketed index after the move = %q, want %q", got, want)
+	}
+	if _, err := s.admin.TableInfo(ctx, old); err == nil {
+		t.Errorf("the old index %q is still there", old)
+	}
+	var found []string
+	all := []percolator.KeyRange{{}}
+	if err := m.ReadBuckets(ctx, all, func(row string, _ []percolator.Cell) bool {
+		found = append(found, row)
+		return true
+	}, percolator.Filter{Family: "n", KeysOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(found, []string{"page"}) {
+		t.Errorf("bucket scan after the move = %q, want page", found)
+	}
+	// A second open finds nothing to move.
+	if err := m.EnsureFamilies(ctx, storetest.Families); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -103,7 +103,11 @@ func TestChildProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := percolator.Open(ctx, st, processOptions)
+	opt := processOptions
+	if kind == "mark" {
+		opt.Observed = []string{"in"}
+	}
+	db, err := percolator.Open(ctx, st, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,6 +120,8 @@ func TestChildProcess(t *testing.T) {
 		err = oracleBenchChild(ctx, db)
 	case "duty":
 		err = dutyChild(ctx, db)
+	case "mark":
+		err = markChild(ctx, db)
 	default:
 		err = fmt.Errorf("unknown child %q", kind)
 	}

@@ -182,7 +182,7 @@ func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row str
 		return nil
 	}
 	if s.groupOnly(filters) {
-		return s.index.scan(ctx, rr, fn, filters)
+		return s.index.scan(ctx, start, end, fn, filters)
 	}
 	return s.scanTable(ctx, rr, fn, filters)
 }
@@ -215,4 +215,39 @@ func (s *Store) groupOnly(filters []percolator.Filter) bool {
 		}
 	}
 	return true
+}
+
+// Bucketed implements percolator.BucketStore: the families of
+// Config.IndexGroups are kept by bucket in the group index.
+func (s *Store) Bucketed(filters ...percolator.Filter) bool {
+	return len(filters) > 0 && s.groupOnly(filters)
+}
+
+// ReadBuckets implements percolator.BucketStore: one read of the group
+// index for all of ranges, and one read of the table per verifyBatch rows
+// it names.
+func (s *Store) ReadBuckets(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	if !s.Bucketed(filters...) {
+		return fmt.Errorf("bigtable: ReadBuckets of families not in an indexed group: %v", filters)
+	}
+	return s.index.readBuckets(ctx, ranges, fn, filters)
+}
+
+var _ percolator.IndexRepairer = (*Store)(nil)
+
+// RepairIndex implements percolator.IndexRepairer: it reads the grouped
+// families of the whole table and indexes every cell it finds, so a cell
+// whose index write was lost is found by the scans again.
+func (s *Store) RepairIndex(ctx context.Context) error {
+	s.mu.Lock()
+	var filters []percolator.Filter
+	for f := range s.groups {
+		filters = append(filters, percolator.Filter{Family: f, KeysOnly: true})
+	}
+	s.mu.Unlock()
+	if len(filters) == 0 {
+		return nil
+	}
+	slices.SortFunc(filters, func(a, b percolator.Filter) int { return strings.Compare(a.Family, b.Family) })
+	return s.index.sweep(ctx, filters)
 }

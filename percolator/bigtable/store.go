@@ -97,9 +97,13 @@ type Store struct {
 
 	increments atomic.Uint64 // Increment calls, for pruneEvery
 	calls      calls
+	indexRows  atomic.Int64 // rows read from the group index
 }
 
-var _ percolator.TimestampStore = (*Store)(nil)
+var (
+	_ percolator.TimestampStore = (*Store)(nil)
+	_ percolator.BucketStore    = (*Store)(nil)
+)
 
 // Open connects to the table of cfg, creating it if it does not exist. The
 // caller calls EnsureFamilies before using it, as with any store.
@@ -138,7 +142,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 }
 
 // indexTable is the name of the group index table of table.
-func indexTable(table string) string { return table + "-groups" }
+func indexTable(table string) string { return table + "-index" }
+
+// oldIndexTable is the name of the group index of table when it was
+// indexed by row: EnsureFamilies moves it to indexTable (see migrate).
+func oldIndexTable(table string) string { return table + "-groups" }
 
 func (s *Store) createTable(ctx context.Context, table string) error {
 	if _, err := s.admin.TableInfo(ctx, table); err == nil {
@@ -174,9 +182,57 @@ func (s *Store) EnsureFamilies(ctx context.Context, fams []percolator.Family) er
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, f := range grouped {
 		s.groups[f.Name] = true
+	}
+	s.mu.Unlock()
+	return s.migrate(ctx, grouped)
+}
+
+// migrate moves the group index of a table indexed by row (oldIndexTable)
+// to the bucketed index, then deletes it: every index cell is written
+// again under its row's BucketKey. Several processes may do it at once
+// (the writes are the same); one that finds the old table gone is done.
+// A cell a process of the old layout indexes after the move is found by
+// the next sweep.
+func (s *Store) migrate(ctx context.Context, grouped []percolator.Family) error {
+	old := oldIndexTable(s.cfg.Table)
+	if len(grouped) == 0 {
+		return nil
+	}
+	if _, err := s.admin.TableInfo(ctx, old); status.Code(err) == codes.NotFound {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("bigtable: table %q: %w", old, err)
+	}
+	var filters []percolator.Filter
+	for _, f := range grouped {
+		filters = append(filters, percolator.Filter{Family: f.Name, KeysOnly: true})
+	}
+	var batch []percolator.RowMutation
+	err := s.client.Open(old).ReadRows(ctx, bigtable.InfiniteRange(""), func(r bigtable.Row) bool {
+		var muts []percolator.Mutation
+		for _, c := range cells(r) {
+			muts = append(muts, percolator.Mutation{Op: percolator.SetCell, Family: c.Family, Column: c.Column, Ts: c.Ts})
+		}
+		if len(muts) > 0 {
+			batch = append(batch, percolator.RowMutation{Row: r.Key(), Mutations: muts})
+		}
+		if len(batch) >= verifyBatch {
+			s.index.add(ctx, batch)
+			batch = nil
+		}
+		return true
+	}, bigtable.RowFilter(unionFilter(filters)))
+	if status.Code(err) == codes.NotFound {
+		return nil // another process moved it
+	}
+	if err != nil {
+		return fmt.Errorf("bigtable: read %q to move it: %w", old, err)
+	}
+	s.index.add(ctx, batch)
+	if err := s.admin.DeleteTable(ctx, old); err != nil && status.Code(err) != codes.NotFound {
+		return fmt.Errorf("bigtable: delete %q after moving it: %w", old, err)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func newTable(t testing.TB) string {
 			return
 		}
 		defer admin.Close()
-		for _, tbl := range []string{name, name + "-groups"} {
+		for _, tbl := range []string{name, name + "-index"} {
 			if err := admin.DeleteTable(ctx, tbl); err != nil {
 				t.Errorf("delete table %q: %v", tbl, err)
 			}

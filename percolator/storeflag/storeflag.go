@@ -229,7 +229,7 @@ var (
 const scheme = "bigtable://"
 
 // ParseTable parses bigtable://PROJECT/INSTANCE/TABLE. The table id may
-// be at most 43 characters: the store adds "-groups" for its notify index
+// be at most 43 characters: the store adds "-index" for its notify index
 // table, and Bigtable allows 50.
 func ParseTable(s string) (bigtable.Config, error) {
 	rest, ok := strings.CutPrefix(s, scheme)
