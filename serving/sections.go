@@ -46,7 +46,8 @@ const topSection = 200
 // resultSection returns the section of a hit's page that answers the
 // query and the snippet to show: the first section whose heading holds
 // every term, with a snippet of its own text; else the section whose text
-// holds the most distinct terms (then the most marks) among hits, the
+// holds the most distinct terms (then the most in its heading, then the
+// most marks) among hits, the
 // marked tokens of the page's snippet, which stays. sec is nil when the
 // answer is the page as a whole: its first section at its top, or no
 // section.
@@ -54,6 +55,7 @@ func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string,
 	if len(secs) == 0 || len(terms) == 0 || an == nil {
 		return nil, spans
 	}
+	headN := make([]int, len(secs)) // distinct terms in each heading
 	for i, s := range secs {
 		seen := make(map[string]bool)
 		for _, t := range an.Analyze([]byte(s.Heading)) {
@@ -61,7 +63,7 @@ func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string,
 				seen[string(t.Term)] = true
 			}
 		}
-		if len(seen) < len(terms) {
+		if headN[i] = len(seen); len(seen) < len(terms) {
 			continue
 		}
 		if pageTop(secs, i) {
@@ -82,7 +84,7 @@ func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string,
 	}
 	// The text before the first section (index -1) competes too: the
 	// page's own introduction.
-	best, bestDistinct, bestCount := -1, 0, 0
+	best, bestDistinct, bestHead, bestCount := -1, 0, 0, 0
 	h := 0
 	for i := -1; i < len(secs); i++ {
 		start, end := 0, len(text)
@@ -100,8 +102,15 @@ func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string,
 			seen[string(hits[h].Term)] = true
 			n++
 		}
-		if len(seen) > bestDistinct || len(seen) == bestDistinct && n > bestCount || i < 0 {
-			best, bestDistinct, bestCount = i, len(seen), n
+		head := 0
+		if i >= 0 {
+			head = headN[i]
+		}
+		switch {
+		case i < 0, len(seen) > bestDistinct,
+			len(seen) == bestDistinct && head > bestHead,
+			len(seen) == bestDistinct && head == bestHead && n > bestCount:
+			best, bestDistinct, bestHead, bestCount = i, len(seen), head, n
 		}
 	}
 	if best < 0 || pageTop(secs, best) {
