@@ -144,7 +144,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		}
 		text := str(h.Fields[fText])
 		spans, hits := snippetAtBy(an, text, terms, analyze)
-		if sec, snip := resultSection(an, analyze, text, storedSections(str(h.Fields[fSections])), terms, spans, hits); sec != nil {
+		if sec, snip := resultSection(an, analyze, r.Title, text, storedSections(str(h.Fields[fSections])), terms, spans, hits); sec != nil {
 			r.Section, r.SectionHeading, spans = sec.ID, sec.Heading, snip
 		}
 		r.Snippet = spans

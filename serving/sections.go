@@ -49,21 +49,16 @@ const topSection = 200
 // holds the most distinct terms (then the most in its heading, then the
 // most marks) among hits, the
 // marked tokens of the page's snippet, which stays. sec is nil when the
-// answer is the page as a whole: its first section at its top, or no
-// section.
-func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string, map[string]bool) analysis.TokenStream, text string, secs []webtable.Section, terms map[string]bool, spans []Span, hits []*analysis.Token) (sec *webtable.Section, snip []Span) {
-	if len(secs) == 0 || len(terms) == 0 || an == nil {
+// answer is the page as a whole: its title holds every term, the text
+// before its sections or its first section at its top holds the most, or
+// it has no sections.
+func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string, map[string]bool) analysis.TokenStream, title, text string, secs []webtable.Section, terms map[string]bool, spans []Span, hits []*analysis.Token) (sec *webtable.Section, snip []Span) {
+	if len(secs) == 0 || len(terms) == 0 || an == nil || holds(an, title, terms) == len(terms) {
 		return nil, spans
 	}
 	headN := make([]int, len(secs)) // distinct terms in each heading
 	for i, s := range secs {
-		seen := make(map[string]bool)
-		for _, t := range an.Analyze([]byte(s.Heading)) {
-			if terms[string(t.Term)] {
-				seen[string(t.Term)] = true
-			}
-		}
-		if headN[i] = len(seen); len(seen) < len(terms) {
+		if headN[i] = holds(an, s.Heading, terms); headN[i] < len(terms) {
 			continue
 		}
 		if pageTop(secs, i) {
@@ -117,6 +112,17 @@ func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string,
 		return nil, spans
 	}
 	return &secs[best], spans
+}
+
+// holds returns how many distinct terms s holds.
+func holds(an analysis.Analyzer, s string, terms map[string]bool) int {
+	seen := make(map[string]bool)
+	for _, t := range an.Analyze([]byte(s)) {
+		if terms[string(t.Term)] {
+			seen[string(t.Term)] = true
+		}
+	}
+	return len(seen)
 }
 
 // pageTop reports whether secs[i] is the page's first section, at its top.

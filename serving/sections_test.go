@@ -30,7 +30,16 @@ func TestResultSection(t *testing.T) {
 	e := upsert(1, "com.example/vacuum.html", "http://example.com/vacuum.html", p.Title, p.Text, 1)
 	e.Doc.Sections = p.Sections
 	plain := upsert(2, "com.example/plain.html", "http://example.com/plain.html", "Plain", "a page about wraparound failures and row locking without sections", 0.5)
-	apply(t, ix, e, plain)
+	jp, err := extract.HTML("http://example.com/json.html", []byte(`<html><head><title>JSON Functions</title></head><body>
+<h1>JSON Functions</h1><p>SQLite stores JSON as text.</p><h2 id="overview">Overview</h2><p>Most functions take JSON text.</p>
+<h2 id="json">The json() function</h2><p>The json function verifies its argument.</p>
+<h2 id="each">Table-valued functions</h2><p>The json_each table walks an array.</p></body></html>`), "text/html", extract.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := upsert(3, "com.example/json.html", "http://example.com/json.html", jp.Title, jp.Text, 1)
+	j.Doc.Sections = jp.Sections
+	apply(t, ix, e, plain, j)
 
 	for _, tc := range []struct {
 		q, url, section, snippet string
@@ -38,6 +47,9 @@ func TestResultSection(t *testing.T) {
 		{"wraparound failures", "http://example.com/vacuum.html", "wraparound", "limited size"},
 		{"row locking", "http://example.com/vacuum.html", "multixact", "row locking"},
 		{"routine vacuuming", "http://example.com/vacuum.html", "", ""},
+		// The title has the words: the page answers, not a heading.
+		{"json function", "http://example.com/json.html", "", ""},
+		{"json_each", "http://example.com/json.html", "each", "json_each"},
 		{"wraparound failures", "http://example.com/plain.html", "", ""},
 	} {
 		res, err := ix.Search(context.Background(), Query{Q: tc.q, N: 10})
