@@ -2,11 +2,14 @@ package budget
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -229,6 +232,41 @@ func TestTrimLeavesTheAnonymousTheirShare(t *testing.T) {
 	}
 }
 
+// The process's other file mappings (its binary and libraries, here a
+// mapping outside the trimmed directory) are resident memory too: the
+// mapped files may hold only what they and the anonymous memory leave
+// of the budget.
+func TestTrimCountsOtherFileMappings(t *testing.T) {
+	skipWithoutPageOut(t)
+	data, elsewhere := t.TempDir(), t.TempDir()
+	const mb = 1 << 20
+	var tables [][]byte
+	for i := range 16 {
+		tables = append(tables, mapFile(t, data, fmt.Sprintf("%06d.sst", i), 4*mb, false))
+	}
+	other := mapFile(t, elsewhere, "other.bin", 32*mb, false)
+	tr := newTrimmer(64*mb, []string{data})
+	tr.read = func() (int64, int64) {
+		file, _ := rss()
+		return file, 16 * mb
+	}
+	if err := tr.tick(); err != nil {
+		t.Fatal(err)
+	}
+	var left int64
+	for _, m := range tables {
+		left += resident(t, m)
+	}
+	// 64 MiB less 16 anonymous and 32 (and more) of other mappings
+	// leaves the tables their least share, 16 MiB, to be trimmed to 12.
+	if left > 16*mb {
+		t.Errorf("%d MiB of the tables resident after a trim, with 16 MiB anonymous and 32 MiB of other file mappings under a budget of 64; want 16 at most", left/mb)
+	}
+	if r := resident(t, other); r < 28*mb {
+		t.Errorf("the mapping outside the trimmed directory was paged out (%d MiB left of 32)", r/mb)
+	}
+}
+
 // heldFiles is a Holder of fixed files that counts its holds and
 // releases.
 type heldFiles struct {
@@ -424,4 +462,26 @@ func busy(n int) (stop func()) {
 		})
 	}
 	return func() { done.Store(true); wg.Wait() }
+}
+
+// While the process's file mappings hold more than their share, the
+// heap's limit comes down to what they leave of the budget (half of it
+// at least), and goes back up once they are gone.
+func TestApplyYieldsToMappedFiles(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	const mb = 1 << 20
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	b := &Budget{MB: 64}
+	b.Apply(ctx, t.TempDir())
+	waitLimit(t, func(l int64) bool { return l == 48*mb }, "at three quarters of the budget, 48 MiB")
+	// A mapping outside the trimmed directory: the trimmer leaves it.
+	m := mapFile(t, t.TempDir(), "other.bin", 48*mb, false)
+	waitLimit(t, func(l int64) bool { return l == 32*mb }, "at half the budget, 32 MiB, under 48 MiB of mapped files")
+	if err := unix.Munmap(m); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	waitLimit(t, func(l int64) bool { return l > 32*mb && l <= 48*mb }, "back up once the mapped files are gone")
 }
