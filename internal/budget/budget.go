@@ -112,7 +112,7 @@ const followEvery = trimEvery
 // Near the soft limit the collector runs more often. When the live heap
 // itself outgrows the budget (a bulk crawl's backlog), a limit at the
 // budget would have the collector run without pause (the runtime lets it
-// take half the CPU): so every quarter of a second, while live × 1.5 is
+// take half the CPU): so eight times a second, while live × 1.5 is
 // above the limit, the limit moves up to live × 1.5 + 64 MiB, and back
 // down as the live heap shrinks. The budget is a target for memory,
 // never a stall.
@@ -138,7 +138,6 @@ func (b *Budget) Apply(ctx context.Context, dirs ...string) {
 		t := time.NewTicker(followEvery)
 		defer t.Stop()
 		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		set := limit
 		for {
 			select {
 			case <-ctx.Done():
@@ -153,9 +152,8 @@ func (b *Budget) Apply(ctx context.Context, dirs ...string) {
 			if trimmed {
 				mapped, _ = rss()
 			}
-			if want := heapLimitNow(budget, limit, mapped, live); want != set {
+			if want := heapLimitNow(budget, limit, mapped, live); want != debug.SetMemoryLimit(-1) {
 				debug.SetMemoryLimit(want)
-				set = want
 			}
 		}
 	}()

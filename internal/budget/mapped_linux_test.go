@@ -162,10 +162,10 @@ func TestApplyTrimsMappedFiles(t *testing.T) {
 	b := &Budget{MB: 16}
 	b.Apply(t.Context(), data)
 	big := mapFile(t, data, "big.sst", 64*mb, false)
-	deadline := time.Now().Add(10 * trimEvery)
+	deadline := time.Now().Add(5 * time.Second)
 	for resident(t, big)+resident(t, small) > 16*mb {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d MiB of the mappings still resident after %v, budget 16", (resident(t, big)+resident(t, small))/mb, 10*trimEvery)
+			t.Fatalf("%d MiB of the mappings still resident after 5 s, budget 16", (resident(t, big)+resident(t, small))/mb)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -264,6 +264,38 @@ func TestTrimCountsOtherFileMappings(t *testing.T) {
 	}
 	if r := resident(t, other); r < 28*mb {
 		t.Errorf("the mapping outside the trimmed directory was paged out (%d MiB left of 32)", r/mb)
+	}
+}
+
+// A trim starts before the mapped files reach their limit, at seven
+// eighths of it, so that a burst of mapped pages between two looks finds
+// room within the budget.
+func TestTrimStartsBeforeTheLimit(t *testing.T) {
+	skipWithoutPageOut(t)
+	data := t.TempDir()
+	const mb = 1 << 20
+	tr := newTrimmer(64*mb, []string{data})
+	tr.read = func() (int64, int64) {
+		file, _ := rss()
+		return file, 0
+	}
+	_, other, err := tr.mappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.other = other
+	limit := tr.limit(other)
+	// Under the limit and over seven eighths of it.
+	size := int(limit/16*15) &^ (mb - 1)
+	m := mapFile(t, data, "table.sst", size, false)
+	if err := tr.tick(); err != nil {
+		t.Fatal(err)
+	}
+	if st := tr.Stats(); st.Trims != 1 {
+		t.Errorf("%d trims with %d MiB mapped under a limit of %d MiB; want one, from %d MiB", st.Trims, size/mb, limit/mb, dueAt(limit)/mb)
+	}
+	if r := resident(t, m); r > limit/4*3 {
+		t.Errorf("%d MiB resident after the trim, want three quarters of the limit, %d MiB, at most", r/mb, limit/4*3/mb)
 	}
 }
 
@@ -473,11 +505,13 @@ func TestApplyYieldsToMappedFiles(t *testing.T) {
 	const mb = 1 << 20
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	runtime.GC() // the live heap of the tests before is not this one's
 	b := &Budget{MB: 64}
 	b.Apply(ctx, t.TempDir())
 	waitLimit(t, func(l int64) bool { return l == 48*mb }, "at three quarters of the budget, 48 MiB")
 	// A mapping outside the trimmed directory: the trimmer leaves it.
 	m := mapFile(t, t.TempDir(), "other.bin", 48*mb, false)
+	runtime.GC() // the file's bytes, written from the heap, are garbage
 	waitLimit(t, func(l int64) bool { return l == 32*mb }, "at half the budget, 32 MiB, under 48 MiB of mapped files")
 	if err := unix.Munmap(m); err != nil {
 		t.Fatal(err)
