@@ -137,7 +137,8 @@ func (t *trimmer) run(ctx context.Context) {
 	}
 }
 
-// tick trims when the mapped files hold more than their limit now.
+// tick trims when the mapped files hold more than dueAt of their limit
+// now.
 func (t *trimmer) tick() error {
 	file, anon := t.read()
 	limit := t.limit(anon + t.other)
