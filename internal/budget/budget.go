@@ -33,7 +33,7 @@ type Budget struct {
 // Flag registers -cache-mb on fs and returns the budget it sets.
 func Flag(fs *flag.FlagSet) *Budget {
 	b := new(Budget)
-	fs.IntVar(&b.MB, "cache-mb", DefaultMB, "memory budget in `MiB`: a quarter for the Badger table's index cache and memtables (unused with -table), three quarters as the Go runtime's soft memory limit (GOMEMLIMIT, if set, wins), and what the heap leaves of it (a quarter at least) as the most resident pages of the mapped table and index files; 0 for Badger's defaults and no limit")
+	fs.IntVar(&b.MB, "cache-mb", DefaultMB, "memory budget in `MiB`: a quarter for the Badger table's index cache and memtables (unused with -table), three quarters as the Go runtime's soft memory limit (less while the mapped files hold more than their share; GOMEMLIMIT, if set, wins), and what the heap and the binary leave of it (a quarter at least) as the most resident pages of the mapped table and index files; 0 for Badger's defaults and no limit")
 	return b
 }
 
