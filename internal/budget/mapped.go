@@ -75,8 +75,8 @@ type trimmer struct {
 	// other is what the process's other file mappings (its binary and
 	// libraries) held at the last trim. They are resident memory of the
 	// process like the rest, so they come out of the mapped files'
-	// share: a trim is due once RssFile passes limit(anon + other) +
-	// other.
+	// share: a trim is due once RssFile passes dueAt(limit(anon +
+	// other)) + other.
 	other int64
 	// stats says what the trimmer did so far (Stats).
 	stats struct {
