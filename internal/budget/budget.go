@@ -33,7 +33,7 @@ type Budget struct {
 // Flag registers -cache-mb on fs and returns the budget it sets.
 func Flag(fs *flag.FlagSet) *Budget {
 	b := new(Budget)
-	fs.IntVar(&b.MB, "cache-mb", DefaultMB, "memory budget in `MiB`: a quarter for the Badger table's index cache and memtables (unused with -table), three quarters as the Go runtime's soft memory limit (GOMEMLIMIT, if set, wins), and what the heap leaves of it (a quarter at least) as the most resident pages of the mapped table and index files; 0 for Badger's defaults and no limit")
+	fs.IntVar(&b.MB, "cache-mb", DefaultMB, "memory budget in `MiB`: a quarter for the Badger table's index cache and memtables (unused with -table), three quarters as the Go runtime's soft memory limit (less while the mapped files hold more than their share; GOMEMLIMIT, if set, wins), and what the heap and the binary leave of it (a quarter at least) as the most resident pages of the mapped table and index files; 0 for Badger's defaults and no limit")
 	return b
 }
 
@@ -66,44 +66,78 @@ func heapLimit(budget int64, trimmed bool) int64 {
 	return budget
 }
 
+// heapLimitNow is the soft memory limit while the process's file
+// mappings hold mapped bytes resident and the live heap is live bytes.
+// It is limit (heapLimit), or live × 1.5 + 64 MiB while live × 1.5 is
+// above limit, so that a live heap that outgrows the budget never has
+// the collector run without pause; and while the mapped files leave the
+// heap less than that, what they leave of the budget, but half the
+// budget at least (the trimmer takes the files back to their share
+// within a second or so) and live × 1.5 at least (the collector runs
+// when the heap has grown by half).
+func heapLimitNow(budget, limit, mapped, live int64) int64 {
+	want := limit
+	if live+live/2 > limit {
+		want = live + live/2 + 64<<20
+	}
+	if mapped > 0 {
+		want = min(want, max(budget-mapped, budget/2, live+live/2))
+	}
+	return want
+}
+
+// followEvery is how often Apply moves the soft memory limit: as often
+// as the trimmer looks (trimEvery), so that the heap yields to a burst
+// of mapped pages while the trimmer takes them out.
+const followEvery = trimEvery
+
 // Apply holds the process to the budget until ctx is done: it keeps the
 // resident pages of the files it maps from under dirs (the table's and
 // the serving index's directories) within what the process's anonymous
-// resident memory leaves of the budget, and a quarter of it at least
-// (see trimmer), and the Go runtime's soft memory limit at the other
-// three quarters (the whole budget when there are no files to trim; see
-// heapLimit), unless the GOMEMLIMIT environment variable sets one, and lends a quarter of it to
-// the stages that handle large inputs (Hold). A budget of 0 does none of
+// resident memory and its other file mappings leave of the budget, and
+// a quarter of it at least (see trimmer), and the Go runtime's soft
+// memory limit at the other three quarters (the whole budget when there
+// are no files to trim; see heapLimit), unless the GOMEMLIMIT
+// environment variable sets one, and lends a quarter of it to the
+// stages that handle large inputs (Hold). A budget of 0 does none of
 // these.
+//
+// The heap and the mapped files share the budget: while the file
+// mappings hold more than their quarter (a compaction's new tables, a
+// scan of the table, before a trim takes them out), the soft limit
+// comes down to what they leave of the budget, half the budget at the
+// least, so that the collector runs before the heap grows into their
+// share (heapLimitNow).
 //
 // Near the soft limit the collector runs more often. When the live heap
 // itself outgrows the budget (a bulk crawl's backlog), a limit at the
 // budget would have the collector run without pause (the runtime lets it
-// take half the CPU): so every half second, while live × 1.5 is above the
-// budget, the limit moves up to live × 1.5 + 64 MiB, and back down to the
-// budget as the live heap shrinks. The budget is a target for memory,
+// take half the CPU): so eight times a second, while live × 1.5 is
+// above the limit, the limit moves up to live × 1.5 + 64 MiB, and back
+// down as the live heap shrinks. The budget is a target for memory,
 // never a stall.
 func (b *Budget) Apply(ctx context.Context, dirs ...string) {
 	if b.MB <= 0 {
 		return
 	}
-	unset := setWork(int64(b.MB) << 20 / WorkShare)
+	budget := int64(b.MB) << 20
+	unset := setWork(budget / WorkShare)
 	context.AfterFunc(ctx, unset)
-	if canTrim && len(dirs) > 0 {
-		t := newTrimmer(int64(b.MB)<<20, dirs)
+	trimmed := canTrim && len(dirs) > 0
+	if trimmed {
+		t := newTrimmer(budget, dirs)
 		b.t.Store(t)
 		go t.run(ctx)
 	}
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := heapLimit(int64(b.MB)<<20, canTrim && len(dirs) > 0)
+	limit := heapLimit(budget, trimmed)
 	debug.SetMemoryLimit(limit)
 	go func() {
-		t := time.NewTicker(500 * time.Millisecond)
+		t := time.NewTicker(followEvery)
 		defer t.Stop()
 		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		set := limit
 		for {
 			select {
 			case <-ctx.Done():
@@ -111,15 +145,15 @@ func (b *Budget) Apply(ctx context.Context, dirs ...string) {
 			case <-t.C:
 			}
 			metrics.Read(sample)
-			want := limit
+			var live, mapped int64
 			if sample[0].Value.Kind() == metrics.KindUint64 {
-				if live := int64(sample[0].Value.Uint64()); live+live/2 > limit {
-					want = live + live/2 + 64<<20
-				}
+				live = int64(sample[0].Value.Uint64())
 			}
-			if want != set {
+			if trimmed {
+				mapped, _ = rss()
+			}
+			if want := heapLimitNow(budget, limit, mapped, live); want != debug.SetMemoryLimit(-1) {
 				debug.SetMemoryLimit(want)
-				set = want
 			}
 		}
 	}()

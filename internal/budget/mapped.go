@@ -38,8 +38,14 @@ import (
 // trimEvery is how often the trimmer reads the resident sizes
 // (/proc/self/status, a few microseconds). A second let bursts of
 // mapped pages (a compaction, a scan of the table) outrun it by
-// hundreds of megabytes at a million pages.
-const trimEvery = 250 * time.Millisecond
+// hundreds of megabytes at a million pages; a quarter of a second, by
+// 35 MB on a site of large pages.
+const trimEvery = 125 * time.Millisecond
+
+// dueAt is the part of their limit from which the mapped files are
+// trimmed (to three quarters of it, see trim): what a burst of mapped
+// pages brings in between two looks finds the last eighth free.
+func dueAt(limit int64) int64 { return limit - limit/8 }
 
 // pageOutSlice is about what one trim pages out (the mapping that
 // crosses it is the last): with the process busy on both cores paging
@@ -61,14 +67,16 @@ type mapping struct {
 
 // trimmer pages out file mappings under dirs while the process's
 // resident pages exceed the budget: the mapped files may hold what the
-// anonymous memory (the Go heap, Badger's caches) leaves of it, and at
-// least a quarter of it.
+// anonymous memory (the Go heap, Badger's caches) and the other file
+// mappings (the binary) leave of it, and at least a quarter of it.
 type trimmer struct {
 	budget int64
 	dirs   []string // absolute
 	// other is what the process's other file mappings (its binary and
-	// libraries) held at the last trim: a trim is due once RssFile
-	// passes limit + other.
+	// libraries) held at the last trim. They are resident memory of the
+	// process like the rest, so they come out of the mapped files'
+	// share: a trim is due once RssFile passes dueAt(limit(anon +
+	// other)) + other.
 	other int64
 	// stats says what the trimmer did so far (Stats).
 	stats struct {
@@ -81,9 +89,10 @@ type trimmer struct {
 }
 
 // limit is what the mapped files under t.dirs may hold while the
-// process's anonymous memory holds anon bytes.
-func (t *trimmer) limit(anon int64) int64 {
-	return max(t.budget-anon, t.budget/4)
+// process's other resident memory (anonymous, and the file mappings
+// outside t.dirs) holds rest bytes.
+func (t *trimmer) limit(rest int64) int64 {
+	return max(t.budget-rest, t.budget/4)
 }
 
 func newTrimmer(budget int64, dirs []string) *trimmer {
@@ -128,16 +137,17 @@ func (t *trimmer) run(ctx context.Context) {
 	}
 }
 
-// tick trims when the mapped files hold more than their limit now.
+// tick trims when the mapped files hold more than dueAt of their limit
+// now.
 func (t *trimmer) tick() error {
 	file, anon := t.read()
-	limit := t.limit(anon)
-	over := file - limit - t.other
-	if over <= 0 {
+	limit := t.limit(anon + t.other)
+	if file-t.other <= dueAt(limit) {
 		return nil
 	}
+	over := file - t.other - limit
 	began := time.Now()
-	paged, dropped, err := t.trim(limit)
+	paged, dropped, err := t.trimWith(func(other int64) int64 { return t.limit(anon + other) })
 	took := time.Since(began)
 	t.stats.Lock()
 	defer t.stats.Unlock()
@@ -184,6 +194,12 @@ func (t *trimmer) Stats() TrimStats {
 // resident bytes before) and those it dropped, and the error where the
 // kernel refused a call.
 func (t *trimmer) trim(limit int64) (paged, dropped int64, err error) {
+	return t.trimWith(func(int64) int64 { return limit })
+}
+
+// trimWith is trim with the limit given by the resident bytes of the
+// process's other file mappings, as this trim reads them.
+func (t *trimmer) trimWith(limit func(other int64) int64) (paged, dropped int64, err error) {
 	// Held before smaps is read: a held file's mapping seen there is
 	// the one that stays (see Holder).
 	hold, release := holdMapped()
@@ -197,7 +213,7 @@ func (t *trimmer) trim(limit int64) (paged, dropped int64, err error) {
 	for _, m := range ms {
 		held += m.rss
 	}
-	target := limit / 4 * 3
+	target := limit(other) / 4 * 3
 	if held <= target {
 		return 0, 0, nil
 	}

@@ -2,11 +2,14 @@ package budget
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -159,10 +162,10 @@ func TestApplyTrimsMappedFiles(t *testing.T) {
 	b := &Budget{MB: 16}
 	b.Apply(t.Context(), data)
 	big := mapFile(t, data, "big.sst", 64*mb, false)
-	deadline := time.Now().Add(10 * trimEvery)
+	deadline := time.Now().Add(5 * time.Second)
 	for resident(t, big)+resident(t, small) > 16*mb {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d MiB of the mappings still resident after %v, budget 16", (resident(t, big)+resident(t, small))/mb, 10*trimEvery)
+			t.Fatalf("%d MiB of the mappings still resident after 5 s, budget 16", (resident(t, big)+resident(t, small))/mb)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -226,6 +229,73 @@ func TestTrimLeavesTheAnonymousTheirShare(t *testing.T) {
 	}
 	if got := tr.limit(tr.budget); got != tr.budget/4 {
 		t.Errorf("limit with the whole budget anonymous = %d, want a quarter of the budget, %d", got, tr.budget/4)
+	}
+}
+
+// The process's other file mappings (its binary and libraries, here a
+// mapping outside the trimmed directory) are resident memory too: the
+// mapped files may hold only what they and the anonymous memory leave
+// of the budget.
+func TestTrimCountsOtherFileMappings(t *testing.T) {
+	skipWithoutPageOut(t)
+	data, elsewhere := t.TempDir(), t.TempDir()
+	const mb = 1 << 20
+	var tables [][]byte
+	for i := range 16 {
+		tables = append(tables, mapFile(t, data, fmt.Sprintf("%06d.sst", i), 4*mb, false))
+	}
+	other := mapFile(t, elsewhere, "other.bin", 32*mb, false)
+	tr := newTrimmer(64*mb, []string{data})
+	tr.read = func() (int64, int64) {
+		file, _ := rss()
+		return file, 16 * mb
+	}
+	if err := tr.tick(); err != nil {
+		t.Fatal(err)
+	}
+	var left int64
+	for _, m := range tables {
+		left += resident(t, m)
+	}
+	// 64 MiB less 16 anonymous and 32 (and more) of other mappings
+	// leaves the tables their least share, 16 MiB, to be trimmed to 12.
+	if left > 16*mb {
+		t.Errorf("%d MiB of the tables resident after a trim, with 16 MiB anonymous and 32 MiB of other file mappings under a budget of 64; want 16 at most", left/mb)
+	}
+	if r := resident(t, other); r < 28*mb {
+		t.Errorf("the mapping outside the trimmed directory was paged out (%d MiB left of 32)", r/mb)
+	}
+}
+
+// A trim starts before the mapped files reach their limit, at seven
+// eighths of it, so that a burst of mapped pages between two looks finds
+// room within the budget.
+func TestTrimStartsBeforeTheLimit(t *testing.T) {
+	skipWithoutPageOut(t)
+	data := t.TempDir()
+	const mb = 1 << 20
+	tr := newTrimmer(64*mb, []string{data})
+	tr.read = func() (int64, int64) {
+		file, _ := rss()
+		return file, 0
+	}
+	_, other, err := tr.mappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.other = other
+	limit := tr.limit(other)
+	// Under the limit and over seven eighths of it.
+	size := int(limit/16*15) &^ (mb - 1)
+	m := mapFile(t, data, "table.sst", size, false)
+	if err := tr.tick(); err != nil {
+		t.Fatal(err)
+	}
+	if st := tr.Stats(); st.Trims != 1 {
+		t.Errorf("%d trims with %d MiB mapped under a limit of %d MiB; want one, from %d MiB", st.Trims, size/mb, limit/mb, dueAt(limit)/mb)
+	}
+	if r := resident(t, m); r > limit/4*3 {
+		t.Errorf("%d MiB resident after the trim, want three quarters of the limit, %d MiB, at most", r/mb, limit/4*3/mb)
 	}
 }
 
@@ -424,4 +494,28 @@ func busy(n int) (stop func()) {
 		})
 	}
 	return func() { done.Store(true); wg.Wait() }
+}
+
+// While the process's file mappings hold more than their share, the
+// heap's limit comes down to what they leave of the budget (half of it
+// at least), and goes back up once they are gone.
+func TestApplyYieldsToMappedFiles(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	const mb = 1 << 20
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	runtime.GC() // the live heap of the tests before is not this one's
+	b := &Budget{MB: 64}
+	b.Apply(ctx, t.TempDir())
+	waitLimit(t, func(l int64) bool { return l == 48*mb }, "at three quarters of the budget, 48 MiB")
+	// A mapping outside the trimmed directory: the trimmer leaves it.
+	m := mapFile(t, t.TempDir(), "other.bin", 48*mb, false)
+	runtime.GC() // the file's bytes, written from the heap, are garbage
+	waitLimit(t, func(l int64) bool { return l == 32*mb }, "at half the budget, 32 MiB, under 48 MiB of mapped files")
+	if err := unix.Munmap(m); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	waitLimit(t, func(l int64) bool { return l > 32*mb && l <= 48*mb }, "back up once the mapped files are gone")
 }
