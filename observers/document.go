@@ -41,7 +41,7 @@ func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNo
 	doc.PageRank, _ = strconv.ParseFloat(cols[webtable.Rank], 64)
 	doc.TitleCore = cols[webtable.TitleCore]
 	doc.Kind = cols[webtable.Kind]
-	doc.Sections = parseSections(cols[webtable.Sections])
+	doc.Sections = webtable.DecodeSections(cols[webtable.Sections])
 	doc.LinkDensity, _ = strconv.ParseFloat(cols[webtable.LinkDensity], 64)
 	if ms, err := strconv.ParseInt(cols[webtable.FetchedAt], 10, 64); err == nil {
 		doc.FetchedAt = time.UnixMilli(ms).UTC()

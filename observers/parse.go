@@ -202,7 +202,7 @@ func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 	mismatch := ok && p.page.LangMismatch
 	w.opt(webtable.LangMismatch, "1", mismatch)
 	w.opt(webtable.Kind, p.kind, ok && p.kind != "")
-	w.opt(webtable.Sections, sectionsJSON(p.page.Sections), ok && len(p.page.Sections) > 0)
+	w.opt(webtable.Sections, webtable.EncodeSections(p.page.Sections), ok && len(p.page.Sections) > 0)
 	w.opt(webtable.ParseError, p.err, p.err != "")
 	w.opt(webtable.Canonical, p.page.Canonical, ok && p.page.Canonical != "")
 	hash := p.page.Hash
@@ -328,28 +328,4 @@ func (w *writer) opt(col, val string, present bool) {
 		w.err = w.tx.Delete(w.row, col)
 		w.changed = true
 	}
-}
-
-// sectionsJSON is the page:sections cell of a page's sections.
-func sectionsJSON(secs []webtable.Section) string {
-	if len(secs) == 0 {
-		return ""
-	}
-	b, err := json.Marshal(secs)
-	if err != nil {
-		return "" // plain strings and ints: cannot fail
-	}
-	return string(b)
-}
-
-// parseSections reads a page:sections cell; an unreadable one is none.
-func parseSections(v string) []webtable.Section {
-	if v == "" {
-		return nil
-	}
-	var secs []webtable.Section
-	if json.Unmarshal([]byte(v), &secs) != nil {
-		return nil
-	}
-	return secs
 }

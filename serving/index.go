@@ -328,7 +328,7 @@ func fields(d *webtable.Doc, version uint64, now time.Time) document {
 		URL: d.URL, Host: d.Host, Lang: primaryLang(d.Lang), FileType: fileType(d.Kind), Title: d.Title, Text: d.Text,
 		Duplicates: d.Duplicates, Similar: d.Similar, PageRank: d.PageRank, ClusterSize: float64(d.ClusterSize),
 		Version: float64(version), FetchedAt: d.FetchedAt, IndexedAt: now, LinkDensity: d.LinkDensity,
-		Sections: sectionsJSON(d.Sections),
+		Sections: webtable.EncodeSections(d.Sections),
 	}
 	if d.TitleCore != "" && d.TitleCore != d.Title {
 		// The site's affix (" — Python 3.11 documentation") is on every

@@ -12,6 +12,8 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // Field boosts of unqualified query terms: anchors are how the web
@@ -144,7 +146,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		}
 		text := str(h.Fields[fText])
 		spans, hits := snippetAtBy(an, text, terms, analyze)
-		if sec, snip := resultSection(an, analyze, r.Title, text, storedSections(str(h.Fields[fSections])), terms, spans, hits); sec != nil {
+		if sec, snip := resultSection(an, analyze, r.Title, text, webtable.DecodeSections(str(h.Fields[fSections])), terms, spans, hits); sec != nil {
 			r.Section, r.SectionHeading, spans = sec.ID, sec.Heading, snip
 		}
 		r.Snippet = spans

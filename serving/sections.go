@@ -1,7 +1,6 @@
 package serving
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -14,30 +13,6 @@ import (
 // fragment): the section whose heading holds every word of the query,
 // else the one that holds the snippet's passage. The page's first section
 // is not linked when it begins the page (its heading is the page's own).
-
-// sectionsJSON is the stored form of a document's sections.
-func sectionsJSON(secs []webtable.Section) string {
-	if len(secs) == 0 {
-		return ""
-	}
-	b, err := json.Marshal(secs)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-// storedSections reads the stored form back; an unreadable one is none.
-func storedSections(v string) []webtable.Section {
-	if v == "" {
-		return nil
-	}
-	var secs []webtable.Section
-	if json.Unmarshal([]byte(v), &secs) != nil {
-		return nil
-	}
-	return secs
-}
 
 // topSection is how far into the text a page's first section may begin
 // and still be the page's top: linking to it says nothing.

@@ -68,7 +68,7 @@ const (
 	Lang         = "page:lang"          // language: declared (lang attribute, content-language meta or header) unless the text clearly says another, else detected (extract.DetectLang)
 	LangMismatch = "page:lang-mismatch" // "1" when the page declares a language its text clearly is not (extract.Page.LangMismatch); absent otherwise. Of near-copies, the lead is one without it
 	Kind         = "page:kind"          // pdf | txt (extract.KindPDF, KindText); absent for HTML
-	Sections    = "page:sections"    // the headings that have a fragment to link to, JSON [{"id":..,"heading":..,"at":..}] (Section); deleted when none
+	Sections     = "page:sections"      // the headings that have a fragment to link to, JSON [{"id":..,"heading":..,"at":..}] (Section); deleted when none
 	ParseError   = "page:error"         // why an unparsed page's body could not be read (a broken PDF); absent otherwise
 	Canonical    = "page:canonical"     // rel=canonical, normalized URL
 	Hash         = "page:hash"          // content hash of the normalized text; deleted unless State is ok (observed: cluster)

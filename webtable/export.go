@@ -1,6 +1,7 @@
 package webtable
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -35,6 +36,32 @@ type Section struct {
 	ID      string `json:"id"`
 	Heading string `json:"heading"`
 	At      int    `json:"at"`
+}
+
+// EncodeSections is the JSON of secs (the Sections column, the serving
+// index's stored field); "" for none.
+func EncodeSections(secs []Section) string {
+	if len(secs) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(secs)
+	if err != nil {
+		return "" // strings and ints: cannot fail
+	}
+	return string(b)
+}
+
+// DecodeSections reads what EncodeSections wrote; an unreadable value is
+// no sections.
+func DecodeSections(v string) []Section {
+	if v == "" {
+		return nil
+	}
+	var secs []Section
+	if json.Unmarshal([]byte(v), &secs) != nil {
+		return nil
+	}
+	return secs
 }
 
 // Anchor is one inbound link's text.
