@@ -41,4 +41,7 @@ const (
 	colValues = "rank:values"
 	// colSent: the blocks this block has an inflow cell in, one per line.
 	colSent = "rank:sent"
+	// colSplit, in the row of a section (BlockPrefix + section key) that
+	// was split: its leaves, one a line (see directory).
+	colSplit = "rank:split"
 )
