@@ -118,3 +118,6 @@ func BlockRows(ctx context.Context, tx *percolator.Tx) (pages map[string]int, sp
 	})
 	return pages, split, err
 }
+
+// MaxBlockPages returns the pages past which a block splits.
+func MaxBlockPages() int { return maxBlockPages }

@@ -284,7 +284,8 @@ func (o *observer) splitBlock(ctx context.Context, tx *percolator.Tx, dir *direc
 // which reads the page: a cell left here may be older than the page),
 // with its standing marked changed, since runs of other blocks may have
 // looked it up in its block before it got there (runTouches). Once no
-// page is left, the values, inflows and sends move too (moveRest).
+// page is left, the values, inflows and sends move too (moveRest). The
+// blocks that replaced b are told to run again.
 func (o *observer) drain(ctx context.Context, tx *percolator.Tx, dir *directory, b string) error {
 	c, err := readCells(ctx, tx, b)
 	if err != nil {
@@ -326,6 +327,20 @@ func (o *observer) drain(ctx context.Context, tx *percolator.Tx, dir *directory,
 		}
 		if err := tx.Notify(nb, webtable.RankDirty); err != nil {
 			return err
+		}
+	}
+	// A notification of b may come from a transaction that read the
+	// section before it split and committed after the new blocks' first
+	// runs began: they run again (in the background).
+	leaves, err := dir.leavesOf(sectionOf(key))
+	if err != nil {
+		return err
+	}
+	for _, l := range leaves {
+		if strings.HasPrefix(l, leafOf(key)) {
+			if err := tx.Notify(BlockPrefix+leafKey(sectionOf(key), l), webtable.RankOutside); err != nil {
+				return err
+			}
 		}
 	}
 	if more {
