@@ -24,18 +24,27 @@ import (
 // pages, and the values agree with the batch. Each page links to the
 // site's index page, the next page and four random ones; the index page
 // links to the first 1,000. Skipped unless RANK_SECTION_PAGES is set (it
-// takes minutes).
+// takes minutes); RANK_BLOCK_PAGES sets the pages past which a block
+// splits (default 4,096); RANK_SECTION_STORE=badger runs it on Badger.
 func TestBigSectionBigtable(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("RANK_SECTION_PAGES"))
 	if n == 0 {
 		t.Skip("RANK_SECTION_PAGES is not set")
 	}
-	emulator.Ensure(t)
-	st, err := bigtable.Open(t.Context(), bigtable.Config{Project: "caffeine", Instance: "test", Table: fmt.Sprintf("section%d", time.Now().UnixNano())})
-	if err != nil {
-		t.Fatal(err)
+	if p, _ := strconv.Atoi(os.Getenv("RANK_BLOCK_PAGES")); p > 0 {
+		t.Cleanup(rank.SetSplit(p, 4*p, 500)) // after the worker stops
 	}
-	db := percolatortest.OpenOn(t, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+	var db *percolator.DB
+	if os.Getenv("RANK_SECTION_STORE") == "badger" {
+		db = openDB(t)
+	} else {
+		emulator.Ensure(t)
+		st, err := bigtable.Open(t.Context(), bigtable.Config{Project: "caffeine", Instance: "test", Table: fmt.Sprintf("section%d", time.Now().UnixNano())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db = percolatortest.OpenOn(t, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+	}
 	withInCells = true
 	t.Cleanup(func() { withInCells = false })
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -58,13 +67,14 @@ func TestBigSectionBigtable(t *testing.T) {
 	began := time.Now()
 	(web{}).write(t, db, g)
 	wrote := time.Since(began)
+	t.Logf("written in %v", wrote.Round(time.Second))
 	waitIdle(t, w)
 	took := time.Since(began)
 	s := stats(w)
 
 	var rows map[string]int
 	var split []string
-	err = db.View(bg, func(tx *percolator.Tx) error {
+	err := db.View(bg, func(tx *percolator.Tx) error {
 		var err error
 		rows, split, err = rank.BlockRows(bg, tx)
 		return err
