@@ -54,7 +54,7 @@ type FeederOptions struct {
 	// batch (one segment to persist and later merge) instead of one
 	// each. One that arrives after a quiet spell is applied at once. It
 	// adds at most Gather to a latency, and nothing to the first update
-	// after a pause. Default 100ms; negative: none.
+	// after a pause. Default 20ms; negative: none.
 	Gather time.Duration
 	// Hold is how long an upsert that brings no new content (a document
 	// whose rank, anchors or duplicates changed, fetched no later than the
@@ -166,7 +166,7 @@ func NewFeeder(db *percolator.DB, ix *serving.Index, opt FeederOptions) *Feeder 
 	}
 	switch {
 	case opt.Gather == 0:
-		opt.Gather = 100 * time.Millisecond
+		opt.Gather = 20 * time.Millisecond
 	case opt.Gather < 0:
 		opt.Gather = 0
 	}
