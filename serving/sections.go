@@ -10,23 +10,20 @@ import (
 
 // A result links to the section of its page that answers the query, when
 // the page has sections (webtable.Doc.Sections: headings with a
-// fragment): the section whose heading holds every word of the query,
-// else the one that holds the snippet's passage. The page's first section
-// is not linked when it begins the page (its heading is the page's own).
+// fragment), and shows a snippet of that section's text.
 
 // topSection is how far into the text a page's first section may begin
 // and still be the page's top: linking to it says nothing.
 const topSection = 200
 
 // resultSection returns the section of a hit's page that answers the
-// query and the snippet to show: the first section whose heading holds
-// every term, with a snippet of its own text; else the section whose text
-// holds the most distinct terms (then the most in its heading, then the
-// most marks) among hits, the
-// marked tokens of the page's snippet, which stays. sec is nil when the
-// answer is the page as a whole: its title holds every term, the text
-// before its sections or its first section at its top holds the most, or
-// it has no sections.
+// query and the snippet to show. The section is the first whose heading
+// holds every term; else the one whose text holds the most distinct terms
+// among hits (the marked tokens of the page's text), then the most in its
+// heading, then the most marks. Its snippet is of its own text when that
+// has marks, else spans. sec is nil, and spans stays, when the page as a
+// whole answers: its title holds every term, the text before its sections
+// or its first section at its top holds the most, or it has no sections.
 func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string, map[string]bool) analysis.TokenStream, title, text string, secs []webtable.Section, terms map[string]bool, spans []Span, hits []*analysis.Token) (sec *webtable.Section, snip []Span) {
 	if len(secs) == 0 || len(terms) == 0 || an == nil || holds(an, title, terms) == len(terms) {
 		return nil, spans
@@ -39,18 +36,7 @@ func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string,
 		if pageTop(secs, i) {
 			return nil, spans
 		}
-		end := len(text)
-		if i+1 < len(secs) {
-			end = secs[i+1].At
-		}
-		if s.At < 0 || s.At > end || end > len(text) {
-			return nil, spans
-		}
-		body := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text[s.At:end]), s.Heading))
-		if own, _ := snippetAtBy(an, body, terms, analyze); len(own) > 0 {
-			spans = own
-		}
-		return &secs[i], spans
+		return sectionSnippet(an, analyze, text, secs, i, terms, spans)
 	}
 	// The text before the first section (index -1) competes too: the
 	// page's own introduction.
@@ -86,7 +72,27 @@ func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string,
 	if best < 0 || pageTop(secs, best) {
 		return nil, spans
 	}
-	return &secs[best], spans
+	return sectionSnippet(an, analyze, text, secs, best, terms, spans)
+}
+
+// sectionSnippet returns secs[i] and a snippet of its own text (its
+// heading left out), else spans; nil and spans when its place in text is
+// not where a section can be.
+func sectionSnippet(an analysis.Analyzer, analyze func(analysis.Analyzer, string, map[string]bool) analysis.TokenStream,
+	text string, secs []webtable.Section, i int, terms map[string]bool, spans []Span) (*webtable.Section, []Span) {
+	s := secs[i]
+	end := len(text)
+	if i+1 < len(secs) {
+		end = secs[i+1].At
+	}
+	if s.At < 0 || s.At > end || end > len(text) {
+		return nil, spans
+	}
+	body := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text[s.At:end]), s.Heading))
+	if own, hits := snippetAtBy(an, body, terms, analyze); len(hits) > 0 {
+		spans = own
+	}
+	return &secs[i], spans
 }
 
 // holds returns how many distinct terms s holds.

@@ -118,6 +118,22 @@ func TestResultSectionRealPage(t *testing.T) {
 			}
 			if len(res.Results) != 1 || res.Results[0].Section != want {
 				t.Errorf("%s, %q: %+v, want section %q", path, q, res.Results, want)
+				continue
+			}
+			// The snippet is the section's own text.
+			for i, sec := range p.Sections {
+				if sec.ID != want {
+					continue
+				}
+				end := len(p.Text)
+				if i+1 < len(p.Sections) {
+					end = p.Sections[i+1].At
+				}
+				for _, span := range res.Results[0].Snippet {
+					if span.Text != "…" && !strings.Contains(p.Text[sec.At:end], span.Text) {
+						t.Errorf("%s, %q: snippet %q is not in section %q", path, q, span.Text, sec.Heading)
+					}
+				}
 			}
 		}
 	}
