@@ -1,6 +1,7 @@
 package serving
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -28,9 +29,9 @@ func resultSection(an analysis.Analyzer, analyze func(analysis.Analyzer, string,
 	if len(secs) == 0 || len(terms) == 0 || an == nil || holds(an, title, terms) == len(terms) {
 		return nil, spans
 	}
-	headN := make([]int, len(secs)) // distinct terms in each heading
-	for i, s := range secs {
-		if headN[i] = holds(an, s.Heading, terms); headN[i] < len(terms) {
+	headN := headingTerms(an, analyze, secs, terms)
+	for i := range secs {
+		if headN[i] < len(terms) {
 			continue
 		}
 		if pageTop(secs, i) {
@@ -93,6 +94,37 @@ func sectionSnippet(an analysis.Analyzer, analyze func(analysis.Analyzer, string
 		spans = own
 	}
 	return &secs[i], spans
+}
+
+// headingTerms returns how many distinct terms each section's heading
+// holds. The headings are analysed as one text, by analyze (analyzeNear
+// passes over the words that cannot hold a term): a page has up to
+// extract.MaxSections of them, and every result of a page is one.
+func headingTerms(an analysis.Analyzer, analyze func(analysis.Analyzer, string, map[string]bool) analysis.TokenStream,
+	secs []webtable.Section, terms map[string]bool) []int {
+	var b strings.Builder
+	starts := make([]int, len(secs)) // where each heading begins in b
+	for i, s := range secs {
+		starts[i] = b.Len()
+		b.WriteString(s.Heading)
+		b.WriteString("\n")
+	}
+	n := make([]int, len(secs))
+	seen := make([]map[string]bool, len(secs))
+	for _, t := range analyze(an, b.String(), terms) {
+		if !terms[string(t.Term)] {
+			continue
+		}
+		i := sort.SearchInts(starts, t.Start+1) - 1
+		if seen[i] == nil {
+			seen[i] = make(map[string]bool)
+		}
+		if !seen[i][string(t.Term)] {
+			seen[i][string(t.Term)] = true
+			n[i]++
+		}
+	}
+	return n
 }
 
 // holds returns how many distinct terms s holds.
