@@ -144,26 +144,8 @@ func BenchmarkMatchAll(b *testing.B) {
 	}
 	defer ix.Close()
 	rng := rand.New(rand.NewPCG(3, 4))
-	vocab := make([]string, 20_000)
-	for i := range vocab {
-		vocab[i] = fmt.Sprintf("w%dx", i)
-	}
-	var us []Update
-	for i := range 5000 {
-		words := make([]string, 200)
-		for j := range words {
-			words[j] = vocab[int(rng.ExpFloat64()*2000)%len(vocab)]
-		}
-		u := fmt.Sprintf("http://h%d.example/p%d", i%50, i)
-		d := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: strings.Join(words[:5], " "),
-			Text: strings.Join(words, " "), PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: time.Now().UTC(), ClusterSize: 1}
-		us = append(us, Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: 1, Row: fmt.Sprintf("r%d", i), URL: u, Doc: d}})
-	}
-	for chunk := range slices.Chunk(us, 500) {
-		if _, err := ix.Apply(chunk); err != nil {
-			b.Fatal(err)
-		}
-	}
+	now := time.Now().UTC()
+	applySyntheticPages(b, ix, rng, func() time.Time { return now })
 	for _, c := range []struct {
 		name string
 		q    Query
@@ -235,4 +217,28 @@ func BenchmarkForgiving(b *testing.B) {
 			}
 		}
 	})
+}
+
+// applySyntheticPages applies 5,000 pages of 200 words to ix, on 50
+// hosts: words "wNx" with N exponentially distributed (mean 2,000, below
+// 20,000), the first five the title, PageRank 0.15 plus an exponential,
+// each page fetched at fetched().
+func applySyntheticPages(tb testing.TB, ix *Index, rng *rand.Rand, fetched func() time.Time) {
+	tb.Helper()
+	var us []Update
+	for i := range 5000 {
+		words := make([]string, 200)
+		for j := range words {
+			words[j] = fmt.Sprintf("w%dx", int(rng.ExpFloat64()*2000)%20_000)
+		}
+		u := fmt.Sprintf("http://h%d.example/p%d", i%50, i)
+		d := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: strings.Join(words[:5], " "), Text: strings.Join(words, " "),
+			PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: fetched(), ClusterSize: 1}
+		us = append(us, Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: 1, Row: fmt.Sprintf("r%d", i), URL: u, Doc: d}})
+	}
+	for chunk := range slices.Chunk(us, 500) {
+		if _, err := ix.Apply(chunk); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }

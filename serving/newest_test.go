@@ -2,10 +2,8 @@ package serving
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,22 +75,7 @@ func BenchmarkNewest(b *testing.B) {
 	defer ix.Close()
 	rng := rand.New(rand.NewPCG(5, 6))
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	var us []Update
-	for i := range 5000 {
-		words := make([]string, 200)
-		for j := range words {
-			words[j] = fmt.Sprintf("w%dx", int(rng.ExpFloat64()*2000)%20_000)
-		}
-		u := fmt.Sprintf("http://h%d.example/p%d", i%50, i)
-		d := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: strings.Join(words[:5], " "), Text: strings.Join(words, " "),
-			PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: t0.Add(time.Duration(rng.IntN(86400)) * time.Second), ClusterSize: 1}
-		us = append(us, Update{Export: webtable.Export{Op: webtable.OpUpsert, Version: 1, Row: fmt.Sprintf("r%d", i), URL: u, Doc: d}})
-	}
-	for chunk := range slices.Chunk(us, 500) {
-		if _, err := ix.Apply(chunk); err != nil {
-			b.Fatal(err)
-		}
-	}
+	applySyntheticPages(b, ix, rng, func() time.Time { return t0.Add(time.Duration(rng.IntN(86400)) * time.Second) })
 	for _, c := range []struct {
 		name string
 		q    Query
