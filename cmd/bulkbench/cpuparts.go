@@ -23,14 +23,16 @@ type CPUPart struct {
 
 // Parts not told by an observer label, known by a function on the
 // sample's stack: the first rule of partRules whose substring a frame's
-// function name holds, looking from the root of the stack to its leaf.
+// function name holds, looking from the root of the stack to its leaf
+// (so a crawler's read of Badger is the crawler's), past the engine's
+// closures that start goroutines (launcher).
 const (
 	partCrawler  = "crawler (fetch, extract links, write pages)"
 	partFeeder   = "feeder (read exports, Bleve analysis and batches)"
-	partEngine   = "engine (stats, idle checks, GC passes)"
+	partEngine   = "engine (page counts, stats, GC passes)"
 	partBleveBg  = "Bleve merges and persistence"
 	partBadgerBg = "Badger writes, flushes and compactions"
-	partScan     = "notification scans and scheduling"
+	partScan     = "notification scans, scheduling, idle checks"
 	partGC       = "Go GC (background)"
 	partOther    = "other"
 )
@@ -50,6 +52,11 @@ var partRules = []struct{ fn, part string }{
 	{"runtime.bgscavenge", partGC},
 }
 
+// launcher is in the names of the engine's closures that start the
+// other parts' goroutines (the crawler, the worker, the feeder): a stack
+// under one is that part's, not the engine's.
+const launcher = "caffeine/engine.(*Engine).Run.func"
+
 // partOf is the part a sample belongs to.
 func partOf(s *profile.Sample) string {
 	if v := s.Label[percolator.ProfileLabel]; len(v) > 0 {
@@ -57,7 +64,7 @@ func partOf(s *profile.Sample) string {
 	}
 	for i := len(s.Location) - 1; i >= 0; i-- {
 		for _, l := range s.Location[i].Line {
-			if l.Function == nil {
+			if l.Function == nil || strings.Contains(l.Function.Name, launcher) {
 				continue
 			}
 			for _, r := range partRules {
