@@ -17,6 +17,7 @@ require (
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/gocolly/colly/v2 v2.3.0
+	github.com/google/pprof v0.0.0-20221102093814-76f304f74e5e
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/mmcdole/gofeed v1.3.0
 	github.com/nlnwa/gowarc v1.6.0

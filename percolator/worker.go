@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -191,6 +192,9 @@ type observerState struct {
 	ack   string
 	weak  bool
 	s     statCounters
+	// labels carry the profiler label observer=Name, set on the goroutine
+	// for the observer's runs: CPU profiles tell the observers apart.
+	labels context.Context
 }
 
 type task struct {
@@ -263,7 +267,8 @@ func NewWorker(db *DB, opt WorkerOptions, observers ...Observer) (*Worker, error
 		if o.Background {
 			db.quiet.Store(o.Column, true)
 		}
-		w.obs[o.Column] = &observerState{Observer: o, order: i, ack: ackColumn(o.Name), weak: db.weak[o.Column], stage: len(opt.Stages)}
+		w.obs[o.Column] = &observerState{Observer: o, order: i, ack: ackColumn(o.Name), weak: db.weak[o.Column], stage: len(opt.Stages),
+			labels: pprof.WithLabels(context.Background(), pprof.Labels(ProfileLabel, o.Name))}
 	}
 	for i := len(opt.Stages) - 1; i >= 0; i-- {
 		for _, name := range opt.Stages[i].Observers {
@@ -373,6 +378,11 @@ func (w *Worker) sweep() {
 // repairs the store's index (IndexRepairer): 100 s at the default
 // LockTTL. A notification whose index cell a crash lost waits that long.
 const repairEvery = 10
+
+// ProfileLabel is the profiler label (runtime/pprof) whose value is the
+// name of the observer a sample ran: a worker sets it on the goroutine for
+// each run, so what the run starts carries it too.
+const ProfileLabel = "observer"
 
 // dutyLocks names the duty of sweeping for dead writers' locks.
 const dutyLocks = "locks"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"time"
 )
@@ -24,6 +25,10 @@ const (
 func (w *Worker) handle(ctx context.Context, t task, n note) {
 	row := t.row
 	o := w.obs[n.col]
+	if o.labels != nil {
+		pprof.SetGoroutineLabels(o.labels)
+		defer pprof.SetGoroutineLabels(ctx)
+	}
 	began := time.Now()
 	res, err := w.attempt(ctx, o, t, n)
 	if ctx.Err() != nil {

@@ -365,6 +365,8 @@ type Result struct {
 	Links     int64          `json:"links,omitempty"`
 	Observers []ObserverCost `json:"observer_costs,omitempty"`
 	Store     StoreOps       `json:"store_ops,omitzero"`
+	// CPUParts is the CPU from start to idle by part (modes that index).
+	CPUParts []CPUPart `json:"cpu_parts,omitempty"`
 	// Filled in by the parent from the child's rusage.
 	CPUSeconds float64 `json:"-"`
 	PeakRSSMB  float64 `json:"-"`
@@ -431,6 +433,7 @@ func printTable(w io.Writer, rs []Result) {
 	}
 	for _, r := range rs {
 		printCosts(w, r)
+		printCPUParts(w, r)
 	}
 }
 

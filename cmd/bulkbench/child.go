@@ -49,14 +49,27 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "bulkbench: bad child arguments")
 		return 2
 	}
-	if *profile != "" {
-		p, err := startProfile(*profile, *every, stderr)
+	indexes := *mode == modeEngine || *mode == modeBulk || *mode == modeBulkFlat
+	if path := *profile; path != "" || indexes {
+		if path == "" {
+			// The CPU by part (cpuparts.go) comes from a profile of the
+			// run: a temporary one when none is asked for.
+			tmp, err := os.MkdirTemp("", "bulkbench-cpu-")
+			if err != nil {
+				fmt.Fprintln(stderr, "bulkbench:", err)
+				return 1
+			}
+			defer os.RemoveAll(tmp)
+			path = filepath.Join(tmp, "run.pprof")
+		}
+		p, err := startProfile(path, *every, stderr)
 		if err != nil {
 			fmt.Fprintln(stderr, "bulkbench:", err)
 			return 1
 		}
+		runProfile = p
 		defer func() {
-			if err := p.Stop(); err != nil {
+			if _, err := p.Stop(); err != nil {
 				fmt.Fprintln(stderr, "bulkbench: cpu profile:", err)
 			}
 		}()
@@ -90,6 +103,23 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	return 0
+}
+
+// runProfile is the child's CPU profile, if any.
+var runProfile *cpuProfile
+
+// idleParts stops the run's CPU profile (modes that index stop it at
+// idle: what follows, the links' count, searches and -verify, is not the
+// run's) and sums its CPU by part.
+func idleParts() ([]CPUPart, error) {
+	if runProfile == nil {
+		return nil, nil
+	}
+	files, err := runProfile.Stop()
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return cpuParts(files)
 }
 
 // crawlOnly crawls until nothing is due, with no observers and no feeder.
@@ -166,9 +196,16 @@ func oneProcess(ctx context.Context, dir string, copt crawl.Options, mode string
 	waited := e.WaitIdle(ctx)
 	took := time.Since(began)
 	ops := storeOps().sub(ops0)
+	parts, err := idleParts()
+	if err != nil {
+		cancel()
+		<-done
+		return Result{}, err
+	}
 	r := Result{Mode: mode, Seconds: took.Seconds(), CrawlSeconds: time.Duration(crawled.Load()).Seconds(), Pages: e.Crawler.Stats().Fetched,
 		BleveWrites: writes.Load(), BleveBatches: batches.Load(), ContentSeconds: time.Duration(lastContent.Load()).Seconds(), ObserverRuns: make(map[string]int64), ObserverEmpty: make(map[string]int64)}
 	r.Store = ops
+	r.CPUParts = parts
 	r.Observers = observerCosts(e.Worker.Stats())
 	for _, o := range e.Worker.Stats() {
 		r.ObserverRuns[o.Name] = o.Runs

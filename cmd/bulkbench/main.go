@@ -74,7 +74,13 @@
 // a window of D (MODE-RUN-SSSSSs.pprof, the window's start in seconds):
 // the late windows of a long run show what grows with the table; `go tool
 // pprof` merges files given together. Interrupted (^C), a run stops as
-// cmd/search does and still writes its CPU profile.
+// cmd/search does and still writes its CPU profile. In the modes that
+// index, the profile ends at idle (the links' count, -verify and the
+// searches are not in it), and with or without -cpuprofile the run prints
+// its CPU by part from it: each observer (the worker labels its runs,
+// percolator.ProfileLabel), the crawler, the feeder, Bleve's merges,
+// Badger's writes and compactions, the notification scans, the engine,
+// Go's GC, a page and a link (docs/benchmarks/links.md).
 //
 // Every run's table is a fresh embedded Badger one in a temporary directory
 // (or -keep DIR), so that runs compare: bulkbench takes no -table.
@@ -138,7 +144,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		verify   = fs.Bool("verify", false, "check the engine's table against a batch recomputation once idle (not timed)")
 		keep     = fs.String("keep", "", "keep the engine's table in this `directory` (must not exist) instead of a temporary one")
 		reopen   = fs.String("reopen", "", "only answer -searches queries over the table and serving index an earlier -keep run left in this `directory`: no corpus, no crawl, no chain, no GC (with -fixture N, the fixture's words)")
-		profile  = fs.String("cpuprofile", "", "write a CPU profile of every run to this `directory` (MODE-RUN.pprof)")
+		profile  = fs.String("cpuprofile", "", "write a CPU profile of every run to this `directory` (MODE-RUN.pprof; to idle in the modes that index)")
 		every    = fs.Duration("profile-every", 0, "with -cpuprofile, one profile a window of this `length` (MODE-RUN-SSSSSs.pprof, SSSSS the window's start in seconds), to see what grows on a long run; 0: one a run")
 		mem      = budget.Flag(fs)
 		searches = fs.Int("searches", 0, "engine: once idle, ask this many one-word queries (title words) through the JSON API")

@@ -120,6 +120,11 @@ func TestBenchSmallSite(t *testing.T) {
 	if rss, _ := strconv.Atoi(engine[4]); rss <= 0 {
 		t.Errorf("peak RSS %d MB", rss)
 	}
+	for _, mode := range []string{modeEngine, modeBulk} {
+		if !strings.Contains(out.String(), mode+": CPU by part") {
+			t.Errorf("no CPU by part for %s:\n%s", mode, out.String())
+		}
+	}
 	if n := bytes.Count(out.Bytes(), []byte("verify: agrees")); n != 2 {
 		t.Errorf("%d of the engine's and the bulk run's tables verify, want 2:\n%s", n, out.String())
 	}

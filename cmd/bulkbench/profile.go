@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,9 +20,12 @@ type cpuProfile struct {
 	every time.Duration
 	log   io.Writer // where a failed rotation is told
 
-	f    *os.File // the current window's; only rotate touches it until it is done
-	stop chan struct{}
-	done chan struct{}
+	f     *os.File // the current window's; only rotate touches it until it is done
+	files []string // the windows' files, the current one included
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+	err   error // Stop's
 }
 
 // startProfile starts writing the profile; the caller must call Stop.
@@ -48,6 +52,7 @@ func (p *cpuProfile) open(start time.Duration) error {
 	if err != nil {
 		return err
 	}
+	p.files = append(p.files, f.Name())
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
 		return err
@@ -91,9 +96,14 @@ func (p *cpuProfile) rotate() {
 	}
 }
 
-// Stop ends the profile and writes its last window.
-func (p *cpuProfile) Stop() error {
-	close(p.stop)
-	<-p.done
-	return p.close()
+// Stop ends the profile and writes its last window; it returns the
+// windows' files. Only the first call stops: later ones return what it
+// did.
+func (p *cpuProfile) Stop() ([]string, error) {
+	p.once.Do(func() {
+		close(p.stop)
+		<-p.done
+		p.err = p.close()
+	})
+	return p.files, p.err
 }
