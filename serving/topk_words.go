@@ -378,6 +378,7 @@ type wordsSearcher struct {
 	lows   []float64 // min-heap of the best k lower bounds
 	cands  []cand    // the candidates walk kept
 	at     int       // the next candidate to hand child
+	from   uint64    // no document before this one is returned (Advance)
 
 	// Lazy mode (see lazyWords): once the threshold passes lazyFrom, a
 	// page whose words are all in its text alone cannot enter the top k,
@@ -745,8 +746,8 @@ func (s *wordsSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, 
 		if s.at > 1 && (c.bound < s.floor() || c.bound < s.threshold()) {
 			continue
 		}
-		if c.doc < s.childAt {
-			continue // child went past it: not a match
+		if c.doc < s.childAt || c.doc < s.from {
+			continue // child went past it (not a match), or Advance did
 		}
 		*s.want = c.doc
 		s.id = index.NewIndexInternalID(s.id[:0], c.doc)
@@ -773,9 +774,11 @@ func (s *wordsSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, 
 }
 
 func (s *wordsSearcher) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {
-	if v := id.Value(); v > s.target {
+	v := id.Value()
+	if !s.walked && v > s.target {
 		s.target = v
 	}
+	s.from = max(s.from, v)
 	return s.Next(ctx)
 }
 
