@@ -741,6 +741,9 @@ func (s *wordsSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, 
 		}
 	}
 	for s.at < len(s.cands) && !s.done {
+		if s.stop.stop() {
+			break // at most checkEvery more candidates once walk stopped
+		}
 		c := s.cands[s.at]
 		s.at++
 		if s.at > 1 && (c.bound < s.floor() || c.bound < s.threshold()) {
