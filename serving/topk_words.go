@@ -16,13 +16,18 @@ import (
 // parse makes them: a conjunction of the words, each over the text
 // fields, and their phrase over the text fields as an optional clause
 // (withProximity). Pages with all the words are the matches; wordsSearcher
-// walks the postings of every word's terms to find them, counting them
-// (the total stays exact), and bounds each one's score from above from its
-// term frequencies and norms: each word's BM25 in each field (with its
-// disjunction's coordination), plus, for the fields that have all the
-// words, what the phrase clause would add if the words stood together
-// there. A page goes to Bleve's searcher for its exact score only when its
-// bound reaches the lowest of the best k scores found so far.
+// walks the postings of every word's terms to find them, counting them,
+// and bounds each one's score from above from its term frequencies and
+// norms: each word's BM25 in each field (with its disjunction's
+// coordination), plus, for the fields that have all the words, what the
+// phrase clause would add if the words stood together there; and from
+// below: the words alone. The walk keeps the pages whose bound from above
+// reaches the floor, the lowest of the best k bounds from below; then a
+// page goes to Bleve's searcher for its exact score only when its bound
+// still reaches the floor and the lowest of the best k scores found so
+// far. Once the floor shuts out every page with its words in its text
+// alone, the walk leaves the text postings behind and the total is
+// estimated (lazyWords), when it may reach estimateFrom.
 //
 // Bleve's phrase searcher, advanced to a page, reads on to its next
 // match: advanced from candidate to candidate, it would check the word
@@ -380,7 +385,7 @@ type wordsSearcher struct {
 	at     int       // the next candidate to hand child
 	from   uint64    // no document before this one is returned (Advance)
 
-	// Lazy mode (see lazyWords): once the threshold passes lazyFrom, a
+	// Lazy mode (see lazyWords): once the floor passes lazyFrom, a
 	// page whose words are all in its text alone cannot enter the top k,
 	// and the text postings are only advanced to the candidates. The
 	// total is then estimated (see estimate).
