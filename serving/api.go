@@ -90,6 +90,13 @@ type Results struct {
 	// (see budget.go): the results are the best of the hits it scored,
 	// and Total counts only those, a lower bound.
 	Partial bool
+	// TotalEstimated is true when Total is an estimate: a query of
+	// several words whose matches may number estimateFrom (10,000) or
+	// more stops counting them once no page left uncounted can enter the
+	// results (see topk_words.go). The estimate is never below the pages
+	// counted nor above the postings of the query's rarest word
+	// (relaxed: of all its words).
+	TotalEstimated bool
 }
 
 // TopPage is a page in the top lists.

@@ -42,6 +42,11 @@ type rankQuery struct {
 	fast  atomic.Bool
 	lazy  atomic.Bool // the fast path stopped walking the text postings
 	total atomic.Uint64
+	// estimated is set when total is an estimate (topk_words.go,
+	// estimate); estimateFrom, when above 0, replaces the least total
+	// that may be estimated (estimateFrom, for tests).
+	estimated    atomic.Bool
+	estimateFrom int
 }
 
 // fullRank is rankQuery reading the doc values of every hit: the

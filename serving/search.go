@@ -87,12 +87,12 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		return nil, err
 	}
 	defer release()
-	res, partial, err := ix.run(ctx, q, p.q, p.ranked)
+	res, st, err := ix.run(ctx, q, p.q, p.ranked)
 	if err != nil {
 		return nil, err
 	}
 	out := &Results{}
-	if res.Total <= fewHits && !partial && !q.Newest {
+	if res.Total <= fewHits && !st.partial && !q.Newest {
 		if out.Suggestion, err = ix.suggest(ctx, q.Q, p.words); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -100,27 +100,28 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 			return nil, err
 		}
 		if out.Suggestion != "" && !q.Verbatim {
-			cp, cres, cpartial, err := ix.correct(ctx, q, out.Suggestion, res.Total)
+			cp, cres, cst, err := ix.correct(ctx, q, out.Suggestion, res.Total)
 			if err != nil {
 				return nil, err
 			}
 			if cres != nil {
-				p, res, partial, out.Corrected = cp, cres, cpartial, true
+				p, res, st, out.Corrected = cp, cres, cst, true
 				q.Q = out.Suggestion
 			}
 		}
 	}
 	out.AllWords = res.Total
-	if res.Total < relaxBelow && p.relaxed != nil && !partial && !q.Newest {
-		rres, rpartial, err := ix.run(ctx, q, p.relaxed, true)
+	if res.Total < relaxBelow && p.relaxed != nil && !st.partial && !q.Newest {
+		rres, rst, err := ix.run(ctx, q, p.relaxed, true)
 		if err != nil {
 			return nil, err
 		}
 		if rres.Total > res.Total {
-			res, partial, out.Relaxed = rres, rpartial, true
+			res, st, out.Relaxed = rres, rst, true
 		}
 	}
-	out.Total, out.Partial, out.Results = res.Total, partial, make([]Result, 0, len(res.Hits))
+	out.Total, out.Partial, out.Results = res.Total, st.partial, make([]Result, 0, len(res.Hits))
+	out.TotalEstimated = st.estimated
 	marks := ix.newMarks(p.terms)
 	for _, h := range res.Hits {
 		r := Result{
@@ -199,27 +200,33 @@ const relaxBelow = 10
 // suggestion's plan and results when they are clearly more than the
 // strict hits of q (twice as many, and at least one), else nil
 // results.
-func (ix *Index) correct(ctx context.Context, q Query, suggestion string, strict uint64) (*plan, *bleve.SearchResult, bool, error) {
+func (ix *Index) correct(ctx context.Context, q Query, suggestion string, strict uint64) (*plan, *bleve.SearchResult, status, error) {
 	cq := q
 	cq.Q = suggestion
 	cp, err := parseIn(ix.bi.Mapping(), ix.langs.list(), cq)
 	if err != nil {
-		return nil, nil, false, nil // a suggestion that does not parse is not applied
+		return nil, nil, status{}, nil // a suggestion that does not parse is not applied
 	}
-	res, partial, err := ix.run(ctx, cq, cp.q, cp.ranked)
+	res, st, err := ix.run(ctx, cq, cp.q, cp.ranked)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, status{}, err
 	}
 	if res.Total == 0 || res.Total <= 2*strict {
-		return nil, nil, false, nil
+		return nil, nil, status{}, nil
 	}
-	return cp, res, partial, nil
+	return cp, res, st, nil
+}
+
+// status says how a search's total was found.
+type status struct {
+	partial   bool // the search stopped at its time budget: the total is a lower bound
+	estimated bool // the fast path estimated the total (topk_words.go)
 }
 
 // run searches the index for pq, a parsed form of q. Ranked searches
 // read PageRank and link density from per-segment columns (rankQuery);
 // q.Newest orders by fetch time instead, unscored.
-func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) (*bleve.SearchResult, bool, error) {
+func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) (*bleve.SearchResult, status, error) {
 	var req *bleve.SearchRequest
 	var rq *rankQuery
 	if ranked && !q.Newest {
@@ -243,14 +250,18 @@ func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) 
 	res, err := ix.bi.SearchInContext(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, ctx.Err()
+			return nil, status{}, ctx.Err()
 		}
-		return nil, false, searchError(q.Q, err)
+		return nil, status{}, searchError(q.Q, err)
 	}
-	if rq != nil && rq.fast.Load() {
-		res.Total = rq.total.Load() // the fast path passes over most hits (topk.go)
+	var st status
+	if rq != nil {
+		if rq.fast.Load() {
+			res.Total = rq.total.Load() // the fast path passes over most hits (topk.go)
+		}
+		st = status{partial: rq.partial.Load(), estimated: rq.estimated.Load()}
 	}
-	return res, rq != nil && rq.partial.Load(), nil
+	return res, st, nil
 }
 
 // queryErrors are the messages of Bleve errors that the query causes.

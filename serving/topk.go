@@ -292,9 +292,12 @@ func (s *topk) threshold() float64 {
 }
 
 // keep adds a returned score to the best k.
-func (s *topk) keep(v float64) {
-	h := s.best
-	if len(h) < s.k {
+func (s *topk) keep(v float64) { s.best = keepTop(s.best, s.k, v) }
+
+// keepTop adds v to h, a min-heap of the k largest values, and returns
+// it.
+func keepTop(h []float64, k int, v float64) []float64 {
+	if len(h) < k {
 		h = append(h, v)
 		for i := len(h) - 1; i > 0; {
 			p := (i - 1) / 2
@@ -304,11 +307,10 @@ func (s *topk) keep(v float64) {
 			h[p], h[i] = h[i], h[p]
 			i = p
 		}
-		s.best = h
-		return
+		return h
 	}
 	if v <= h[0] {
-		return
+		return h
 	}
 	h[0] = v
 	for i := 0; ; {
@@ -325,6 +327,7 @@ func (s *topk) keep(v float64) {
 		h[m], h[i] = h[i], h[m]
 		i = m
 	}
+	return h
 }
 
 // next returns the next document, from s.target on, that has the word

@@ -163,20 +163,26 @@ func TestTopKIsExact(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("%d queries compared, %d on the fast path: %d one-word queries that went lazy, %d of two words or more, %d of them relaxed", stats.queries, stats.fast, stats.lazy, stats.words, stats.relaxed)
-	if stats.fast < stats.queries/10 || stats.lazy == 0 || stats.words < stats.queries/10 || stats.relaxed < stats.queries/10 {
-		t.Errorf("the fast path ran %d of %d queries, %d lazily, %d of several words, %d relaxed: the test does not exercise it", stats.fast, stats.queries, stats.lazy, stats.words, stats.relaxed)
+	t.Logf("%d queries compared, %d on the fast path: %d that went lazy, %d of two words or more, %d of them relaxed; with any total estimated, %d estimated (at most %.2f times off)",
+		stats.queries, stats.fast, stats.lazy, stats.words, stats.relaxed, stats.estimated, stats.off)
+	if stats.fast < stats.queries/10 || stats.lazy == 0 || stats.words < stats.queries/10 || stats.relaxed < stats.queries/10 || stats.estimated < stats.queries/200 {
+		t.Errorf("the fast path ran %d of %d queries, %d lazily, %d of several words, %d relaxed, %d estimated: the test does not exercise it",
+			stats.fast, stats.queries, stats.lazy, stats.words, stats.relaxed, stats.estimated)
 	}
 }
 
-type topkStats struct{ queries, fast, lazy, words, relaxed int }
+type topkStats struct {
+	queries, fast, lazy, words, relaxed, estimated int
+	off                                            float64 // the most an estimated total was off, as a ratio
+}
 
 // checkTopK compares the fast path with the exhaustive search of pq over
 // the same snapshot.
 func checkTopK(t *testing.T, ix *Index, name string, pq query.Query, langs []string, n, start int, st *topkStats) {
 	t.Helper()
-	var got, want string
-	var fast, lazy bool
+	var got, want, est string
+	var exact, guess uint64
+	var fast, lazy, estimated bool
 	ws := wordsShapeOf(pq, ix.bi.Mapping())
 	for deadline := time.Now().Add(time.Minute); ; {
 		before := snapshot(t, ix)
@@ -184,6 +190,11 @@ func checkTopK(t *testing.T, ix *Index, name string, pq query.Query, langs []str
 		got = topkHits(t, ix, fq, n, start)
 		want = topkHits(t, ix, &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: langs}, n, start)
 		fast, lazy = fq.fast.Load(), fq.lazy.Load()
+		// Any total may be estimated: the same results, the total
+		// within its bounds.
+		eq := &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: langs, topK: n + start, estimateFrom: 1}
+		est = topkHits(t, ix, eq, n, start)
+		estimated, guess, exact = eq.estimated.Load(), eq.total.Load(), fq.total.Load()
 		if snapshot(t, ix) == before {
 			break
 		}
@@ -208,6 +219,27 @@ func checkTopK(t *testing.T, ix *Index, name string, pq query.Query, langs []str
 	if got != want {
 		t.Fatalf("%s (fast path %v):\nfast path\n%s\nexhaustive\n%s", name, fast, got, want)
 	}
+	if !estimated {
+		if est != want {
+			t.Fatalf("%s (total not estimated):\nfast path\n%s\nexhaustive\n%s", name, est, want)
+		}
+		return
+	}
+	st.estimated++
+	if hits(est) != hits(want) {
+		t.Fatalf("%s (total estimated):\nfast path\n%s\nexhaustive\n%s", name, est, want)
+	}
+	// Past relaxBelow both, as Search needs; at most 4 times off.
+	if guess <= relaxBelow || exact <= relaxBelow || guess > 4*exact || exact > 4*guess {
+		t.Fatalf("%s: total estimated %d, exactly %d", name, guess, exact)
+	}
+	st.off = max(st.off, float64(max(guess, exact))/float64(min(guess, exact)))
+}
+
+// hits returns the hits of a topkHits answer, without the total.
+func hits(s string) string {
+	_, h, _ := strings.Cut(s, "\n")
+	return h
 }
 
 func topkHits(t *testing.T, ix *Index, rq *rankQuery, n, start int) string {

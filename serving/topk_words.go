@@ -16,13 +16,18 @@ import (
 // parse makes them: a conjunction of the words, each over the text
 // fields, and their phrase over the text fields as an optional clause
 // (withProximity). Pages with all the words are the matches; wordsSearcher
-// walks the postings of every word's terms to find them, counting them
-// (the total stays exact), and bounds each one's score from above from its
-// term frequencies and norms: each word's BM25 in each field (with its
-// disjunction's coordination), plus, for the fields that have all the
-// words, what the phrase clause would add if the words stood together
-// there. A page goes to Bleve's searcher for its exact score only when its
-// bound reaches the lowest of the best k scores found so far.
+// walks the postings of every word's terms to find them, counting them,
+// and bounds each one's score from above from its term frequencies and
+// norms: each word's BM25 in each field (with its disjunction's
+// coordination), plus, for the fields that have all the words, what the
+// phrase clause would add if the words stood together there; and from
+// below: the words alone. The walk keeps the pages whose bound from above
+// reaches the floor, the lowest of the best k bounds from below; then a
+// page goes to Bleve's searcher for its exact score only when its bound
+// still reaches the floor and the lowest of the best k scores found so
+// far. Once the floor shuts out every page with its words in its text
+// alone, the walk leaves the text postings behind and the total is
+// estimated (lazyWords), when it may reach estimateFrom.
 //
 // Bleve's phrase searcher, advanced to a page, reads on to its next
 // match: advanced from candidate to candidate, it would check the word
@@ -371,8 +376,27 @@ type wordsSearcher struct {
 	relaxed bool    // any of the words matches (wordsShape.relaxed)
 	want    *uint64 // the document child's phrase gates look at
 	target  uint64
-	total   uint64
+	total   uint64 // matches seen (in lazy mode, the candidates among them)
 	done    bool
+
+	walked bool      // the first pass (walk) is done
+	lows   []float64 // min-heap of the best k lower bounds
+	cands  []cand    // the candidates walk kept
+	at     int       // the next candidate to hand child
+	from   uint64    // no document before this one is returned (Advance)
+
+	// Lazy mode (see lazyWords): once the floor passes lazyFrom, a
+	// page whose words are all in its text alone cannot enter the top k,
+	// and the text postings are only advanced to the candidates. The
+	// total is then estimated (see estimate).
+	canLazy  bool // the total may reach estimateFrom: an estimate may replace it
+	lazy     bool
+	lazyFrom float64
+	lazyAt   uint64 // the first document not walked in full
+	before   uint64 // the matches before lazyAt, all counted
+	end      uint64 // one past the snapshot's last document
+	lower    uint64 // the total is at least this
+	upper    uint64 // and at most this
 }
 
 // newWords returns the fast searcher of q, a query of the words of s,
@@ -400,7 +424,70 @@ func newWords(ctx context.Context, q *rankQuery, s *wordsShape, want *uint64, is
 		weights *= 2
 	}
 	ws.qnorm = boundSlack / math.Sqrt(weights)
+	ws.lazyWords(q, rs)
 	return ws, nil
+}
+
+// estimateFrom is the least total that may be estimated: a query whose
+// words' postings allow fewer matches than this is always counted
+// exactly, so a small site never shows an estimate.
+const estimateFrom = 10_000
+
+// lazyWords sets what the lazy mode needs: the threshold past which a
+// page with its words in its text alone cannot enter the top k, and the
+// bounds of the total.
+//
+// In the text alone, each word scores at most a third (its disjunction's
+// coordination) of its text term's most. With all the words: those, and
+// the phrase in the text alone, a third of its terms' most again; a
+// relaxed query adds the conjunction of the words, as much as the words.
+// A relaxed query's page without all the words scores its words times
+// the share of words it has, at most (all-1)/all; pages with all the
+// words in their text stay candidates (the text postings' intersection,
+// short when fewer than relaxBelow pages have all the words).
+func (s *wordsSearcher) lazyWords(q *rankQuery, rs *rankSearcher) {
+	// The total: relaxed, at least the postings of any term and at most
+	// those of all; else at most the postings of the rarest word.
+	var text float64
+	var sum uint64
+	least := uint64(math.MaxUint64)
+	for _, ls := range s.leaves {
+		text += ls[len(ls)-1].max() / float64(len(boosts))
+		var n uint64
+		for _, l := range ls {
+			c := l.r.Count()
+			n += c
+			if s.relaxed {
+				s.lower = max(s.lower, c)
+			}
+		}
+		sum += n
+		least = min(least, n)
+	}
+	if s.relaxed {
+		s.upper = sum
+		all := float64(len(s.leaves))
+		text *= (all - 1) / all
+	} else {
+		s.upper = least
+		text *= 2
+	}
+	var maxF float64
+	for _, c := range rs.cols.segs {
+		maxF = max(maxF, c.maxF)
+	}
+	if rs.pref != nil {
+		maxF *= langBoost
+	}
+	s.lazyFrom = maxF * s.qnorm * text * boundSlack
+	if o := rs.cols.offsets; len(o) > 0 {
+		s.end = o[len(o)-1] + uint64(len(rs.cols.segs[len(o)-1].f))
+	}
+	from := uint64(estimateFrom)
+	if q.estimateFrom > 0 {
+		from = uint64(q.estimateFrom)
+	}
+	s.canLazy = s.upper >= from
 }
 
 func (s *wordsSearcher) closeLeaves() {
@@ -415,6 +502,9 @@ func (s *wordsSearcher) closeLeaves() {
 // words (in a relaxed query, any of them), with the leaves that have it
 // standing on it, or math.MaxUint64.
 func (s *wordsSearcher) next() (uint64, error) {
+	if s.lazy {
+		return s.nextLazy()
+	}
 	if s.relaxed {
 		d := uint64(math.MaxUint64)
 		for _, ls := range s.leaves {
@@ -452,10 +542,92 @@ func (s *wordsSearcher) next() (uint64, error) {
 	}
 }
 
+// nextLazy is next in lazy mode: the next document from s.target on
+// that has a word in its title or anchors (or, relaxed, all the words in
+// its text), with all the words (relaxed, any), or math.MaxUint64.
+func (s *wordsSearcher) nextLazy() (uint64, error) {
+	for {
+		d := uint64(math.MaxUint64)
+		for _, ls := range s.leaves {
+			for _, l := range ls[:len(ls)-1] {
+				if err := l.next(s.target); err != nil {
+					return 0, err
+				}
+				d = min(d, l.doc)
+			}
+		}
+		if s.relaxed {
+			m, err := s.textMeet(s.target, d)
+			if err != nil {
+				return 0, err
+			}
+			d = m
+		}
+		if d == math.MaxUint64 {
+			return d, nil
+		}
+		all := true
+		for _, ls := range s.leaves {
+			if err := ls[len(ls)-1].next(d); err != nil {
+				return 0, err
+			}
+			has := false
+			for _, l := range ls {
+				has = has || l.doc == d
+			}
+			all = all && has
+		}
+		if all || s.relaxed {
+			return d, nil
+		}
+		s.target = d + 1
+		if s.stop.stop() {
+			return math.MaxUint64, nil
+		}
+	}
+}
+
+// textMeet returns the first document from t on, below limit, in the
+// text postings of every word, or limit.
+func (s *wordsSearcher) textMeet(t, limit uint64) (uint64, error) {
+	for {
+		agree := true
+		for _, ls := range s.leaves {
+			x := ls[len(ls)-1]
+			if err := x.next(t); err != nil {
+				return 0, err
+			}
+			if x.doc >= limit {
+				return limit, nil
+			}
+			if x.doc != t {
+				agree, t = false, x.doc
+			}
+		}
+		if agree {
+			return t, nil
+		}
+	}
+}
+
+// estimate returns the total of a lazy search: the matches before lazyAt,
+// counted, and past it those counted or, when more, as many as before
+// in proportion to the documents; never below the matches counted nor
+// lower, never above upper.
+func (s *wordsSearcher) estimate() uint64 {
+	after := s.total - s.before
+	if s.lazyAt > 0 && s.end > s.lazyAt {
+		after = max(after, uint64(float64(s.before)*float64(s.end-s.lazyAt)/float64(s.lazyAt)))
+	}
+	return min(max(s.before+after, s.lower), s.upper)
+}
+
 // bound returns at least the score child gives document d, on which the
 // leaves that have it stand, and false when d is outside the snapshot's
-// rank columns.
-func (s *wordsSearcher) bound(d uint64) (float64, bool) {
+// rank columns; and at most that score: the words without the phrase
+// (relaxed, times the share of words the document has), which the
+// score adds to.
+func (s *wordsSearcher) bound(d uint64) (hi, lo float64, ok bool) {
 	n := float64(len(boosts))
 	// The words: each one's fields, with its disjunction's coordination.
 	var words, present float64
@@ -491,51 +663,102 @@ func (s *wordsSearcher) bound(d uint64) (float64, bool) {
 		}
 	}
 	phrase *= inAll / n
-	sum := words + phrase
+	sum, low := words+phrase, words
 	if s.relaxed {
 		// Any of the words, with its coordination; with all of them, the
 		// should clause adds the conjunction of the words and the phrase
 		// (at most: its coordination is 1/2 without the phrase).
 		all := float64(len(s.leaves))
 		sum = words * present / all
+		low = sum
 		if present == all {
 			sum += words + phrase
 		}
 	}
 	f, ok := s.factor(d)
-	return sum * s.qnorm * f * boundSlack, ok
+	// qnorm is the query norm widened by boundSlack.
+	return sum * s.qnorm * f * boundSlack, low * s.qnorm * f / (boundSlack * boundSlack * boundSlack), ok
 }
 
-func (s *wordsSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
-	for !s.done {
+// walk is the first pass: it walks the matches (lazily once it can; see
+// lazyWords), counting them, and keeps the candidates, the matches whose
+// bound reaches floor, the lowest of the best k lower bounds so far; the
+// first match is always one. No page left out can enter the top k: k
+// pages score at least floor.
+func (s *wordsSearcher) walk() error {
+	for {
 		if s.stop.stop() {
-			s.done = true
-			break
+			return nil
 		}
 		d, err := s.next()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if d == math.MaxUint64 {
-			s.done = true
-			break
+			return nil
 		}
 		s.target = d + 1
 		s.total++
-		// The first match always goes to child (the threshold is -1
-		// until k are scored): its searchers are initialised on their
-		// first document. A threshold known before the first (from the
-		// pages with the words in their titles) had child first advanced
-		// further, and a relaxed query's should clause then missed a
-		// match; not understood, and it gained nothing measurable.
-		if b, ok := s.bound(d); ok && b < s.threshold() {
+		b, lo, ok := s.bound(d)
+		if !ok {
+			b, lo = math.Inf(1), 0
+		}
+		s.lows = keepTop(s.lows, s.k, lo)
+		if len(s.cands) == 0 || b >= s.floor() {
+			s.cands = append(s.cands, cand{d, b})
+		}
+		if s.canLazy && !s.lazy && s.total > relaxBelow && s.floor() > s.lazyFrom {
+			// From the next document on. The matches counted are over
+			// relaxBelow, as the total will be: Search relaxes and
+			// corrects the query as it would with the exact total.
+			s.lazy, s.lazyAt, s.before = true, s.target, s.total
+			s.q.lazy.Store(true)
+		}
+	}
+}
+
+// floor returns the lowest of the best k lower bounds, or -1 while there
+// are fewer.
+func (s *wordsSearcher) floor() float64 {
+	if len(s.lows) < s.k {
+		return -1
+	}
+	return s.lows[0]
+}
+
+// cand is a candidate of wordsSearcher: a document and its bound.
+type cand struct {
+	doc   uint64
+	bound float64
+}
+
+// Next hands child the candidates whose bound reaches both the floor
+// and the lowest of the best k scores so far, in the order of the
+// documents. The first candidate, the first match, always goes to child:
+// its searchers are initialised on their first document (advanced first
+// to a later one, a relaxed query's should clause missed a match; not
+// understood).
+func (s *wordsSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, error) {
+	if !s.walked {
+		s.walked = true
+		if err := s.walk(); err != nil {
+			return nil, err
+		}
+	}
+	for s.at < len(s.cands) && !s.done {
+		if s.stop.stop() {
+			break // at most checkEvery more candidates once walk stopped
+		}
+		c := s.cands[s.at]
+		s.at++
+		if s.at > 1 && (c.bound < s.floor() || c.bound < s.threshold()) {
 			continue
 		}
-		if d < s.childAt {
-			continue // child went past it: not a match
+		if c.doc < s.childAt || c.doc < s.from {
+			continue // child went past it (not a match), or Advance did
 		}
-		*s.want = d
-		s.id = index.NewIndexInternalID(s.id[:0], d)
+		*s.want = c.doc
+		s.id = index.NewIndexInternalID(s.id[:0], c.doc)
 		dm, err := s.child.Advance(ctx, s.id)
 		if err != nil {
 			return nil, err
@@ -548,15 +771,22 @@ func (s *wordsSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, 
 		s.keep(dm.Score)
 		return dm, nil
 	}
-	s.q.total.Store(s.total)
+	total := s.total
+	if s.lazy && !s.q.partial.Load() {
+		total = s.estimate()
+		s.q.estimated.Store(true)
+	}
+	s.q.total.Store(total)
 	s.q.fast.Store(true)
 	return nil, nil
 }
 
 func (s *wordsSearcher) Advance(ctx *search.SearchContext, id index.IndexInternalID) (*search.DocumentMatch, error) {
-	if v := id.Value(); v > s.target {
+	v := id.Value()
+	if !s.walked && v > s.target {
 		s.target = v
 	}
+	s.from = max(s.from, v)
 	return s.Next(ctx)
 }
 

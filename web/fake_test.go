@@ -42,6 +42,7 @@ type fake struct {
 	suggest map[string]string           // spelling suggestions, by query
 	correct map[string]bool             // queries whose results are their suggestion's (unless verbatim)
 	all     map[string]uint64           // pages with all the words of a relaxed query
+	guessed map[string]bool             // queries whose total is an estimate
 	docs    map[string]*feed.DocInfo    // by URL
 	top     map[string]*serving.Top     // by host, "" for all
 	stats   *Stats
@@ -92,7 +93,7 @@ func (f *fake) Search(ctx context.Context, q serving.Query) (*serving.Results, e
 	}
 	all := f.results[q.Q]
 	res := &serving.Results{Total: uint64(len(all)), Took: 1234 * time.Microsecond,
-		Relaxed: f.relaxed[q.Q], AllWords: f.all[q.Q], Suggestion: f.suggest[q.Q]}
+		Relaxed: f.relaxed[q.Q], AllWords: f.all[q.Q], Suggestion: f.suggest[q.Q], TotalEstimated: f.guessed[q.Q]}
 	if f.correct[q.Q] && !q.Verbatim {
 		all = f.results[res.Suggestion]
 		res.Total, res.Corrected = uint64(len(all)), true
@@ -146,6 +147,7 @@ func canned() *fake {
 		suggest: map[string]string{"percolatr": "percolator", "percolator bigtable spanner": "percolator bigtable spinner", "percolater": "percolator", xss: "evil " + xss},
 		correct: map[string]bool{"percolater": true, xss: true},
 		all:     map[string]uint64{},
+		guessed: map[string]bool{},
 		docs:    map[string]*feed.DocInfo{},
 		top:     map[string]*serving.Top{},
 	}

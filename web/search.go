@@ -25,6 +25,9 @@ type searchData struct {
 	Relaxed  bool       // few or no pages have all the words: pages with most of them are shown too
 	AllWords int        // pages with all the words, when Relaxed
 	Partial  bool       // the search stopped at its time budget: the best of the hits it scored
+	// Estimated: Total is an estimate (serving.Results.TotalEstimated),
+	// shown as "about".
+	Estimated bool
 	// Suggestion is the corrected query, "" for none; SuggestHref
 	// searches for it.
 	Suggestion  string
@@ -68,6 +71,7 @@ func (s *Server) searchPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d.Total, d.Took, d.Relaxed, d.AllWords, d.Partial = res.Total, took, res.Relaxed, int(min(res.AllWords, relaxCap)), res.Partial
+	d.Estimated = res.TotalEstimated
 	if res.Suggestion != "" && res.Suggestion != q.Q {
 		d.Suggestion, d.SuggestHref = res.Suggestion, searchHref(serving.Query{Q: res.Suggestion}, 0, q.N)
 		if res.Corrected {
@@ -142,14 +146,17 @@ func searchHref(q serving.Query, start, n int) string {
 
 // apiResults is the body of GET /api/search.
 type apiResults struct {
-	Total      uint64      `json:"total"`             // exact, unless partial: then the hits scored, a lower bound
-	Partial    bool        `json:"partial,omitempty"` // the search stopped at its time budget: the best results among the hits it scored
-	TookMS     float64     `json:"took_ms"`
-	Relaxed    bool        `json:"relaxed"`             // few or no pages have all the words: pages with most of them are ranked too
-	AllWords   *uint64     `json:"all_words,omitempty"` // when relaxed: the pages with all the words
-	Suggestion string      `json:"suggestion"`          // the query with misspelled words corrected, "" for none
-	Corrected  bool        `json:"corrected,omitempty"` // the results are the suggestion's, not the query's as written
-	Results    []apiResult `json:"results"`
+	Total   uint64 `json:"total"`             // exact, unless partial (then the hits scored, a lower bound) or total_estimated
+	Partial bool   `json:"partial,omitempty"` // the search stopped at its time budget: the best results among the hits it scored
+	// TotalEstimated: total is an estimate (a query of several words
+	// with 10,000 pages or more); the results are exact.
+	TotalEstimated bool        `json:"total_estimated,omitempty"`
+	TookMS         float64     `json:"took_ms"`
+	Relaxed        bool        `json:"relaxed"`             // few or no pages have all the words: pages with most of them are ranked too
+	AllWords       *uint64     `json:"all_words,omitempty"` // when relaxed: the pages with all the words
+	Suggestion     string      `json:"suggestion"`          // the query with misspelled words corrected, "" for none
+	Corrected      bool        `json:"corrected,omitempty"` // the results are the suggestion's, not the query's as written
+	Results        []apiResult `json:"results"`
 }
 
 // apiResult is one hit of GET /api/search. Times are RFC 3339; slices are
@@ -201,13 +208,14 @@ func (s *Server) apiSearch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := apiResults{
-		Total:      res.Total,
-		TookMS:     float64(took) / float64(time.Millisecond),
-		Relaxed:    res.Relaxed,
-		Partial:    res.Partial,
-		Suggestion: res.Suggestion,
-		Corrected:  res.Corrected,
-		Results:    make([]apiResult, 0, len(res.Results)),
+		Total:          res.Total,
+		TookMS:         float64(took) / float64(time.Millisecond),
+		Relaxed:        res.Relaxed,
+		Partial:        res.Partial,
+		TotalEstimated: res.TotalEstimated,
+		Suggestion:     res.Suggestion,
+		Corrected:      res.Corrected,
+		Results:        make([]apiResult, 0, len(res.Results)),
 	}
 	if res.Relaxed {
 		out.AllWords = &res.AllWords

@@ -72,6 +72,24 @@ func TestSearchPage(t *testing.T) {
 	}
 }
 
+// TestEstimatedTotal: an estimated total says "about" on the page and
+// total_estimated in the API; an exact one neither.
+func TestEstimatedTotal(t *testing.T) {
+	f := canned()
+	f.guessed["many"] = true
+	s, _ := newTestServer(t, f, Options{})
+	_, body := get(t, s, "/search?q=many")
+	wantContains(t, "estimated", body, "Results <b>1–10</b> of about <b>25</b>")
+	_, body = get(t, s, "/search?q=many&start=100")
+	wantContains(t, "estimated, past the end", body, "No more results: about <b>25</b> in all")
+	if m := getJSON(t, s, "/api/search?q=many", http.StatusOK); m["total_estimated"] != true || m["total"] != 25.0 {
+		t.Errorf("API: total %v, total_estimated %v", m["total"], m["total_estimated"])
+	}
+	if m := getJSON(t, s, "/api/search?q=percolator", http.StatusOK); m["total_estimated"] != nil {
+		t.Errorf("API: an exact total has total_estimated %v", m["total_estimated"])
+	}
+}
+
 func TestSearchPagination(t *testing.T) {
 	s, _ := newTestServer(t, canned(), Options{})
 	cases := []struct {
