@@ -109,14 +109,16 @@ type DB struct {
 	opt Options
 	id  string // this instance's writer id, recorded in its locks
 
-	mu     sync.Mutex         // held by GC while it moves the safe point, and by ViewAt to register
-	active registry           // start timestamps of running transactions
-	safe   atomic.Uint64      // GC safe point: reads below it fail with ErrTooOld
-	gate   sync.RWMutex       // one-phase commits hold R; scans take W once to wait for them
-	closed atomic.Bool        //
-	ctx    context.Context    // cancelled by Close
-	cancel context.CancelFunc //
-	wg     sync.WaitGroup     // background goroutines
+	mu      sync.Mutex         // held by GC while it moves the safe point, and by ViewAt to register
+	active  registry           // start timestamps of running transactions
+	safe    atomic.Uint64      // GC safe point: reads below it fail with ErrTooOld
+	gate    sync.RWMutex       // one-phase commits hold R; scans take W once to wait for them
+	closed  atomic.Bool        //
+	indexed atomic.Bool        // every lock has its lock index entry (lockindex.go)
+	openTs  uint64             // on an ExclusiveStore, the newest timestamp of earlier processes
+	ctx     context.Context    // cancelled by Close
+	cancel  context.CancelFunc //
+	wg      sync.WaitGroup     // background goroutines
 
 	observed  map[string]bool          // columns whose writes set notify cells
 	weak      map[string]bool          // columns only notified, never written
@@ -171,6 +173,7 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 		return nil, err
 	}
 	if db.ex != nil {
+		db.openTs = db.orc.last()
 		// No other process can reach an exclusive store: every lock in it
 		// is left over from an earlier one, dead. Resolve them now rather
 		// than make readers and writers meet them one by one.
@@ -181,6 +184,8 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 		} else if n > 0 {
 			opt.Logger.Info("resolved the locks an earlier process left", "locks", n)
 		}
+		// Every lock from now on is this DB's, with its index entry.
+		db.indexed.Store(true)
 	}
 	if db.ex == nil {
 		// Other processes judge our locks by this heartbeat, and GC

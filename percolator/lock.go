@@ -137,30 +137,75 @@ func (db *DB) rollbackCell(ctx context.Context, row, col string, ts uint64) erro
 // this lazily for the cells they read; a sweep also reaches cells nobody
 // reads (such as the internal cells that carry Tx.Notify's notifications).
 // It reports how many locks it resolved. Locks of live writers are left.
+//
+// It reads the lock index (lockindex.go), not the table, once the index
+// is complete; until then it scans the table's locks, and completes the
+// index when that scan resolved them all.
 func (db *DB) CleanLocks(ctx context.Context) (int, error) {
+	indexed, err := db.lockIndexed(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	if !indexed {
+		m, all, err := db.cleanAllLocks(ctx)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if all {
+			if err := db.markLockIndexed(ctx); err != nil {
+				return n, err
+			}
+		}
+	}
+	var txns []indexedTxn
+	if err := db.scanLockIndex(ctx, func(t indexedTxn) { txns = append(txns, t) }); err != nil {
+		return n, err
+	}
+	for _, t := range txns {
+		m, err := db.cleanIndexed(ctx, t)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// cleanAllLocks is CleanLocks by a scan of the table's locks. all reports
+// whether no lock was left, but those of transactions that began after
+// the scan did (which have their index entries).
+func (db *DB) cleanAllLocks(ctx context.Context) (n int, all bool, err error) {
 	type held struct {
 		row, col string
 		ts       uint64
 		l        lock
 	}
+	// Transactions that begin after this timestamp write index entries.
+	// On a shared store other processes may not (yet): they must run this
+	// version, which writes them (see lockindex.go).
+	began := db.orc.last()
 	var locks []held
-	err := db.scanLocks(ctx, func(row, col string, ts uint64, l lock) {
+	err = db.scanLocks(ctx, func(row, col string, ts uint64, l lock) {
 		locks = append(locks, held{row, col, ts, l})
 	})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	n := 0
+	all = true
 	for _, h := range locks {
 		cleaned, err := db.resolve(ctx, h.row, h.col, h.ts, h.l)
 		if err != nil {
-			return n, err
+			return n, false, err
 		}
 		if cleaned {
 			n++
+		} else if h.ts <= began {
+			all = false
 		}
 	}
-	return n, nil
+	return n, all, nil
 }
 
 // scanLocks calls fn for every lock in the table, reading the store

@@ -1,0 +1,124 @@
+package percolator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
+)
+
+// scanCounter is a store that counts the rows its ReadRows calls visit,
+// and the calls that cover the table's user rows (a scan of the table).
+type scanCounter struct {
+	percolator.Store
+	tableScans, rows atomic.Int64
+}
+
+func (s *scanCounter) ReadRows(ctx context.Context, start, end string, fn func(string, []percolator.Cell) bool, filters ...percolator.Filter) error {
+	if start < "\x01" && (end == "" || end > "\x01") {
+		s.tableScans.Add(1)
+	}
+	return s.Store.ReadRows(ctx, start, end, func(row string, cells []percolator.Cell) bool {
+		s.rows.Add(1)
+		return fn(row, cells)
+	}, filters...)
+}
+
+// The lock sweep of a shared table reads the lock index, not the table:
+// the locks of dead writers on rows nobody reads are resolved, those of
+// a committed transaction rolled forward and those of one that never got
+// to its commit point rolled back, whatever the table's size, and an
+// entry written by a writer that died before its first lock goes too.
+func TestLockSweepReadsIndex(t *testing.T) {
+	st := &scanCounter{Store: percolatortest.Shared(openStore(t, t.TempDir()))}
+	const ttl = 100 * time.Millisecond
+	db := percolatortest.OpenOn(t, st, percolator.Options{LockTTL: ttl, ClockSkew: 10 * time.Millisecond})
+
+	const pages = 300
+	err := db.Update(bg, func(tx *percolator.Tx) error {
+		for i := range pages {
+			if err := tx.Set(fmt.Sprintf("page/%04d", i), "body", []byte("text")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first sweep finds no index yet: it scans the table once, then
+	// marks the index complete.
+	if _, err := db.CleanLocks(bg); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.tableScans.Load(); n != 1 {
+		t.Fatalf("first sweep: %d scans of the table, want 1", n)
+	}
+
+	crash := func(at percolator.CrashPoint, rows ...string) *percolator.Tx {
+		t.Helper()
+		tx, err := db.Begin(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if err := tx.Set(r, "c", []byte("new")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		percolator.SetCrash(tx, func(p percolator.CrashPoint) bool { return p == at })
+		if err := tx.Commit(bg); !errors.Is(err, percolator.ErrCrashed) {
+			t.Fatalf("Commit = %v, want ErrCrashed", err)
+		}
+		return tx
+	}
+	crash(percolator.CrashAfterPrewrites, "back/1", "back/2", "back/3")
+	crash(percolator.CrashAfterPrimaryCommit, "fwd/1", "fwd/2")
+	crash(percolator.CrashAfterIndexEntry, "none/1", "none/2")
+	if n, _ := percolator.CountLocks(db); n != 4 {
+		t.Fatalf("%d locks after the crashes, want 4", n)
+	}
+	time.Sleep(3 * ttl) // the locks are stale, the index grace past
+
+	st.tableScans.Store(0)
+	st.rows.Store(0)
+	n, err := db.CleanLocks(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 {
+		t.Errorf("CleanLocks resolved %d locks, want 4", n)
+	}
+	if scans, rows := st.tableScans.Load(), st.rows.Load(); scans != 0 || rows > 10 {
+		t.Errorf("sweep: %d scans of the table, %d rows read by scans; want 0 and the index's 3 (of %d pages)", scans, rows, pages)
+	}
+	if n, _ := percolator.CountLocks(db); n != 0 {
+		t.Errorf("%d locks after the sweep", n)
+	}
+	if n, err := percolator.LockIndexEntries(db); err != nil || n != 0 {
+		t.Errorf("%d lock index entries after the sweep (%v), want 0", n, err)
+	}
+	for row, want := range map[string]string{"back/1": "", "back/3": "", "fwd/1": "new", "fwd/2": "new", "none/2": ""} {
+		if v, _ := get(t, db, row, "c"); v != want {
+			t.Errorf("%s = %q, want %q", row, v, want)
+		}
+	}
+
+	// Transactions that finish leave no entry behind.
+	set(t, db, "a", "c", "1")
+	err = db.Update(bg, func(tx *percolator.Tx) error {
+		tx.Set("a", "c", []byte("2"))
+		return tx.Set("b", "c", []byte("2"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := percolator.LockIndexEntries(db); err != nil || n != 0 {
+		t.Errorf("%d lock index entries after two commits (%v), want 0", n, err)
+	}
+}
