@@ -419,3 +419,7 @@ func (tx *Tx) recycle() {
 	*tx = Tx{done: true, pr: tx.pr}
 	viewTxs.Put(tx)
 }
+
+// ClockSkew returns Options.ClockSkew: how far the clocks of the
+// processes sharing the store may differ.
+func (db *DB) ClockSkew() time.Duration { return db.opt.ClockSkew }

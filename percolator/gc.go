@@ -194,9 +194,26 @@ func (db *DB) oldestLock(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	if indexed {
-		err = db.scanLockIndex(ctx, func(t indexedTxn) { oldest = min(oldest, t.startTs) })
+		var over []indexedTxn
+		err = db.scanLockIndex(ctx, func(t indexedTxn) {
+			if db.over(t) {
+				over = append(over, t)
+			} else {
+				oldest = min(oldest, t.startTs)
+			}
+		})
 		if err != nil {
 			return 0, fmt.Errorf("percolator: gc: %w", err)
+		}
+		// Entries of transactions known to be over (their writer is this
+		// DB, or dead) count while they left locks; readers may have
+		// resolved them all.
+		for _, t := range over {
+			if left, err := db.leftLocks(ctx, t); err != nil {
+				return 0, err
+			} else if left {
+				oldest = min(oldest, t.startTs)
+			}
 		}
 		return oldest, nil
 	}

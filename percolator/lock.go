@@ -164,7 +164,7 @@ func (db *DB) CleanLocks(ctx context.Context) (int, error) {
 		return n, err
 	}
 	for _, t := range txns {
-		m, err := db.cleanIndexed(ctx, t)
+		m, _, err := db.cleanIndexed(ctx, t)
 		n += m
 		if err != nil {
 			return n, err

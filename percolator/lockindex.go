@@ -48,6 +48,7 @@ func lockIndexRow(primaryRow string) string { return lockIndexPrefix + primaryRo
 // and when the entry was written.
 type lockEntry struct {
 	wallMs int64
+	writer string // the DB that wrote it (DB.ID)
 	rows   []rowCols
 }
 
@@ -58,7 +59,7 @@ type rowCols struct {
 }
 
 func (e lockEntry) encode() []byte {
-	n := 16
+	n := 16 + len(e.writer)
 	for _, r := range e.rows {
 		n += 2 + len(r.row)
 		for _, c := range r.cols {
@@ -68,6 +69,7 @@ func (e lockEntry) encode() []byte {
 	b := make([]byte, 0, n)
 	b = append(b, lockEntryVersion)
 	b = binary.AppendVarint(b, e.wallMs)
+	b = appendString(b, e.writer)
 	b = binary.AppendUvarint(b, uint64(len(e.rows)))
 	for _, r := range e.rows {
 		b = appendString(b, r.row)
@@ -86,6 +88,7 @@ func decodeLockEntry(b []byte) (lockEntry, error) {
 	}
 	d := decoder{b: b[1:]}
 	e.wallMs = d.varint()
+	e.writer = d.string()
 	nrows := d.uvarint()
 	for i := uint64(0); i < nrows && d.err == nil; i++ {
 		r := rowCols{row: d.string()}
@@ -109,7 +112,7 @@ const lockIndexGrace = 2
 
 // indexEntryMutation returns the mutation that writes tx's lock index entry.
 func (tx *Tx) indexEntryMutation(rows []rowWrites, wallMs int64) RowMutation {
-	e := lockEntry{wallMs: wallMs, rows: make([]rowCols, len(rows))}
+	e := lockEntry{wallMs: wallMs, writer: tx.db.id, rows: make([]rowCols, len(rows))}
 	for i, r := range rows {
 		e.rows[i] = rowCols{row: r.row, cols: r.cols}
 	}
@@ -187,36 +190,42 @@ func (db *DB) scanLockIndex(ctx context.Context, fn func(indexedTxn)) error {
 	return nil
 }
 
+// over reports whether the writer of t is known to have ended it: t is
+// this DB's and no longer running, or an earlier process's on an
+// ExclusiveStore. Its prewrites can no longer land.
+func (db *DB) over(t indexedTxn) bool {
+	if t.entry.writer == db.id {
+		return !db.active.has(t.startTs | writer)
+	}
+	return db.ex != nil && t.startTs <= db.openTs
+}
+
 // cleanIndexed resolves the locks of the indexed transaction t if its
 // writer is dead or stuck, and deletes its entry once none is left. It
-// reports how many locks it resolved.
-func (db *DB) cleanIndexed(ctx context.Context, t indexedTxn) (int, error) {
+// reports how many locks it resolved, and whether the entry is gone.
+func (db *DB) cleanIndexed(ctx context.Context, t indexedTxn) (n int, gone bool, err error) {
 	status, commitTs, plock, err := db.primaryStatus(ctx, t.primaryRow, t.primaryCol, t.startTs)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	n := 0
 	if status == statusLocked {
 		cleaned, err := db.resolve(ctx, t.primaryRow, t.primaryCol, t.startTs, plock)
 		if err != nil || !cleaned {
-			return 0, err // a live writer, or an error
+			return 0, false, err // a live writer, or an error
 		}
 		n++
 		if status, commitTs, _, err = db.primaryStatus(ctx, t.primaryRow, t.primaryCol, t.startTs); err != nil {
-			return n, err
+			return n, false, err
 		}
 		if status == statusLocked {
-			return n, nil // locked again (the entry stays): the next sweep decides
+			return n, false, nil // locked again (the entry stays): the next sweep decides
 		}
 	}
-	// On an ExclusiveStore, the transactions of earlier processes are
-	// dead for sure.
-	young := time.Now().UnixMilli() < t.entry.wallMs+lockIndexGrace*db.opt.LockTTL.Milliseconds()+db.opt.ClockSkew.Milliseconds() &&
-		(db.ex == nil || t.startTs > db.openTs)
-	if status == statusRolledBack && young && n == 0 {
+	young := time.Now().UnixMilli() < t.entry.wallMs+lockIndexGrace*db.opt.LockTTL.Milliseconds()+db.opt.ClockSkew.Milliseconds()
+	if status == statusRolledBack && young && n == 0 && !db.over(t) {
 		// Not prewritten yet, or rolled back by a reader: the sweep
 		// waits until no prewrite can still land.
-		return n, nil
+		return n, false, nil
 	}
 	// The transaction is decided: resolve its other cells.
 	for _, r := range t.entry.rows {
@@ -232,12 +241,12 @@ func (db *DB) cleanIndexed(ctx context.Context, t indexedTxn) (int, error) {
 		}
 		cells, err := db.st.ReadRow(ctx, r.row, fs...)
 		if err != nil {
-			return n, fmt.Errorf("percolator: read locks of %q: %w", r.row, err)
+			return n, false, fmt.Errorf("percolator: read locks of %q: %w", r.row, err)
 		}
 		for _, c := range cells {
 			l, err := decodeLock(c.Value)
 			if err != nil {
-				return n, fmt.Errorf("%w: %q %q@%d", err, r.row, c.Column, c.Ts)
+				return n, false, fmt.Errorf("%w: %q %q@%d", err, r.row, c.Column, c.Ts)
 			}
 			if status == statusCommitted {
 				err = db.rollForward(ctx, r.row, c.Column, t.startTs, commitTs, l)
@@ -245,27 +254,50 @@ func (db *DB) cleanIndexed(ctx context.Context, t indexedTxn) (int, error) {
 				err = db.rollbackCell(ctx, r.row, c.Column, t.startTs)
 			}
 			if err != nil {
-				return n, err
+				return n, false, err
 			}
 			n++
 		}
 	}
 	del := indexDeleteMutation(t.primaryRow, t.primaryCol, t.startTs)
 	if err := db.st.MutateRows(ctx, []RowMutation{del}); err != nil {
-		return n, fmt.Errorf("percolator: delete lock index entry: %w", err)
+		return n, false, fmt.Errorf("percolator: delete lock index entry: %w", err)
 	}
 	if status == statusRolledBack {
 		// A prewrite that landed after primaryStatus read the row (a
 		// writer stalled past the grace) keeps its entry.
 		if status, _, _, err = db.primaryStatus(ctx, t.primaryRow, t.primaryCol, t.startTs); err != nil {
-			return n, err
+			return n, false, err
 		}
 		if status == statusLocked {
 			put := RowMutation{Row: del.Row, Mutations: []Mutation{{Op: SetCell, Family: famMeta, Column: t.primaryCol, Ts: t.startTs, Value: t.entry.encode()}}}
 			if err := db.st.MutateRows(ctx, []RowMutation{put}); err != nil {
-				return n, fmt.Errorf("percolator: restore lock index entry: %w", err)
+				return n, false, fmt.Errorf("percolator: restore lock index entry: %w", err)
 			}
+			return n, false, nil
 		}
 	}
-	return n, nil
+	return n, true, nil
+}
+
+// leftLocks reports whether a lock of t, a transaction that is over
+// (DB.over), is still in the table; if none is, it deletes t's entry.
+func (db *DB) leftLocks(ctx context.Context, t indexedTxn) (bool, error) {
+	for _, r := range t.entry.rows {
+		fs := make([]Filter, len(r.cols))
+		for i, col := range r.cols {
+			fs[i] = Filter{Family: famLock, Column: col, MinTs: t.startTs, MaxTs: t.startTs, KeysOnly: true}
+		}
+		cells, err := db.st.ReadRow(ctx, r.row, fs...)
+		if err != nil {
+			return false, fmt.Errorf("percolator: read locks of %q: %w", r.row, err)
+		}
+		if len(cells) > 0 {
+			return true, nil
+		}
+	}
+	if err := db.st.MutateRows(ctx, []RowMutation{indexDeleteMutation(t.primaryRow, t.primaryCol, t.startTs)}); err != nil {
+		return false, fmt.Errorf("percolator: delete lock index entry: %w", err)
+	}
+	return false, nil
 }
