@@ -249,7 +249,13 @@ func scanFrontier(ctx context.Context, tx *percolator.Tx, nowMs int64, untilNext
 // table (webtable.StatsRow); the others read them there, and count the
 // due rows again (countDue: only the rows due) if one became due since or
 // they committed since their last count (dirty: their crawler may have
-// added some). Until counts are published, each counts for itself.
+// added some), and then mark the table changed (markChanged). Until
+// counts are published, each counts for itself. The holder, and an
+// engine alone on its table, count again only after a change: a commit
+// of their own, or (shared) a webtable.StatsChanged mark from ClockSkew
+// before their last count or later; else their last count stands, with
+// the rows that came due since counted again. An idle deployment does
+// not read its pages.
 func (e *Engine) pageCounts(ctx context.Context, now time.Time, dirty bool) (pageCounts, error) {
 	_, alone := e.store.(percolator.ExclusiveStore)
 	if !alone && !e.duty.Held() {
