@@ -184,7 +184,7 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	}
 	if time.Since(time.UnixMilli(lk.wallMs)) > tx.db.opt.LockTTL {
 		// The sweep may have taken the entry for one whose prewrite
-		// never lands (lockIndexGrace): write it again.
+		// never lands (DB.indexGrace): write it again.
 		if err := tx.db.st.MutateRows(ctx, []RowMutation{entry}); err != nil {
 			tx.rollbackRows(rows[:1])
 			return fmt.Errorf("percolator: write lock index entry: %w", err)

@@ -22,7 +22,7 @@ import (
 //
 // An entry whose primary holds neither the lock nor a write record is a
 // transaction whose prewrite has not landed yet, or one rolled back. The
-// sweep deletes it only once it is lockIndexGrace old, then reads the
+// sweep deletes it only once it is indexGrace old, then reads the
 // primary again and puts the entry back if a lock appeared meanwhile;
 // a writer whose primary prewrite returns more than LockTTL after the
 // entry was written writes the entry again. Either way a lock that
@@ -104,11 +104,12 @@ func decodeLockEntry(b []byte) (lockEntry, error) {
 	return e, nil
 }
 
-// lockIndexGrace is how old, in lock TTLs, an entry whose primary has
-// no lock must be before the sweep deletes it (see above): a writer
-// stalled that long between the entry and its prewrite writes the entry
-// again.
-const lockIndexGrace = 2
+// indexGrace is how old an entry whose primary has no lock must be
+// before the sweep deletes it (see above): LockTTL and twice ClockSkew,
+// so that a prewrite landing after the sweep looked returns to its writer
+// more than LockTTL after the entry was written, by the writer's clock,
+// and the writer writes the entry again.
+func (db *DB) indexGrace() time.Duration { return db.opt.LockTTL + 2*db.opt.ClockSkew }
 
 // indexEntryMutation returns the mutation that writes tx's lock index entry.
 func (tx *Tx) indexEntryMutation(rows []rowWrites, wallMs int64) RowMutation {
@@ -221,7 +222,7 @@ func (db *DB) cleanIndexed(ctx context.Context, t indexedTxn) (n int, gone bool,
 			return n, false, nil // locked again (the entry stays): the next sweep decides
 		}
 	}
-	young := time.Now().UnixMilli() < t.entry.wallMs+lockIndexGrace*db.opt.LockTTL.Milliseconds()+db.opt.ClockSkew.Milliseconds()
+	young := time.Now().UnixMilli() < t.entry.wallMs+db.indexGrace().Milliseconds()
 	if status == statusRolledBack && young && n == 0 && !db.over(t) {
 		// Not prewritten yet, or rolled back by a reader: the sweep
 		// waits until no prewrite can still land.
