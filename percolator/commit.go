@@ -167,12 +167,15 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 
 	// The lock index entry before any lock, so that the sweep finds
 	// every lock a crash leaves (lockindex.go).
+	indexed := tx.db.ex == nil
 	entry := tx.indexEntryMutation(rows, lk.wallMs)
-	if err := tx.db.st.MutateRows(ctx, []RowMutation{entry}); err != nil {
-		return fmt.Errorf("percolator: write lock index entry: %w", err)
-	}
-	if tx.crashed(CrashAfterIndexEntry) {
-		return errCrashed
+	if indexed {
+		if err := tx.db.st.MutateRows(ctx, []RowMutation{entry}); err != nil {
+			return fmt.Errorf("percolator: write lock index entry: %w", err)
+		}
+		if tx.crashed(CrashAfterIndexEntry) {
+			return errCrashed
+		}
 	}
 	// Prewrite the primary's row first: secondaries exist only once the
 	// primary lock does, which is what lets a cleaner decide by the primary.
@@ -182,7 +185,7 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 		}
 		return err
 	}
-	if time.Since(time.UnixMilli(lk.wallMs)) > tx.db.opt.LockTTL {
+	if indexed && time.Since(time.UnixMilli(lk.wallMs)) > tx.db.opt.LockTTL {
 		// The sweep may have taken the entry for one whose prewrite
 		// never lands (DB.indexGrace): write it again.
 		if err := tx.db.st.MutateRows(ctx, []RowMutation{entry}); err != nil {
@@ -243,11 +246,15 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	}
 	// The index entry goes in the same call: should a row fail, the
 	// entry is written again for the sweep to roll the row forward.
-	muts = append(muts, indexDeleteMutation(primary.row, primary.col, tx.startTs))
-	if err := tx.db.st.MutateRows(ctx, muts); err != nil {
-		tx.db.opt.Logger.Warn("commit secondaries failed; readers and the lock sweep will roll them forward", "start_ts", tx.startTs, "err", err)
-		if len(rest) > 0 {
-			tx.db.st.MutateRows(ctx, []RowMutation{tx.indexEntryMutation(rows, lk.wallMs)})
+	if indexed {
+		muts = append(muts, indexDeleteMutation(primary.row, primary.col, tx.startTs))
+	}
+	if len(muts) > 0 {
+		if err := tx.db.st.MutateRows(ctx, muts); err != nil {
+			tx.db.opt.Logger.Warn("commit secondaries failed; readers and the lock sweep will roll them forward", "start_ts", tx.startTs, "err", err)
+			if indexed && len(rest) > 0 {
+				tx.db.st.MutateRows(ctx, []RowMutation{entry})
+			}
 		}
 	}
 	tx.db.notified(rows)
@@ -408,6 +415,9 @@ func (tx *Tx) rollbackRows(rows []rowWrites) {
 // unindex deletes the lock index entry of tx, whose locks are gone (or
 // were never written). An error leaves it for the sweep.
 func (tx *Tx) unindex(rows []rowWrites) {
+	if tx.db.ex != nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 	defer cancel()
 	tx.db.st.MutateRows(ctx, []RowMutation{indexDeleteMutation(rows[0].row, rows[0].cols[0], tx.startTs)})

@@ -115,7 +115,6 @@ type DB struct {
 	gate    sync.RWMutex       // one-phase commits hold R; scans take W once to wait for them
 	closed  atomic.Bool        //
 	indexed atomic.Bool        // every lock has its lock index entry (lockindex.go)
-	openTs  uint64             // on an ExclusiveStore, the newest timestamp of earlier processes
 	ctx     context.Context    // cancelled by Close
 	cancel  context.CancelFunc //
 	wg      sync.WaitGroup     // background goroutines
@@ -173,7 +172,6 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 		return nil, err
 	}
 	if db.ex != nil {
-		db.openTs = db.orc.last()
 		// No other process can reach an exclusive store: every lock in it
 		// is left over from an earlier one, dead. Resolve them now rather
 		// than make readers and writers meet them one by one.
@@ -184,8 +182,6 @@ func Open(ctx context.Context, st Store, opt Options) (*DB, error) {
 		} else if n > 0 {
 			opt.Logger.Info("resolved the locks an earlier process left", "locks", n)
 		}
-		// Every lock from now on is this DB's, with its index entry.
-		db.indexed.Store(true)
 	}
 	if db.ex == nil {
 		// Other processes judge our locks by this heartbeat, and GC

@@ -138,9 +138,10 @@ func (db *DB) rollbackCell(ctx context.Context, row, col string, ts uint64) erro
 // reads (such as the internal cells that carry Tx.Notify's notifications).
 // It reports how many locks it resolved. Locks of live writers are left.
 //
-// It reads the lock index (lockindex.go), not the table, once the index
-// is complete; until then it scans the table's locks, and completes the
-// index when that scan resolved them all.
+// On a shared store it reads the lock index (lockindex.go), not the
+// table, once the index is complete; until then it scans the table's
+// locks, and completes the index when that scan resolved them all. On an
+// ExclusiveStore it scans the locks, which the store keeps in memory.
 func (db *DB) CleanLocks(ctx context.Context) (int, error) {
 	indexed, err := db.lockIndexed(ctx)
 	if err != nil {
@@ -153,11 +154,14 @@ func (db *DB) CleanLocks(ctx context.Context) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if all {
+		if all && db.ex == nil {
 			if err := db.markLockIndexed(ctx); err != nil {
 				return n, err
 			}
 		}
+	}
+	if db.ex != nil {
+		return n, nil // no index
 	}
 	var txns []indexedTxn
 	if err := db.scanLockIndex(ctx, func(t indexedTxn) { txns = append(txns, t) }); err != nil {

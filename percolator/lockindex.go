@@ -28,6 +28,11 @@ import (
 // entry was written writes the entry again. Either way a lock that
 // lands after the sweep looked has its entry.
 //
+// An ExclusiveStore keeps no index: no other process writes it, so the
+// locks an earlier process left are resolved when the DB opens, and its
+// store keeps the lock family in memory as well (Family.Sparse), which
+// is what the sweep then reads.
+//
 // The entries are complete only once every lock older than the index
 // has been resolved: the holder of the "locks" duty sweeps the whole
 // table once, and records that in lockIndexRow's marker
@@ -131,9 +136,13 @@ func indexDeleteMutation(row, col string, ts uint64) RowMutation {
 }
 
 // lockIndexed reports whether every lock in the table has its entry in
-// the lock index: on an ExclusiveStore once Open resolved the locks an
-// earlier process left, on a shared one once the marker is written.
+// the lock index: never on an ExclusiveStore, which keeps no index (its
+// scans of the lock family read the store's in-memory mirror of the
+// locks, Family.Sparse), on a shared one once the marker is written.
 func (db *DB) lockIndexed(ctx context.Context) (bool, error) {
+	if db.ex != nil {
+		return false, nil
+	}
 	if db.indexed.Load() {
 		return true, nil
 	}
@@ -192,13 +201,9 @@ func (db *DB) scanLockIndex(ctx context.Context, fn func(indexedTxn)) error {
 }
 
 // over reports whether the writer of t is known to have ended it: t is
-// this DB's and no longer running, or an earlier process's on an
-// ExclusiveStore. Its prewrites can no longer land.
+// this DB's and no longer running. Its prewrites can no longer land.
 func (db *DB) over(t indexedTxn) bool {
-	if t.entry.writer == db.id {
-		return !db.active.has(t.startTs | writer)
-	}
-	return db.ex != nil && t.startTs <= db.openTs
+	return t.entry.writer == db.id && !db.active.has(t.startTs|writer)
 }
 
 // cleanIndexed resolves the locks of the indexed transaction t if its
