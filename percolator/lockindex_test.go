@@ -78,7 +78,7 @@ func testLockSweepReadsIndex(t *testing.T, st percolator.Store, tableScans func(
 		t.Fatalf("first sweep: %d scans of the table, want 1", n)
 	}
 
-	crash := func(at percolator.CrashPoint, rows ...string) *percolator.Tx {
+	crashOn := func(db *percolator.DB, at percolator.CrashPoint, rows ...string) *percolator.Tx {
 		t.Helper()
 		tx, err := db.Begin(bg)
 		if err != nil {
@@ -94,6 +94,10 @@ func testLockSweepReadsIndex(t *testing.T, st percolator.Store, tableScans func(
 			t.Fatalf("Commit = %v, want ErrCrashed", err)
 		}
 		return tx
+	}
+	crash := func(at percolator.CrashPoint, rows ...string) *percolator.Tx {
+		t.Helper()
+		return crashOn(db, at, rows...)
 	}
 	crash(percolator.CrashAfterPrewrites, "back/1", "back/2", "back/3")
 	crash(percolator.CrashAfterPrimaryCommit, "fwd/1", "fwd/2")
@@ -137,5 +141,27 @@ func testLockSweepReadsIndex(t *testing.T, st percolator.Store, tableScans func(
 	}
 	if n, err := percolator.LockIndexEntries(db); err != nil || n != 0 {
 		t.Errorf("%d lock index entries after two commits (%v), want 0", n, err)
+	}
+
+	// Another process's fresh entry without a lock may be a prewrite on
+	// its way: it stays until LockTTL and twice ClockSkew have passed.
+	other, err := percolator.Open(bg, st, percolator.Options{LockTTL: ttl, ClockSkew: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	crashOn(other, percolator.CrashAfterIndexEntry, "late/1", "late/2")
+	if _, err := db.CleanLocks(bg); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := percolator.LockIndexEntries(db); err != nil || n != 1 {
+		t.Errorf("%d lock index entries after a sweep right after another writer's entry (%v), want it kept", n, err)
+	}
+	time.Sleep(3 * ttl / 2)
+	if _, err := db.CleanLocks(bg); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := percolator.LockIndexEntries(db); err != nil || n != 0 {
+		t.Errorf("%d lock index entries after the grace (%v), want 0", n, err)
 	}
 }
