@@ -178,18 +178,13 @@ func (db *DB) CleanLocks(ctx context.Context) (int, error) {
 }
 
 // cleanAllLocks is CleanLocks by a scan of the table's locks. all reports
-// whether no lock was left, but those of transactions that began after
-// the scan did (which have their index entries).
+// whether every lock left (of a live writer) has its lock index entry.
 func (db *DB) cleanAllLocks(ctx context.Context) (n int, all bool, err error) {
 	type held struct {
 		row, col string
 		ts       uint64
 		l        lock
 	}
-	// Transactions that begin after this timestamp write index entries.
-	// On a shared store other processes may not (yet): they must run this
-	// version, which writes them (see lockindex.go).
-	began := db.orc.last()
 	var locks []held
 	err = db.scanLocks(ctx, func(row, col string, ts uint64, l lock) {
 		locks = append(locks, held{row, col, ts, l})
@@ -197,7 +192,7 @@ func (db *DB) cleanAllLocks(ctx context.Context) (n int, all bool, err error) {
 	if err != nil {
 		return 0, false, err
 	}
-	all = true
+	var left []held
 	for _, h := range locks {
 		cleaned, err := db.resolve(ctx, h.row, h.col, h.ts, h.l)
 		if err != nil {
@@ -205,11 +200,38 @@ func (db *DB) cleanAllLocks(ctx context.Context) (n int, all bool, err error) {
 		}
 		if cleaned {
 			n++
-		} else if h.ts <= began {
-			all = false
+		} else {
+			left = append(left, h)
 		}
 	}
-	return n, all, nil
+	if len(left) == 0 || db.ex != nil {
+		return n, true, nil
+	}
+	// A live writer's lock: its transaction wrote its entry before it
+	// (scanned after the locks), unless its writer predates the index.
+	type txn struct {
+		row, col string
+		ts       uint64
+	}
+	entries := make(map[txn]bool)
+	if err := db.scanLockIndex(ctx, func(t indexedTxn) { entries[txn{t.primaryRow, t.primaryCol, t.startTs}] = true }); err != nil {
+		return n, false, err
+	}
+	for _, h := range left {
+		if entries[txn{h.l.primaryRow, h.l.primaryCol, h.ts}] {
+			continue
+		}
+		// No entry: the transaction ended since (its lock went first), or
+		// its writer writes none.
+		cells, err := db.st.ReadRow(ctx, h.row, Filter{Family: famLock, Column: h.col, MinTs: h.ts, MaxTs: h.ts, KeysOnly: true})
+		if err != nil {
+			return n, false, fmt.Errorf("percolator: read lock %q %q: %w", h.row, h.col, err)
+		}
+		if len(cells) > 0 {
+			return n, false, nil
+		}
+	}
+	return n, true, nil
 }
 
 // scanLocks calls fn for every lock in the table, reading the store

@@ -34,10 +34,10 @@ import (
 // is what the sweep then reads.
 //
 // The entries are complete only once every lock older than the index
-// has been resolved: the holder of the "locks" duty sweeps the whole
-// table once, and records that in lockIndexRow's marker
-// (lockIndexedColumn); until then CleanLocks and the GC's oldest lock
-// scan the table as before. Every process writing a table must write
+// has been resolved: the holder of the "locks" duty scans the table's
+// locks, and once every lock that scan leaves (a live writer's) has its
+// entry it records that in the marker lockIndexedRow; until then
+// CleanLocks and the GC's oldest lock scan the table as before. Every process writing a table must write
 // the index (this package's version or later).
 const (
 	lockIndexPrefix   = "\x00locks/"
