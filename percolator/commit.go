@@ -168,8 +168,9 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	// The lock index entry before any lock, so that the sweep finds
 	// every lock a crash leaves (lockindex.go).
 	indexed := tx.db.ex == nil
-	entry := tx.indexEntryMutation(rows, lk.wallMs)
+	var entry RowMutation
 	if indexed {
+		entry = tx.indexEntryMutation(rows, lk.wallMs)
 		if err := tx.db.st.MutateRows(ctx, []RowMutation{entry}); err != nil {
 			return fmt.Errorf("percolator: write lock index entry: %w", err)
 		}
@@ -402,14 +403,17 @@ func (tx *Tx) rollbackRows(rows []rowWrites) {
 	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 	defer cancel()
 	// The primary first: once it is gone the transaction is decided.
+	failed := false
 	for _, r := range rows {
 		for _, col := range r.cols {
 			if err := tx.db.rollbackCell(ctx, r.row, col, tx.startTs); err != nil {
-				return // the entry stays for the sweep
+				failed = true // the entry stays for the sweep
 			}
 		}
 	}
-	tx.unindex(rows)
+	if !failed {
+		tx.unindex(rows)
+	}
 }
 
 // unindex deletes the lock index entry of tx, whose locks are gone (or
