@@ -154,6 +154,10 @@ func (c *Crawler) Run(ctx context.Context) (err error) {
 	// Fetches and loads use fetchCtx, which outlives ctx until Run returns.
 	fetchCtx, stopFetch := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopFetch()
+	markCtx, stopMarks := context.WithCancel(ctx)
+	marked := make(chan struct{})
+	go func() { defer close(marked); c.markChanges(markCtx) }()
+	defer func() { stopMarks(); <-marked }()
 	jobs := make(chan *job)
 	done := make(chan *job, c.opt.Workers)
 	var wg sync.WaitGroup

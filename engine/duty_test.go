@@ -114,7 +114,9 @@ func TestPublishedPageCounts(t *testing.T) {
 	}
 	fetch := func(n int) {
 		t.Helper()
+		// As a crawler does, the other process says it changed pages.
 		err := other.Update(ctx, func(tx *percolator.Tx) error {
+			tx.Set(webtable.StatsRow, webtable.StatsChanged, []byte(strconv.FormatInt(time.Now().UnixMilli(), 10)))
 			return tx.Set("http/example.com/p"+strconv.Itoa(n), webtable.FetchedAt, []byte("1"))
 		})
 		if err != nil {
@@ -145,5 +147,34 @@ func TestPublishedPageCounts(t *testing.T) {
 	}
 	if n := pages(reader); n != 2 {
 		t.Errorf("reader counts %d pages after the holder published 2", n)
+	}
+
+	// Nothing changed since: the holder's count stands, without a scan,
+	// once it began ClockSkew after the last mark.
+	time.Sleep(holder.DB.ClockSkew() + 100*time.Millisecond)
+	pages(holder)
+	holder.computeMu.Lock()
+	at := holder.held.at
+	holder.computeMu.Unlock()
+	if n := pages(holder); n != 2 {
+		t.Fatalf("holder counts %d pages, want 2", n)
+	}
+	if holder.held.at != at {
+		t.Errorf("holder counted the pages again with nothing changed")
+	}
+	// A page committed without the mark (a process that does not say)
+	// is not seen until one does.
+	err := other.Update(ctx, func(tx *percolator.Tx) error {
+		return tx.Set("http/example.com/p3", webtable.FetchedAt, []byte("1"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := pages(holder); n != 2 {
+		t.Errorf("holder counts %d pages with no mark since its count, want the 2 counted", n)
+	}
+	fetch(4)
+	if n := pages(holder); n != 4 {
+		t.Errorf("holder counts %d pages after a mark, want 4", n)
 	}
 }

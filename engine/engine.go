@@ -165,6 +165,8 @@ type Engine struct {
 	computeMu  sync.Mutex      // held while computing Stats: one at a time
 	lastCounts *tableCounts    // the last table scan's, under computeMu
 	pagesDirty bool            // a commit since the last page count, under computeMu
+	held       *pageCounts     // the last count this engine made holding its duty, under computeMu
+	marked     time.Time       // when markChanged last wrote, under computeMu
 	changed    <-chan struct{} // a commit of this process since (DB.Watch)
 	stopWatch  func()
 	statsMu    sync.Mutex // guards the fields below

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -248,13 +249,20 @@ func scanFrontier(ctx context.Context, tx *percolator.Tx, nowMs int64, untilNext
 // table (webtable.StatsRow); the others read them there, and count the
 // due rows again (countDue: only the rows due) if one became due since or
 // they committed since their last count (dirty: their crawler may have
-// added some). Until counts are published, each counts for itself.
+// added some), and then mark the table changed (markChanged). Until
+// counts are published, each counts for itself. The holder, and an
+// engine alone on its table, count again only after a change: a commit
+// of their own, or (shared) a webtable.StatsChanged mark from ClockSkew
+// before their last count or later; else their last count stands, with
+// the rows that came due since counted again. An idle deployment does
+// not read its pages.
 func (e *Engine) pageCounts(ctx context.Context, now time.Time, dirty bool) (pageCounts, error) {
 	_, alone := e.store.(percolator.ExclusiveStore)
-	if alone {
-		return e.countPages(ctx)
-	}
-	if !e.duty.Held() {
+	if !alone && !e.duty.Held() {
+		e.held = nil
+		if dirty {
+			e.markChanged(ctx, now)
+		}
 		pc, ok, err := e.publishedCounts(ctx)
 		if err != nil || !ok {
 			if err != nil {
@@ -267,14 +275,88 @@ func (e *Engine) pageCounts(ctx context.Context, now time.Time, dirty bool) (pag
 		}
 		return pc, nil
 	}
+	if prev := e.held; prev != nil && !dirty {
+		// Nothing changed since the holder counted: its count stands,
+		// but for the rows that came due.
+		var changed int64 // alone, no other process changes the table
+		if !alone {
+			var err error
+			if changed, err = e.changedAt(ctx); err != nil {
+				return pageCounts{}, err
+			}
+		}
+		// Another process's mark is in its clock: marks up to ClockSkew
+		// before the count may be of commits after it.
+		if changed < prev.at.Add(-e.DB.ClockSkew()).UnixMilli() {
+			if prev.nextDue != 0 && now.UnixMilli() >= prev.nextDue {
+				pc, err := e.countDue(ctx, *prev)
+				if err == nil {
+					e.held = &pc
+				}
+				return pc, err
+			}
+			return *prev, nil
+		}
+	}
 	pc, err := e.countPages(ctx)
 	if err != nil {
 		return pc, err
+	}
+	e.held = &pc
+	if alone {
+		return pc, nil
 	}
 	if err := e.publishCounts(ctx, pc); err != nil && ctx.Err() == nil {
 		e.log.Warn("stats: publish page counts", "err", err)
 	}
 	return pc, nil
+}
+
+// markChangedEvery bounds how often a process marks the table changed
+// (markChanged) while it commits.
+const markChangedEvery = 5 * time.Second
+
+// markChanged tells the holder of the engine's duty that this process
+// committed since it last said so, so that the holder counts the pages
+// again (webtable.StatsChanged); at most every markChangedEvery: a
+// commit meanwhile is marked at a later Stats. The caller holds
+// computeMu.
+func (e *Engine) markChanged(ctx context.Context, now time.Time) {
+	if now.Sub(e.marked) < markChangedEvery {
+		e.pagesDirty = true // mark it at a later count
+		return
+	}
+	e.marked = now
+	err := e.DB.Update(ctx, func(tx *percolator.Tx) error {
+		return tx.Set(webtable.StatsRow, webtable.StatsChanged, strconv.AppendInt(nil, now.UnixMilli(), 10))
+	})
+	// The commit is the mark's own: it must not be marked again.
+	select {
+	case <-e.changed:
+	default:
+	}
+	if err != nil && ctx.Err() == nil {
+		e.log.Warn("stats: mark the table changed", "err", err)
+	}
+}
+
+// changedAt returns when another process last marked the table changed
+// (markChanged), Unix ms; 0 if none did.
+func (e *Engine) changedAt(ctx context.Context) (int64, error) {
+	var v []byte
+	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
+		var err error
+		v, err = tx.Get(ctx, webtable.StatsRow, webtable.StatsChanged)
+		return err
+	})
+	if err != nil || v == nil {
+		return 0, err
+	}
+	ms, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("engine: %s of %q: %w", webtable.StatsChanged, webtable.StatsRow, err)
+	}
+	return ms, nil
 }
 
 // publishedStats is the JSON of webtable.StatsPages.

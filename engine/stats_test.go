@@ -112,6 +112,30 @@ func TestPageCountsReuse(t *testing.T) {
 	}
 }
 
+// With nothing committed, the page counts stand however old they are:
+// an idle engine does not read every page on a timer.
+func TestPageCountsWithoutChange(t *testing.T) {
+	e, fetch, _, pages := statsEngine(t)
+	fetch(1)
+	if n, _ := pages(); n != 1 {
+		t.Fatalf("%d pages, want 1", n)
+	}
+	at := e.lastCounts.pageCounts.at
+	for range 3 {
+		e.lastCounts.at = time.Now().Add(-2 * statsMaxReuse) // the counts are read again
+		if n, _ := pages(); n != 1 {
+			t.Fatalf("%d pages, want 1", n)
+		}
+	}
+	if got := e.lastCounts.pageCounts.at; !got.Equal(at) {
+		t.Errorf("the pages were counted again at %v with nothing committed since %v", got, at)
+	}
+	fetch(2)
+	if n, _ := pages(); n != 2 {
+		t.Errorf("after a commit: %d pages, want 2", n)
+	}
+}
+
 // Stats turns Idle soon after the last work, even when its last page
 // count took long.
 func TestIdleAfterSlowCounts(t *testing.T) {

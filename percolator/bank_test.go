@@ -154,7 +154,7 @@ func transfer(ctx context.Context, db *percolator.DB, r *rand.Rand) error {
 	}
 	defer tx.Rollback()
 	if r.IntN(10) == 0 {
-		at := percolator.CrashPoint(1 + r.IntN(4))
+		at := percolator.CrashPoint(1 + r.IntN(5))
 		percolator.SetCrash(tx, func(p percolator.CrashPoint) bool { return p == at })
 	}
 	ra, ca := account(a)

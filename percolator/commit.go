@@ -20,6 +20,8 @@ const (
 	CrashAfterPrewrites
 	CrashAfterPrimaryCommit
 	CrashMidSecondaries
+	// CrashAfterIndexEntry: the lock index entry is written, no lock yet.
+	CrashAfterIndexEntry
 )
 
 // errCrashed is returned by a Commit abandoned at a CrashPoint.
@@ -163,10 +165,34 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	primary := cellKey{rows[0].row, rows[0].cols[0]}
 	lk := lock{primaryRow: primary.row, primaryCol: primary.col, writer: tx.db.id, wallMs: time.Now().UnixMilli(), ttlMs: tx.db.opt.LockTTL.Milliseconds()}
 
+	// The lock index entry before any lock, so that the sweep finds
+	// every lock a crash leaves (lockindex.go).
+	indexed := tx.db.ex == nil
+	var entry RowMutation
+	if indexed {
+		entry = tx.indexEntryMutation(rows, lk.wallMs)
+		if err := tx.db.st.MutateRows(ctx, []RowMutation{entry}); err != nil {
+			return fmt.Errorf("percolator: write lock index entry: %w", err)
+		}
+		if tx.crashed(CrashAfterIndexEntry) {
+			return errCrashed
+		}
+	}
 	// Prewrite the primary's row first: secondaries exist only once the
 	// primary lock does, which is what lets a cleaner decide by the primary.
 	if err := tx.prewrite(ctx, rows[0], lk); err != nil {
+		if errors.Is(err, ErrConflict) { // no lock written; else the sweep decides
+			tx.unindex(rows)
+		}
 		return err
+	}
+	if indexed && time.Since(time.UnixMilli(lk.wallMs)) > tx.db.opt.LockTTL {
+		// The sweep may have taken the entry for one whose prewrite
+		// never lands (DB.indexGrace): write it again.
+		if err := tx.db.st.MutateRows(ctx, []RowMutation{entry}); err != nil {
+			tx.rollbackRows(rows[:1])
+			return fmt.Errorf("percolator: write lock index entry: %w", err)
+		}
 	}
 	if tx.crashed(CrashAfterPrimaryPrewrite) {
 		return errCrashed
@@ -219,9 +245,17 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 		}
 		muts = append(muts, RowMutation{Row: r.row, Mutations: tx.commitMutations(r, commitTs)})
 	}
+	// The index entry goes in the same call: should a row fail, the
+	// entry is written again for the sweep to roll the row forward.
+	if indexed {
+		muts = append(muts, indexDeleteMutation(primary.row, primary.col, tx.startTs))
+	}
 	if len(muts) > 0 {
 		if err := tx.db.st.MutateRows(ctx, muts); err != nil {
-			tx.db.opt.Logger.Warn("commit secondaries failed; readers will roll them forward", "start_ts", tx.startTs, "err", err)
+			tx.db.opt.Logger.Warn("commit secondaries failed; readers and the lock sweep will roll them forward", "start_ts", tx.startTs, "err", err)
+			if indexed && len(rest) > 0 {
+				tx.db.st.MutateRows(ctx, []RowMutation{entry})
+			}
 		}
 	}
 	tx.db.notified(rows)
@@ -369,9 +403,26 @@ func (tx *Tx) rollbackRows(rows []rowWrites) {
 	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
 	defer cancel()
 	// The primary first: once it is gone the transaction is decided.
+	failed := false
 	for _, r := range rows {
 		for _, col := range r.cols {
-			tx.db.rollbackCell(ctx, r.row, col, tx.startTs)
+			if err := tx.db.rollbackCell(ctx, r.row, col, tx.startTs); err != nil {
+				failed = true // the entry stays for the sweep
+			}
 		}
 	}
+	if !failed {
+		tx.unindex(rows)
+	}
+}
+
+// unindex deletes the lock index entry of tx, whose locks are gone (or
+// were never written). An error leaves it for the sweep.
+func (tx *Tx) unindex(rows []rowWrites) {
+	if tx.db.ex != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel()
+	tx.db.st.MutateRows(ctx, []RowMutation{indexDeleteMutation(rows[0].row, rows[0].cols[0], tx.startTs)})
 }

@@ -109,14 +109,15 @@ type DB struct {
 	opt Options
 	id  string // this instance's writer id, recorded in its locks
 
-	mu     sync.Mutex         // held by GC while it moves the safe point, and by ViewAt to register
-	active registry           // start timestamps of running transactions
-	safe   atomic.Uint64      // GC safe point: reads below it fail with ErrTooOld
-	gate   sync.RWMutex       // one-phase commits hold R; scans take W once to wait for them
-	closed atomic.Bool        //
-	ctx    context.Context    // cancelled by Close
-	cancel context.CancelFunc //
-	wg     sync.WaitGroup     // background goroutines
+	mu      sync.Mutex         // held by GC while it moves the safe point, and by ViewAt to register
+	active  registry           // start timestamps of running transactions
+	safe    atomic.Uint64      // GC safe point: reads below it fail with ErrTooOld
+	gate    sync.RWMutex       // one-phase commits hold R; scans take W once to wait for them
+	closed  atomic.Bool        //
+	indexed atomic.Bool        // every lock has its lock index entry (lockindex.go)
+	ctx     context.Context    // cancelled by Close
+	cancel  context.CancelFunc //
+	wg      sync.WaitGroup     // background goroutines
 
 	observed  map[string]bool          // columns whose writes set notify cells
 	weak      map[string]bool          // columns only notified, never written
@@ -414,3 +415,7 @@ func (tx *Tx) recycle() {
 	*tx = Tx{done: true, pr: tx.pr}
 	viewTxs.Put(tx)
 }
+
+// ClockSkew returns Options.ClockSkew: how far the clocks of the
+// processes sharing the store may differ.
+func (db *DB) ClockSkew() time.Duration { return db.opt.ClockSkew }

@@ -41,8 +41,10 @@
 //   - Locks of a live writer block readers up to twice the LockTTL; locks of
 //     a dead or stuck writer are cleaned up by whoever meets them, and by
 //     the workers' sweep: on a shared store only the worker holding the
-//     "locks" Duty sweeps (a scan of the whole table, every LockTTL or
-//     nine times its last duration).
+//     "locks" Duty sweeps, every LockTTL. The sweep reads the lock index
+//     (lockindex.go: an entry per two-phase commit, written before its
+//     first lock), not the table; every process writing a table must
+//     write the index.
 //   - GC removes versions below a safe point; reads below it fail with
 //     ErrTooOld. The safe point waits for this DB's running transactions, not
 //     for other processes' (run GC where the transactions run).

@@ -52,3 +52,10 @@ func Pass(ctx context.Context, w *Worker, start string, bg bool) (int, error) {
 
 // Sweeps returns how many lock sweeps w made.
 func Sweeps(w *Worker) int64 { return w.sweeps.Load() }
+
+// LockIndexEntries returns the number of entries in db's lock index.
+func LockIndexEntries(db *DB) (int, error) {
+	n := 0
+	err := db.scanLockIndex(context.Background(), func(indexedTxn) { n++ })
+	return n, err
+}

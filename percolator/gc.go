@@ -184,10 +184,40 @@ func (db *DB) moveSafePoint(ctx context.Context) (uint64, error) {
 }
 
 // oldestLock returns the smallest start timestamp of a lock in the
-// table, or MaxTs.
+// table, or MaxTs: of an entry of the lock index once it is complete
+// (every lock of a transaction is at its start timestamp, and its entry
+// stays until none is left), else of a scan of the locks.
 func (db *DB) oldestLock(ctx context.Context) (uint64, error) {
 	oldest := uint64(MaxTs)
-	err := db.st.ReadRows(ctx, "", "", func(_ string, cells []Cell) bool {
+	indexed, err := db.lockIndexed(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if indexed {
+		var over []indexedTxn
+		err = db.scanLockIndex(ctx, func(t indexedTxn) {
+			if db.over(t) {
+				over = append(over, t)
+			} else {
+				oldest = min(oldest, t.startTs)
+			}
+		})
+		if err != nil {
+			return 0, fmt.Errorf("percolator: gc: %w", err)
+		}
+		// Entries of transactions known to be over (their writer is this
+		// DB, or dead) count while they left locks; readers may have
+		// resolved them all.
+		for _, t := range over {
+			if left, err := db.leftLocks(ctx, t); err != nil {
+				return 0, err
+			} else if left {
+				oldest = min(oldest, t.startTs)
+			}
+		}
+		return oldest, nil
+	}
+	err = db.st.ReadRows(ctx, "", "", func(_ string, cells []Cell) bool {
 		for _, c := range cells {
 			oldest = min(oldest, c.Ts)
 		}

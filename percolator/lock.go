@@ -137,30 +137,101 @@ func (db *DB) rollbackCell(ctx context.Context, row, col string, ts uint64) erro
 // this lazily for the cells they read; a sweep also reaches cells nobody
 // reads (such as the internal cells that carry Tx.Notify's notifications).
 // It reports how many locks it resolved. Locks of live writers are left.
+//
+// On a shared store it reads the lock index (lockindex.go), not the
+// table, once the index is complete; until then it scans the table's
+// locks, and completes the index when that scan resolved them all. On an
+// ExclusiveStore it scans the locks, which the store keeps in memory.
 func (db *DB) CleanLocks(ctx context.Context) (int, error) {
+	indexed, err := db.lockIndexed(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	if !indexed {
+		m, all, err := db.cleanAllLocks(ctx)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if all && db.ex == nil {
+			if err := db.markLockIndexed(ctx); err != nil {
+				return n, err
+			}
+		}
+	}
+	if db.ex != nil {
+		return n, nil // no index
+	}
+	var txns []indexedTxn
+	if err := db.scanLockIndex(ctx, func(t indexedTxn) { txns = append(txns, t) }); err != nil {
+		return n, err
+	}
+	for _, t := range txns {
+		m, _, err := db.cleanIndexed(ctx, t)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// cleanAllLocks is CleanLocks by a scan of the table's locks. all reports
+// whether every lock left (of a live writer) has its lock index entry.
+func (db *DB) cleanAllLocks(ctx context.Context) (n int, all bool, err error) {
 	type held struct {
 		row, col string
 		ts       uint64
 		l        lock
 	}
 	var locks []held
-	err := db.scanLocks(ctx, func(row, col string, ts uint64, l lock) {
+	err = db.scanLocks(ctx, func(row, col string, ts uint64, l lock) {
 		locks = append(locks, held{row, col, ts, l})
 	})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	n := 0
+	var left []held
 	for _, h := range locks {
 		cleaned, err := db.resolve(ctx, h.row, h.col, h.ts, h.l)
 		if err != nil {
-			return n, err
+			return n, false, err
 		}
 		if cleaned {
 			n++
+		} else {
+			left = append(left, h)
 		}
 	}
-	return n, nil
+	if len(left) == 0 || db.ex != nil {
+		return n, true, nil
+	}
+	// A live writer's lock: its transaction wrote its entry before it
+	// (scanned after the locks), unless its writer predates the index.
+	type txn struct {
+		row, col string
+		ts       uint64
+	}
+	entries := make(map[txn]bool)
+	if err := db.scanLockIndex(ctx, func(t indexedTxn) { entries[txn{t.primaryRow, t.primaryCol, t.startTs}] = true }); err != nil {
+		return n, false, err
+	}
+	for _, h := range left {
+		if entries[txn{h.l.primaryRow, h.l.primaryCol, h.ts}] {
+			continue
+		}
+		// No entry: the transaction ended since (its lock went first), or
+		// its writer writes none.
+		cells, err := db.st.ReadRow(ctx, h.row, Filter{Family: famLock, Column: h.col, MinTs: h.ts, MaxTs: h.ts, KeysOnly: true})
+		if err != nil {
+			return n, false, fmt.Errorf("percolator: read lock %q %q: %w", h.row, h.col, err)
+		}
+		if len(cells) > 0 {
+			return n, false, nil
+		}
+	}
+	return n, true, nil
 }
 
 // scanLocks calls fn for every lock in the table, reading the store

@@ -193,6 +193,16 @@ func (d *decoder) string() string {
 	return s
 }
 
+func (d *decoder) uvarint() uint64 {
+	v, k := binary.Uvarint(d.b)
+	if k <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[k:]
+	return v
+}
+
 func (d *decoder) varint() int64 {
 	v, k := binary.Varint(d.b)
 	if k <= 0 {

@@ -332,13 +332,13 @@ func (w *Worker) Start() {
 
 // sweep cleans up after dead writers, so locks on cells that nobody reads
 // (and the notifications they carry) do not stay forever. The sweep reads
-// the whole table, so on a shared store only the worker holding the
-// "locks" duty sweeps (one in the deployment), and the next sweep waits
-// sweepIdle times as long as the last took if that is longer than
-// LockTTL: the sweeps take a tenth of one process's time at most however
-// big the table. Readers resolve the locks they meet meanwhile
+// the lock index (CleanLocks), not the table; on a shared store only the
+// worker holding the "locks" duty sweeps (one in the deployment), and the
+// next sweep waits sweepIdle times as long as the last took if that is
+// longer than LockTTL. Readers resolve the locks they meet meanwhile
 // (resolve), as ever. The holder also repairs the store's index, if it
-// keeps one (IndexRepairer), every repairEvery lock TTLs.
+// keeps one (IndexRepairer), every repairEvery lock TTLs: that reads the
+// whole table.
 func (w *Worker) sweep() {
 	defer w.wg.Done()
 	duty := w.db.Duty(dutyLocks)

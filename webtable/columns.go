@@ -195,6 +195,10 @@ const (
 	// duty) for the others' status pages.
 	StatsRow   = "!stats"
 	StatsPages = "stats:pages" // in StatsRow: JSON {pages, frontier, due, next_due, at, took_ms}
+	// StatsChanged, in StatsRow: when a process other than the counting
+	// one last committed (Unix ms, decimal), so the counts are made
+	// again only after the table changed.
+	StatsChanged = "stats:changed"
 )
 
 // NearBands is how many blocks of 16 bits a fingerprint is cut into for

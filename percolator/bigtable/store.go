@@ -75,11 +75,11 @@ type Config struct {
 }
 
 // DefaultIndexGroups indexes Percolator's notify group only. Its lock
-// group is not indexed: every prewrite would pay one more write, and the
-// index may miss a cell for a while (a process dying between the two
-// writes), which a notification survives (it runs later) but GC's scan for
-// the oldest lock must not; lock scans (GC, CleanLocks) are rare and read
-// the table.
+// group is not indexed here: this index may miss a cell for a while (a
+// process dying between the two writes), which a notification survives
+// (it runs later) but GC's oldest lock must not. Percolator keeps a lock
+// index of its own in the table instead (one entry per transaction,
+// written before its first lock), which the lock sweep and GC read.
 var DefaultIndexGroups = []string{"notify"}
 
 // Store is a percolator.Store on one Bigtable table (and its group index
