@@ -83,7 +83,7 @@ func parseIn(m mapping.IndexMapping, langs []string, q Query) (*plan, error) {
 	case q.Start < 0 || q.Start > MaxStart:
 		return nil, badQuery("start must be between 0 and %d", MaxStart)
 	}
-	p, err := query.NewQueryStringQuery(escapeHostValues(s)).Parse()
+	p, err := query.NewQueryStringQuery(escapeScopes(escapeHostValues(s))).Parse()
 	if err != nil {
 		return nil, parseError(s, err)
 	}
@@ -143,6 +143,35 @@ func (r *rewriter) withProximity(q query.Query) query.Query {
 	b.Should = r.fielded(query.NewMatchPhraseQuery(strings.Join(plain, " ")), false)
 	r.langs = all
 	return b
+}
+
+// escapeScopes escapes the colons of a C++ or Rust scope outside quotes
+// (std::vector, QtConcurrent::run): the query string would read "std" as
+// a field name and fail on the second colon. Escaped, the word is the
+// analyzer's (its parts, required, and an optional phrase of them).
+func escapeScopes(s string) string {
+	if !strings.Contains(s, "::") {
+		return s
+	}
+	var b strings.Builder
+	inQuote, escaped := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			inQuote = !inQuote
+		case !inQuote && c == ':' && i+1 < len(s) && s[i+1] == ':':
+			b.WriteString(`\:\:`)
+			i++
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // parseError turns a query-string parse error into a plain message. The
