@@ -15,7 +15,7 @@ import (
 // Fields a query may name, by kind. site is not a field of the index: it
 // is rewritten into host terms (see hostQuery).
 var queryFields = map[string]fieldKind{
-	fTitle: kindText, fText: kindText, fAnchors: kindText,
+	fTitle: kindText, fText: kindText, fAnchors: kindText, fHeadings: kindText,
 	fURL: kindKeyword, fHost: kindHost, fLang: kindKeyword, fFileType: kindKeyword, fieldSite: kindHost,
 	fPageRank: kindNumber, fFetchedAt: kindDate, fIndexedAt: kindDate,
 }
@@ -53,6 +53,7 @@ type plan struct {
 	relaxed query.Query // q with its words made optional, nil when it cannot be relaxed (see relax)
 	terms   []string    // words to mark in snippets
 	words   []string    // plain words over the text fields, as written: what spelling suggestions correct
+	heads   []string    // the terms of words: what a heading should hold (see headings.go)
 	ranked  bool        // false: nothing to score (match all, or only exclusions); ordered by PageRank
 	costly  bool        // has regexp, wildcard, fuzzy or prefix terms
 }
@@ -114,7 +115,7 @@ func parseIn(m mapping.IndexMapping, langs []string, q Query) (*plan, error) {
 	if defaulted {
 		out = r.withProximity(out)
 	}
-	pl := &plan{q: out, terms: r.terms, words: r.plain, ranked: !unranked(out), costly: r.costly > 0}
+	pl := &plan{q: out, terms: r.terms, words: r.plain, heads: headTerms(r.an, r.plain), ranked: !unranked(out), costly: r.costly > 0}
 	if defaulted {
 		pl.relaxed = relax(out, r.optional)
 	}

@@ -87,7 +87,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		return nil, err
 	}
 	defer release()
-	res, partial, err := ix.run(ctx, q, p.q, p.ranked)
+	res, partial, err := ix.run(ctx, q, p.q, p.ranked, p.heads)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	}
 	out.AllWords = res.Total
 	if res.Total < relaxBelow && p.relaxed != nil && !partial && !q.Newest {
-		rres, rpartial, err := ix.run(ctx, q, p.relaxed, true)
+		rres, rpartial, err := ix.run(ctx, q, p.relaxed, true, p.heads)
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +206,7 @@ func (ix *Index) correct(ctx context.Context, q Query, suggestion string, strict
 	if err != nil {
 		return nil, nil, false, nil // a suggestion that does not parse is not applied
 	}
-	res, partial, err := ix.run(ctx, cq, cp.q, cp.ranked)
+	res, partial, err := ix.run(ctx, cq, cp.q, cp.ranked, cp.heads)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -216,14 +216,16 @@ func (ix *Index) correct(ctx context.Context, q Query, suggestion string, strict
 	return cp, res, partial, nil
 }
 
-// run searches the index for pq, a parsed form of q. Ranked searches
-// read PageRank and link density from per-segment columns (rankQuery);
+// run searches the index for pq, a parsed form of q whose plain words
+// analyse to heads. Ranked searches read PageRank and link density from
+// per-segment columns and lift pages with a heading holding heads
+// (rankQuery);
 // q.Newest orders by fetch time instead, unscored.
-func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) (*bleve.SearchResult, bool, error) {
+func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool, heads []string) (*bleve.SearchResult, bool, error) {
 	var req *bleve.SearchRequest
 	var rq *rankQuery
 	if ranked && !q.Newest {
-		rq = &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: searchLangs(q), cutoff: cutoff(ctx)}
+		rq = &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, heads: heads, langs: searchLangs(q), cutoff: cutoff(ctx)}
 		if !ix.exhaustive {
 			rq.topK = q.Start + q.N
 		}
