@@ -461,12 +461,16 @@ var interrogatives = map[string]bool{
 // that say how it is asked, not what about: a page that answers "how
 // much memory can I use" need not say "much" or "can". Only questions
 // drop them (a query "can bus" keeps "can"); the analyzer drops the other
-// words of "how do I", "what is".
+// words of "how do I", "what is". The verbs of how a thing is asked for
+// ("how do I get/make/see/use …") are among them: nearly every page has
+// them, and a page that answers says what is got or made instead.
 var fillers = map[string]bool{
 	"can": true, "may": true, "might": true, "must": true, "will": true, "shall": true,
 	"much": true, "need": true, "want": true, "possible": true,
 	"happen": true, "happens": true, "mean": true, "means": true,
 	"write": true, "tell": true, "know": true, "something": true, "anything": true,
+	"get": true, "make": true, "see": true, "use": true, "one": true, "way": true,
+	"just": true, "really": true, "actually": true,
 }
 
 // isQuestion tells a query asked as a question: it ends with "?" or
