@@ -23,7 +23,8 @@ import (
 // tutorials above the command pages that answer its questions.
 //
 // rankSearcher applies the factor with the rank factors, so the fast
-// paths (topk.go) bound it as they bound those: at most 1 + headBonus.
+// paths (topk.go) bound it as they bound those: 1 + headBonus for the
+// documents whose headings hold enough of the terms, 1 for the others.
 
 // headBonus is what a heading holding every term of the query adds to the
 // score's factor.
@@ -52,6 +53,10 @@ func headTerms(an analysis.Analyzer, words []string) []string {
 // many of a query's terms one heading of the document holds at most. It
 // is not safe for concurrent use, as a searcher is not.
 type headMatch struct {
+	// may holds the documents with enough of the terms in their headings
+	// for a factor: the others are passed over, and the fast paths bound
+	// them without it.
+	may   map[uint64]bool
 	rs    []index.TermFieldReader
 	cur   []*index.TermFieldDoc // each reader's current posting, nil before the first and after the last
 	begun []bool
@@ -86,12 +91,57 @@ func openHeads(ctx context.Context, r index.IndexReader, terms []string) (*headM
 	}
 	h.cur = make([]*index.TermFieldDoc, len(h.rs))
 	h.begun = make([]bool, len(h.rs))
+	// The documents with the terms in their headings, from postings read
+	// without positions: headings are short and few pages hold a term
+	// there, so this is small beside the words' text postings.
+	need := min(2, len(terms))
+	count := make(map[uint64]int)
+	h.may = make(map[uint64]bool)
+	for _, t := range terms {
+		tr, err := r.TermFieldReader(ctx, []byte(t), fHeadings, false, false, false)
+		if err != nil {
+			h.Close()
+			return nil, err
+		}
+		var tfd index.TermFieldDoc
+		for {
+			d, err := tr.Next(tfd.Reset())
+			if err != nil {
+				_ = tr.Close()
+				h.Close()
+				return nil, err
+			}
+			if d == nil {
+				break
+			}
+			n := d.ID.Value()
+			if count[n]++; count[n] >= need {
+				h.may[n] = true
+			}
+		}
+		_ = tr.Close()
+	}
+	if len(h.may) == 0 {
+		h.Close()
+		return nil, nil
+	}
 	return h, nil
+}
+
+// bound is the most document d's factor may be.
+func (h *headMatch) bound(d uint64) float64 {
+	if h.may[d] {
+		return 1 + headBonus
+	}
+	return 1
 }
 
 // factor returns what document d's score is multiplied by for its
 // headings, of a query of terms terms; calls come with d increasing.
 func (h *headMatch) factor(d uint64, terms int) (float64, error) {
+	if !h.may[d] {
+		return 1, nil
+	}
 	clear(h.held)
 	best := 0
 	for i, r := range h.rs {

@@ -307,6 +307,14 @@ func (s *rankSearcher) maxHead() float64 {
 	return 1 + headBonus
 }
 
+// headBound is the most the headings multiply document d's score by.
+func (s *rankSearcher) headBound(d uint64) float64 {
+	if s.heads == nil {
+		return 1
+	}
+	return s.heads.bound(d)
+}
+
 func (s *rankSearcher) score(d *search.DocumentMatch) error {
 	n := d.IndexInternalID.Value()
 	o := s.cols.offsets

@@ -280,7 +280,7 @@ func (s *topk) factor(d uint64) (float64, bool) {
 	if s.child.pref != nil && s.child.pref[s.seg].Contains(uint32(local)) {
 		v *= langBoost
 	}
-	v *= s.child.maxHead()
+	v *= s.child.headBound(d)
 	return v, true
 }
 
