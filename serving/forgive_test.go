@@ -89,6 +89,10 @@ func TestRelaxed(t *testing.T) {
 	if res := lookup(t, ix, "how can I reclaim storage"); res.Relaxed || res.Total != 6 {
 		t.Errorf("question: relaxed %v, total %d", res.Relaxed, res.Total)
 	}
+	// So are the verbs of how it is asked for.
+	if res := lookup(t, ix, "how do I get and use storage"); res.Relaxed || res.Total != 6 {
+		t.Errorf("question with get, use: relaxed %v, total %d", res.Relaxed, res.Total)
+	}
 	// The same word outside a question is.
 	if res := lookup(t, ix, "reclaim storage can"); !res.Relaxed || res.AllWords != 0 {
 		t.Errorf("not a question: relaxed %v, all words %d", res.Relaxed, res.AllWords)

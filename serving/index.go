@@ -310,6 +310,7 @@ type document struct {
 	Duplicates  []string  `json:"duplicates"`
 	Similar     []string  `json:"similar,omitempty"`
 	Sections    string    `json:"sections,omitempty"`
+	Headings    []string  `json:"headings,omitempty"`
 	PageRank    float64   `json:"pagerank"`
 	LinkDensity float64   `json:"link_density"`
 	ClusterSize float64   `json:"cluster_size"`
@@ -328,7 +329,7 @@ func fields(d *webtable.Doc, version uint64, now time.Time) document {
 		URL: d.URL, Host: d.Host, Lang: primaryLang(d.Lang), FileType: fileType(d.Kind), Title: d.Title, Text: d.Text,
 		Duplicates: d.Duplicates, Similar: d.Similar, PageRank: d.PageRank, ClusterSize: float64(d.ClusterSize),
 		Version: float64(version), FetchedAt: d.FetchedAt, IndexedAt: now, LinkDensity: d.LinkDensity,
-		Sections: webtable.EncodeSections(d.Sections),
+		Sections: webtable.EncodeSections(d.Sections), Headings: headings(d.Sections),
 	}
 	if d.TitleCore != "" && d.TitleCore != d.Title {
 		// The site's affix (" — Python 3.11 documentation") is on every
@@ -349,6 +350,18 @@ func fields(d *webtable.Doc, version uint64, now time.Time) document {
 	slices.SortStableFunc(texts, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
 	doc.TopAnchors = texts[:min(len(texts), topAnchors)]
 	return doc
+}
+
+// headings returns the headings of secs, the headings field: each its
+// own value, so that a match can tell which heading holds a term.
+func headings(secs []webtable.Section) []string {
+	var out []string
+	for _, s := range secs {
+		if s.Heading != "" {
+			out = append(out, s.Heading)
+		}
+	}
+	return out
 }
 
 // primaryLang returns a language tag's primary subtag ("en" of "en-us"),

@@ -19,6 +19,7 @@ const (
 	fLinkDensity = "link_density" // share of the page's text in links; the score reads it (see Score)
 	fText        = "text"
 	fAnchors     = "anchors"     // every inbound anchor text, indexed (repeats count)
+	fHeadings    = "headings"    // the headings of the page's sections (webtable.Doc.Sections), one value each, indexed only (see headings.go)
 	fTopAnchors  = "top_anchors" // the most frequent distinct anchor texts, stored only
 	fDuplicates  = "duplicates"  // stored only
 	fSimilar     = "similar"     // the near-copies folded under the document (webtable.Doc.Similar), stored only
@@ -126,6 +127,7 @@ func docMapping(textAnalyzer string) *mapping.DocumentMapping {
 	doc.AddFieldMappingsAt(fTitle, text(true), titleWords)
 	doc.AddFieldMappingsAt(fText, text(true))
 	doc.AddFieldMappingsAt(fAnchors, text(false))
+	doc.AddFieldMappingsAt(fHeadings, text(false))
 	doc.AddFieldMappingsAt(fTopAnchors, keywordField(false, true))
 	doc.AddFieldMappingsAt(fDuplicates, keywordField(false, true))
 	doc.AddFieldMappingsAt(fSimilar, keywordField(false, true))

@@ -3,6 +3,8 @@ package serving
 import (
 	"context"
 	"testing"
+
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // A page made mostly of links (an index, a table of contents) that lists
@@ -71,5 +73,29 @@ func TestProximity(t *testing.T) {
 	// Relaxed queries keep the boost.
 	if got := find(t, ix, "foreign key constrains nothing"); len(got) == 0 || got[0] != together.URL {
 		t.Errorf("relaxed: %v", got)
+	}
+}
+
+// A page with a heading that holds the query's words ranks above a page
+// that has them only in its text, and a heading holding one of two words
+// does not count.
+func TestHeadingsRank(t *testing.T) {
+	ix := openIndex(t)
+	text := "Maximum database size. The largest database file is about 281 terabytes, with the maximum page size and page count."
+	head := upsert(1, "head", "http://sql.example/limits.html", "Limits", text, 1)
+	head.Doc.Sections = []webtable.Section{{ID: "max_page_count", Heading: "Maximum database size", At: 0}}
+	mention := upsert(1, "mention", "http://sql.example/storage.html", "Storage", text, 1.2)
+	one := upsert(1, "one", "http://sql.example/pages.html", "Pages", text, 1.2)
+	one.Doc.Sections = []webtable.Section{{ID: "size", Heading: "Size", At: 0}}
+	apply(t, ix, head, mention, one)
+	if got := find(t, ix, "database size"); len(got) != 3 || got[0] != head.URL {
+		t.Errorf("database size: %v, want %s first", got, head.URL)
+	}
+	// One word of two in a heading: no lift, PageRank orders.
+	if got := find(t, ix, "file size"); len(got) != 3 || got[2] != head.URL {
+		t.Errorf("file size: %v, want %s last", got, head.URL)
+	}
+	if got := find(t, ix, "headings:maximum"); len(got) != 1 || got[0] != head.URL {
+		t.Errorf("headings:maximum: %v", got)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // Fields a query may name, by kind. site is not a field of the index: it
 // is rewritten into host terms (see hostQuery).
 var queryFields = map[string]fieldKind{
-	fTitle: kindText, fText: kindText, fAnchors: kindText,
+	fTitle: kindText, fText: kindText, fAnchors: kindText, fHeadings: kindText,
 	fURL: kindKeyword, fHost: kindHost, fLang: kindKeyword, fFileType: kindKeyword, fieldSite: kindHost,
 	fPageRank: kindNumber, fFetchedAt: kindDate, fIndexedAt: kindDate,
 }
@@ -53,6 +53,7 @@ type plan struct {
 	relaxed query.Query // q with its words made optional, nil when it cannot be relaxed (see relax)
 	terms   []string    // words to mark in snippets
 	words   []string    // plain words over the text fields, as written: what spelling suggestions correct
+	heads   []string    // the terms of words: what a heading should hold (see headings.go)
 	ranked  bool        // false: nothing to score (match all, or only exclusions); ordered by PageRank
 	costly  bool        // has regexp, wildcard, fuzzy or prefix terms
 }
@@ -83,7 +84,7 @@ func parseIn(m mapping.IndexMapping, langs []string, q Query) (*plan, error) {
 	case q.Start < 0 || q.Start > MaxStart:
 		return nil, badQuery("start must be between 0 and %d", MaxStart)
 	}
-	p, err := query.NewQueryStringQuery(escapeHostValues(s)).Parse()
+	p, err := query.NewQueryStringQuery(escapeScopes(escapeHostValues(s))).Parse()
 	if err != nil {
 		return nil, parseError(s, err)
 	}
@@ -114,7 +115,7 @@ func parseIn(m mapping.IndexMapping, langs []string, q Query) (*plan, error) {
 	if defaulted {
 		out = r.withProximity(out)
 	}
-	pl := &plan{q: out, terms: r.terms, words: r.plain, ranked: !unranked(out), costly: r.costly > 0}
+	pl := &plan{q: out, terms: r.terms, words: r.plain, heads: headTerms(r.an, r.plain), ranked: !unranked(out), costly: r.costly > 0}
 	if defaulted {
 		pl.relaxed = relax(out, r.optional)
 	}
@@ -143,6 +144,35 @@ func (r *rewriter) withProximity(q query.Query) query.Query {
 	b.Should = r.fielded(query.NewMatchPhraseQuery(strings.Join(plain, " ")), false)
 	r.langs = all
 	return b
+}
+
+// escapeScopes escapes the colons of a C++ or Rust scope outside quotes
+// (std::vector, QtConcurrent::run): the query string would read "std" as
+// a field name and fail on the second colon. Escaped, the word is the
+// analyzer's (its parts, required, and an optional phrase of them).
+func escapeScopes(s string) string {
+	if !strings.Contains(s, "::") {
+		return s
+	}
+	var b strings.Builder
+	inQuote, escaped := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			inQuote = !inQuote
+		case !inQuote && c == ':' && i+1 < len(s) && s[i+1] == ':':
+			b.WriteString(`\:\:`)
+			i++
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // parseError turns a query-string parse error into a plain message. The
@@ -431,12 +461,16 @@ var interrogatives = map[string]bool{
 // that say how it is asked, not what about: a page that answers "how
 // much memory can I use" need not say "much" or "can". Only questions
 // drop them (a query "can bus" keeps "can"); the analyzer drops the other
-// words of "how do I", "what is".
+// words of "how do I", "what is". The verbs of how a thing is asked for
+// ("how do I get/make/see/use …") are among them: nearly every page has
+// them, and a page that answers says what is got or made instead.
 var fillers = map[string]bool{
 	"can": true, "may": true, "might": true, "must": true, "will": true, "shall": true,
 	"much": true, "need": true, "want": true, "possible": true,
 	"happen": true, "happens": true, "mean": true, "means": true,
 	"write": true, "tell": true, "know": true, "something": true, "anything": true,
+	"get": true, "make": true, "see": true, "use": true, "one": true, "way": true,
+	"just": true, "really": true, "actually": true,
 }
 
 // isQuestion tells a query asked as a question: it ends with "?" or

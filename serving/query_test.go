@@ -331,3 +331,29 @@ func TestSplitHost(t *testing.T) {
 		}
 	}
 }
+
+// A C++ scope (std::thread, QtConcurrent::run) is a word, not a field:
+// its parts are required; quoted or escaped, it is unchanged.
+func TestScopes(t *testing.T) {
+	ix := openIndex(t)
+	thread := upsert(1, "thread", "http://cpp.example/thread.html", "std::thread Class Reference", "The class thread represents a single thread of execution.", 1)
+	vector := upsert(1, "vector", "http://cpp.example/vector.html", "std::vector Class Template Reference", "A standard container which offers fixed time access to individual elements.", 1)
+	apply(t, ix, thread, vector)
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{"std::thread", []string{thread.URL}},
+		{"std::vector access", []string{vector.URL}},
+		{`"std::vector"`, []string{vector.URL}},
+		{`std\:\:thread`, []string{thread.URL}},
+		{"title:std::thread", []string{thread.URL}},
+	} {
+		if got := find(t, ix, c.q); !slices.Equal(got, c.want) {
+			t.Errorf("%q: %v, want %v", c.q, got, c.want)
+		}
+	}
+	if got := escapeScopes(`"a::b" c::d e\::f`); got != `"a::b" c\:\:d e\::f` {
+		t.Errorf("escapeScopes: %s", got)
+	}
+}

@@ -27,6 +27,9 @@ type rankQuery struct {
 	q       query.Query
 	ranks   *ranks
 	lengths *fieldLengths // nil: Bleve's estimate of the mean field lengths
+	// heads are the terms of the query's plain words: a page with a
+	// heading holding them scores more (see headings.go).
+	heads []string
 	// langs are the searcher's languages (Query.Langs): pages in them
 	// score langBoost times as much. fullRank, the reference, has none.
 	langs []string
@@ -92,8 +95,13 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 	if err != nil {
 		return nil, err
 	}
+	heads, err := openHeads(ctx, r, q.heads)
+	if err != nil {
+		_ = child.Close()
+		return nil, err
+	}
 	rs := &rankSearcher{child: child, cols: cols, pref: pref, explain: opt.Explain,
-		stop: stopper{at: q.cutoff, stopped: &q.partial}}
+		stop: stopper{at: q.cutoff, stopped: &q.partial}, heads: heads, headTerms: len(q.heads)}
 	if words != nil {
 		ws, err := newWords(ctx, q, words, want, is, rs)
 		if err != nil {
@@ -105,8 +113,11 @@ func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping
 		}
 		// Gated phrases need a wordsSearcher to say which document
 		// they look at: run the query as it is.
-		_ = rs.Close()
+		_ = rs.child.Close()
 		if rs.child, err = q.q.Searcher(ctx, r, m, opt); err != nil {
+			if rs.heads != nil {
+				rs.heads.Close()
+			}
 			return nil, err
 		}
 	}
@@ -287,6 +298,26 @@ type rankSearcher struct {
 	stop    stopper
 	seg     int // the segment of the last hit
 	explain bool
+	// heads lifts pages with a heading holding the query's words; nil
+	// when no heading holds them (see headings.go).
+	heads     *headMatch
+	headTerms int
+}
+
+// maxHead is the most the headings multiply a score by (see factor).
+func (s *rankSearcher) maxHead() float64 {
+	if s.heads == nil {
+		return 1
+	}
+	return 1 + headBonus
+}
+
+// headBound is the most the headings multiply document d's score by.
+func (s *rankSearcher) headBound(d uint64) float64 {
+	if s.heads == nil {
+		return 1
+	}
+	return s.heads.bound(d)
 }
 
 func (s *rankSearcher) score(d *search.DocumentMatch) error {
@@ -303,6 +334,13 @@ func (s *rankSearcher) score(d *search.DocumentMatch) error {
 	d.Score = d.Score * f.rank * f.hub // = Score(bm25, pagerank) * HubFactor(linkDensity)
 	if s.pref != nil && s.pref[s.seg].Contains(uint32(local)) {
 		d.Score *= langBoost
+	}
+	if s.heads != nil {
+		h, err := s.heads.factor(n, s.headTerms)
+		if err != nil {
+			return err
+		}
+		d.Score *= h
 	}
 	if s.explain {
 		d.Expl = &search.Explanation{Value: d.Score, Message: "custom_score function result"}
@@ -332,7 +370,12 @@ func (s *rankSearcher) Advance(ctx *search.SearchContext, id index.IndexInternal
 	return d, s.score(d)
 }
 
-func (s *rankSearcher) Close() error               { return s.child.Close() }
+func (s *rankSearcher) Close() error {
+	if s.heads != nil {
+		s.heads.Close()
+	}
+	return s.child.Close()
+}
 func (s *rankSearcher) Weight() float64            { return s.child.Weight() }
 func (s *rankSearcher) SetQueryNorm(n float64)     { s.child.SetQueryNorm(n) }
 func (s *rankSearcher) Count() uint64              { return s.child.Count() }

@@ -87,7 +87,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		return nil, err
 	}
 	defer release()
-	res, st, err := ix.run(ctx, q, p.q, p.ranked)
+	res, st, err := ix.run(ctx, q, p.q, p.ranked, p.heads)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 	}
 	out.AllWords = res.Total
 	if res.Total < relaxBelow && p.relaxed != nil && !st.partial && !q.Newest {
-		rres, rst, err := ix.run(ctx, q, p.relaxed, true)
+		rres, rst, err := ix.run(ctx, q, p.relaxed, true, p.heads)
 		if err != nil {
 			return nil, err
 		}
@@ -207,7 +207,7 @@ func (ix *Index) correct(ctx context.Context, q Query, suggestion string, strict
 	if err != nil {
 		return nil, nil, status{}, nil // a suggestion that does not parse is not applied
 	}
-	res, st, err := ix.run(ctx, cq, cp.q, cp.ranked)
+	res, st, err := ix.run(ctx, cq, cp.q, cp.ranked, cp.heads)
 	if err != nil {
 		return nil, nil, status{}, err
 	}
@@ -223,14 +223,16 @@ type status struct {
 	estimated bool // the fast path estimated the total (topk_words.go)
 }
 
-// run searches the index for pq, a parsed form of q. Ranked searches
-// read PageRank and link density from per-segment columns (rankQuery);
+// run searches the index for pq, a parsed form of q whose plain words
+// analyse to heads. Ranked searches read PageRank and link density from
+// per-segment columns and lift pages with a heading holding heads
+// (rankQuery);
 // q.Newest orders by fetch time instead, unscored.
-func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool) (*bleve.SearchResult, status, error) {
+func (ix *Index) run(ctx context.Context, q Query, pq query.Query, ranked bool, heads []string) (*bleve.SearchResult, status, error) {
 	var req *bleve.SearchRequest
 	var rq *rankQuery
 	if ranked && !q.Newest {
-		rq = &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: searchLangs(q), cutoff: cutoff(ctx)}
+		rq = &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, heads: heads, langs: searchLangs(q), cutoff: cutoff(ctx)}
 		if !ix.exhaustive {
 			rq.topK = q.Start + q.N
 		}

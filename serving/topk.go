@@ -183,6 +183,7 @@ func newTopK(ctx context.Context, q *rankQuery, terms []string, is *scorch.Index
 	if rs.pref != nil {
 		maxF *= langBoost
 	}
+	maxF *= rs.maxHead()
 	// A page with the word in its text alone scores at most a third (the
 	// disjunction's coordination) of the text term's most.
 	s.lazyFrom = maxF * s.qnorm * s.text().max() / float64(len(s.leaves)) * boundSlack
@@ -279,6 +280,7 @@ func (s *topk) factor(d uint64) (float64, bool) {
 	if s.child.pref != nil && s.child.pref[s.seg].Contains(uint32(local)) {
 		v *= langBoost
 	}
+	v *= s.child.headBound(d)
 	return v, true
 }
 

@@ -50,7 +50,7 @@ func TestTopKIsExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: pg.Title, Text: pg.Text, LinkDensity: pg.LinkDensity,
-			PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: time.Unix(1, 0).UTC(), ClusterSize: 1, Lang: langs[rng.IntN(len(langs))]}
+			PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: time.Unix(1, 0).UTC(), ClusterSize: 1, Lang: langs[rng.IntN(len(langs))], Sections: pg.Sections}
 		for _, l := range pg.Links[:min(len(pg.Links), 3)] {
 			d.Anchors = append(d.Anchors, webtable.Anchor{From: l.URL, Text: l.Anchor})
 		}
@@ -130,9 +130,9 @@ func TestTopKIsExact(t *testing.T) {
 			if err != nil || !p.ranked {
 				continue
 			}
-			checkTopK(t, ix, fmt.Sprintf("round %d: %q langs %v start %d", round, q, ls, start), p.q, ls, 10, start, &stats)
+			checkTopK(t, ix, fmt.Sprintf("round %d: %q langs %v start %d", round, q, ls, start), p.q, p.heads, ls, 10, start, &stats)
 			if p.relaxed != nil {
-				checkTopK(t, ix, fmt.Sprintf("round %d: relaxed %q", round, q), p.relaxed, ls, 10, start, &stats)
+				checkTopK(t, ix, fmt.Sprintf("round %d: relaxed %q", round, q), p.relaxed, p.heads, ls, 10, start, &stats)
 			}
 		}
 	}
@@ -178,7 +178,7 @@ type topkStats struct {
 
 // checkTopK compares the fast path with the exhaustive search of pq over
 // the same snapshot.
-func checkTopK(t *testing.T, ix *Index, name string, pq query.Query, langs []string, n, start int, st *topkStats) {
+func checkTopK(t *testing.T, ix *Index, name string, pq query.Query, heads, langs []string, n, start int, st *topkStats) {
 	t.Helper()
 	var got, want, est string
 	var exact, guess uint64
@@ -186,13 +186,13 @@ func checkTopK(t *testing.T, ix *Index, name string, pq query.Query, langs []str
 	ws := wordsShapeOf(pq, ix.bi.Mapping())
 	for deadline := time.Now().Add(time.Minute); ; {
 		before := snapshot(t, ix)
-		fq := &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: langs, topK: n + start}
+		fq := &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, heads: heads, langs: langs, topK: n + start}
 		got = topkHits(t, ix, fq, n, start)
-		want = topkHits(t, ix, &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: langs}, n, start)
+		want = topkHits(t, ix, &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, heads: heads, langs: langs}, n, start)
 		fast, lazy = fq.fast.Load(), fq.lazy.Load()
 		// Any total may be estimated: the same results, the total
 		// within its bounds.
-		eq := &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, langs: langs, topK: n + start, estimateFrom: 1}
+		eq := &rankQuery{q: pq, ranks: ix.ranks, lengths: ix.lengths, heads: heads, langs: langs, topK: n + start, estimateFrom: 1}
 		est = topkHits(t, ix, eq, n, start)
 		estimated, guess, exact = eq.estimated.Load(), eq.total.Load(), fq.total.Load()
 		if snapshot(t, ix) == before {

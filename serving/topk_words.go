@@ -479,6 +479,7 @@ func (s *wordsSearcher) lazyWords(q *rankQuery, rs *rankSearcher) {
 	if rs.pref != nil {
 		maxF *= langBoost
 	}
+	maxF *= rs.maxHead()
 	s.lazyFrom = maxF * s.qnorm * text * boundSlack
 	if o := rs.cols.offsets; len(o) > 0 {
 		s.end = o[len(o)-1] + uint64(len(rs.cols.segs[len(o)-1].f))
@@ -676,8 +677,11 @@ func (s *wordsSearcher) bound(d uint64) (hi, lo float64, ok bool) {
 		}
 	}
 	f, ok := s.factor(d)
+	// The headings' factor is between 1 and its bound (headings.go): the
+	// lower bound takes 1.
+	fl := f / s.child.headBound(d)
 	// qnorm is the query norm widened by boundSlack.
-	return sum * s.qnorm * f * boundSlack, low * s.qnorm * f / (boundSlack * boundSlack * boundSlack), ok
+	return sum * s.qnorm * f * boundSlack, low * s.qnorm * fl / (boundSlack * boundSlack * boundSlack), ok
 }
 
 // walk is the first pass: it walks the matches (lazily once it can; see

@@ -39,7 +39,7 @@ func loadJudged(name string) ([]judgedQuery, error) {
 	b, err := judgedSets.ReadFile("judged/" + name + ".tsv")
 	if err != nil {
 		if b, err = os.ReadFile(name); err != nil {
-			return nil, fmt.Errorf("judged set %q: neither an embedded set (postgresql, git-doc, sqlite, debian-handbook) nor a readable file: %w", name, err)
+			return nil, fmt.Errorf("judged set %q: neither an embedded set (postgresql, git-doc, sqlite, debian-handbook, libstdc++, qt) nor a readable file: %w", name, err)
 		}
 	}
 	return parseJudged(b)

@@ -9,7 +9,8 @@
 // Without -corpus it indexes the PostgreSQL manual embedded in the binary
 // (internal/corpus) with the judged set "postgresql"; with -corpus DIR it
 // serves DIR, whose index.html is the seed, and -judged names the set: an
-// embedded one ("postgresql", "git-doc", "sqlite", "debian-handbook"; see judged/) or a file of the same
+// embedded one ("postgresql", "git-doc", "sqlite",
+// "debian-handbook", "libstdc++", "qt"; see judged/) or a file of the same
 // format (query, a tab, the path of the page that answers it under the
 // corpus root, optionally more tabs and paths of pages that answer it too;
 // # starts a comment; a line [keyword], [question] or [typo] makes the
@@ -66,7 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		dir    = fs.String("corpus", "", "corpus `directory` to serve and index (default: the embedded PostgreSQL manual)")
-		judged = fs.String("judged", "", "judged set: an embedded `name` (postgresql, git-doc, sqlite, debian-handbook) or a file (default: postgresql without -corpus)")
+		judged = fs.String("judged", "", "judged set: an embedded `name` (postgresql, git-doc, sqlite, debian-handbook, libstdc++, qt) or a file (default: postgresql without -corpus)")
 		mode   = fs.String("mode", modeCrawl, "how to index: crawl (the one process crawls the served corpus) or batch (the chain's batch recomputation)")
 		rounds = fs.Int("rounds", 5, "timed runs of every query after the warm-up")
 		misses = fs.Bool("misses", true, "print the queries whose page is not first, with what came first")

@@ -43,7 +43,9 @@ func TestPostgreSQLQuality(t *testing.T) {
 // The other sets, when their corpora are unpacked (`../shared/corpora/fetch
 // git-doc DIR`, then GITDOC=DIR/usr/share/doc/git-doc; SQLITEDOC for
 // sqlite3-doc's usr/share/doc/sqlite3; HANDBOOK for debian-handbook's
-// usr/share/doc/debian-handbook/html/en-US).
+// usr/share/doc/debian-handbook/html/en-US; LIBSTDCXXDOC for
+// libstdc++-12-doc's usr/share/doc/gcc-12-base/libstdc++; QTDOC for
+// qtbase5-doc-html's usr/share/qt5/doc).
 func TestOtherSetsQuality(t *testing.T) {
 	for name, env := range corpusVars {
 		t.Run(name, func(t *testing.T) {
@@ -94,14 +96,14 @@ func TestScores(t *testing.T) {
 }
 
 // The other corpora, when unpacked: the variable names the corpus root.
-var corpusVars = map[string]string{"git-doc": "GITDOC", "sqlite": "SQLITEDOC", "debian-handbook": "HANDBOOK"}
+var corpusVars = map[string]string{"git-doc": "GITDOC", "sqlite": "SQLITEDOC", "debian-handbook": "HANDBOOK", "libstdc++": "LIBSTDCXXDOC", "qt": "QTDOC"}
 
 // The sets written for questions and typos, beside keywords: at least 40
 // queries, a third questions, a sixth typos.
-var mixedSets = []string{"sqlite", "debian-handbook"}
+var mixedSets = []string{"sqlite", "debian-handbook", "libstdc++", "qt"}
 
 func TestJudgedSets(t *testing.T) {
-	for _, name := range []string{"postgresql", "git-doc", "sqlite", "debian-handbook"} {
+	for _, name := range []string{"postgresql", "git-doc", "sqlite", "debian-handbook", "libstdc++", "qt"} {
 		qs, err := loadJudged(name)
 		if err != nil {
 			t.Fatal(err)
