@@ -1,7 +1,8 @@
 package rank
 
 // Block rows and their columns. A block is the set of pages of one host
-// section (blockKey: the host and the first directory of the path); its
+// section (blockKey: the host and the first directory of the path), or
+// of one leaf of a section split by a hash of its rows (directory); its
 // row, BlockPrefix + block key, holds everything the rank observer needs
 // to solve the block, so one run reads one row.
 const (
@@ -41,4 +42,7 @@ const (
 	colValues = "rank:values"
 	// colSent: the blocks this block has an inflow cell in, one per line.
 	colSent = "rank:sent"
+	// colSplit, in the row of a section (BlockPrefix + section key) that
+	// was split: its leaves, one a line (see directory).
+	colSplit = "rank:split"
 )

@@ -85,3 +85,39 @@ func Values(ctx context.Context, db *percolator.DB) (map[string]float64, error) 
 	}
 	return ranks, nil
 }
+
+// SetSplit sets the pages past which a block splits, the most a split
+// moves in its own transaction and the pages a run drains, for tests; it
+// returns a function restoring the defaults. No worker may run meanwhile.
+func SetSplit(pages, move, drain int) func() {
+	p, m, d := maxBlockPages, maxSplitMove, drainBatch
+	maxBlockPages, maxSplitMove, drainBatch = pages, move, drain
+	return func() { maxBlockPages, maxSplitMove, drainBatch = p, m, d }
+}
+
+// SetIgnoreSplits makes Refresh and the runs see every section as one
+// block, as a transaction that read a section before it split; it
+// returns a function restoring them. No worker may run meanwhile.
+func SetIgnoreSplits() func() {
+	ignoreSplits = true
+	return func() { ignoreSplits = false }
+}
+
+// BlockRows returns the number of page cells (colGraph) of every block
+// row and the sections that are split, as tx reads them.
+func BlockRows(ctx context.Context, tx *percolator.Tx) (pages map[string]int, split []string, err error) {
+	pages = make(map[string]int)
+	err = tx.Scan(ctx, BlockPrefix, BlockPrefix+"\xff", "r", func(b, col string, _ []byte) bool {
+		switch {
+		case len(col) > len(colGraph) && col[:len(colGraph)] == colGraph:
+			pages[b]++
+		case col == colSplit:
+			split = append(split, b)
+		}
+		return true
+	})
+	return pages, split, err
+}
+
+// MaxBlockPages returns the pages past which a block splits.
+func MaxBlockPages() int { return maxBlockPages }

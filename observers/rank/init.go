@@ -16,7 +16,8 @@ const oldPushPrefix = "rin:"
 // Init brings the rank graph up to date with every page of db (Refresh on
 // each, in transactions of a hundred), drops the cells of pages that block
 // rows hold but no longer own (blocks were whole hosts before they were
-// split by directory), and deletes the columns of the residual-push
+// split by directory), has every block of more than maxBlockPages pages
+// split (blocks did not split by size before), and deletes the columns of the residual-push
 // observer of earlier releases. A table indexed by an earlier release
 // needs it once, before the worker runs; on a current table it changes
 // nothing. It returns how many pages it changed.
@@ -64,22 +65,53 @@ func Init(ctx context.Context, db *percolator.DB) (int, error) {
 func dropMisplaced(ctx context.Context, db *percolator.DB) (int, error) {
 	type cell struct{ block, col string }
 	var bad []cell
+	var big []string // rows with more than maxBlockPages pages
 	end := BlockPrefix[:len(BlockPrefix)-1] + string(BlockPrefix[len(BlockPrefix)-1]+1)
 	err := db.View(ctx, func(tx *percolator.Tx) error {
 		bad = bad[:0]
-		return tx.Scan(ctx, BlockPrefix, end, "r", func(b, col string, _ []byte) bool {
+		dir, err := loadDirectory(ctx, tx)
+		if err != nil {
+			return err
+		}
+		big = big[:0]
+		last, n := "", 0
+		err = tx.Scan(ctx, BlockPrefix, end, "r", func(b, col string, _ []byte) bool {
+			if b != last {
+				last, n = b, 0
+			}
 			page, ok := strings.CutPrefix(col, colGraph)
+			if ok {
+				if n++; n == maxBlockPages+1 {
+					big = append(big, b)
+				}
+			}
 			if !ok {
 				page, ok = strings.CutPrefix(col, colHash)
 			}
-			if ok && blockOf(page) != b {
+			if ok && BlockPrefix+dir.loaded(page) != b {
 				bad = append(bad, cell{b, col})
 			}
 			return true
 		})
+		return err
 	})
 	if err != nil {
 		return 0, err
+	}
+	// A block grown past maxBlockPages (by an earlier release, which did
+	// not split blocks) splits at its next run.
+	if len(big) > 0 {
+		err = db.Update(ctx, func(tx *percolator.Tx) error {
+			for _, b := range big {
+				if err := tx.Notify(b, webtable.RankDirty); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
 	}
 	n := len(bad)
 	for len(bad) > 0 {
