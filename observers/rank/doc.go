@@ -107,7 +107,8 @@
 //     or for a bigger block (an earlier release's, or one a bulk load's
 //     parse stage filled) writes the leaves alone and the old row's runs
 //     drain it, drainBatch pages a run. Finding a page's block reads the
-//     section row's colSplit (one Get a transaction and section). Links
+//     section's directory row (one Get a transaction and section; a
+//     small row of its own, not the busy block row). Links
 //     between the leaves of a section are flows between blocks, so a
 //     split section converges over a few more runs than a whole one.
 //     Writes are bounded (maxWrites page rows a run; the next run goes on).

@@ -13,15 +13,20 @@ import (
 // rank:pushed, rank:seeded, rank:announced).
 const oldPushPrefix = "rin:"
 
-// Init brings the rank graph up to date with every page of db (Refresh on
-// each, in transactions of a hundred), drops the cells of pages that block
-// rows hold but no longer own (blocks were whole hosts before they were
-// split by directory), has every block of more than maxBlockPages pages
-// split (blocks did not split by size before), and deletes the columns of the residual-push
-// observer of earlier releases. A table indexed by an earlier release
+// Init moves the list of a split section's leaves from its block row to
+// its directory row (moveSplits), brings the rank graph up to date with
+// every page of db (Refresh on each, in transactions of a hundred), drops
+// the cells of pages that block rows hold but no longer own (blocks were
+// whole hosts before they were split by directory), has every block of
+// more than maxBlockPages pages split (blocks did not split by size
+// before), and deletes the columns of the residual-push observer of
+// earlier releases. A table indexed by an earlier release
 // needs it once, before the worker runs; on a current table it changes
 // nothing. It returns how many pages it changed.
 func Init(ctx context.Context, db *percolator.DB) (int, error) {
+	if err := moveSplits(ctx, db); err != nil {
+		return 0, err
+	}
 	var rows []string
 	err := db.View(ctx, func(tx *percolator.Tx) error {
 		return scanPages(ctx, tx, webtable.State, func(row string, _ []byte) { rows = append(rows, row) })
@@ -57,6 +62,46 @@ func Init(ctx context.Context, db *percolator.DB) (int, error) {
 	}
 	n, err := dropMisplaced(ctx, db)
 	return changed + n, err
+}
+
+// moveSplits moves every colSplit cell of a block row (a section split
+// before directory rows held the leaves) to the section's directory row,
+// unless that row has one (then it is the newer).
+func moveSplits(ctx context.Context, db *percolator.DB) error {
+	var sections []string
+	end := BlockPrefix[:len(BlockPrefix)-1] + string(BlockPrefix[len(BlockPrefix)-1]+1)
+	err := db.View(ctx, func(tx *percolator.Tx) error {
+		sections = sections[:0]
+		return tx.Scan(ctx, BlockPrefix, end, colSplit, func(b, col string, _ []byte) bool {
+			if col == colSplit {
+				sections = append(sections, b[len(BlockPrefix):])
+			}
+			return true
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, s := range sections {
+		err := db.Update(ctx, func(tx *percolator.Tx) error {
+			v, err := tx.Get(ctx, BlockPrefix+s, colSplit)
+			if err != nil || v == nil {
+				return err
+			}
+			if cur, err := tx.Get(ctx, dirPrefix+s, colSplit); err != nil {
+				return err
+			} else if cur == nil {
+				if err := tx.Set(dirPrefix+s, colSplit, v); err != nil {
+					return err
+				}
+			}
+			return tx.Delete(BlockPrefix+s, colSplit)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dropMisplaced deletes the page cells of block rows whose pages belong to

@@ -33,11 +33,12 @@ var (
 // A section's blocks. A section (blockKey: a host and the first directory
 // of the path) is one block, its row BlockPrefix + section key, until it
 // holds more than maxBlockPages pages. Then it splits by the bits of a
-// hash of the page rows (leafBits): its row's colSplit lists the
-// section's leaves, bit strings, one a line, and the page of row r is in
-// the block of the leaf that prefixes the bits of r's hash: key section +
-// "#" + leaf ("com.example:http/docs#01"). A leaf that grows splits in
-// turn (extendible hashing): the section row's list replaces it with its
+// hash of the page rows (leafBits): the colSplit cell of its directory
+// row (dirPrefix + section key) lists the section's leaves, bit strings,
+// one a line, and the page of row r is in the block of the leaf that
+// prefixes the bits of r's hash: key section + "#" + leaf
+// ("com.example:http/docs#01"). A leaf that grows splits in turn
+// (extendible hashing): the directory row's list replaces it with its
 // children, one or more bits longer. Leaves only get longer, so a row
 // that stopped being a block never is one again: its runs drain what
 // is left in it (drain).
@@ -81,9 +82,19 @@ func leafBits(row string) string {
 }
 
 // directory finds the blocks of pages: their section and, when the
-// section is split, their leaf, read from the section row once per
-// directory (or from those loaded by loadDirectory). Not safe for
-// concurrent use.
+// section is split, their leaf, read from the section's directory row
+// once per directory (or from those loaded by loadDirectory). Not safe
+// for concurrent use.
+//
+// The directory row is small and written only by splits: a transaction
+// that reads it reads nothing else there. In the section's block row it
+// would make every parse and links run of the section read that row
+// (hundreds of KB, the primary of the section's parses) once more; and,
+// as the first column every transaction read there, percolator's
+// prefetching would learn to read with it the up to 24 page cells that
+// other transactions read next, so that every such read asked for 25
+// columns, which the Bigtable emulator answers by copying the whole row
+// once per column.
 type directory struct {
 	ctx    context.Context
 	tx     *percolator.Tx // nil: the sections not loaded are one block
@@ -98,9 +109,9 @@ func newDirectory(ctx context.Context, tx *percolator.Tx) *directory {
 // snapshot, for a caller that reads every block row (Seed, Check, Init).
 func loadDirectory(ctx context.Context, tx *percolator.Tx) (*directory, error) {
 	d := &directory{ctx: ctx, leaves: make(map[string][]string)}
-	err := tx.Scan(ctx, BlockPrefix, BlockPrefix+"\xff", colSplit, func(b, col string, v []byte) bool {
+	err := tx.Scan(ctx, dirPrefix, dirPrefix+"\xff", colSplit, func(r, col string, v []byte) bool {
 		if col == colSplit {
-			d.leaves[b[len(BlockPrefix):]] = lines(v)
+			d.leaves[r[len(dirPrefix):]] = lines(v)
 		}
 		return true
 	})
@@ -119,7 +130,7 @@ func (d *directory) leavesOf(section string) ([]string, error) {
 	if l, ok := d.leaves[section]; ok || d.tx == nil {
 		return l, nil
 	}
-	v, err := d.tx.Get(d.ctx, BlockPrefix+section, colSplit)
+	v, err := d.tx.Get(d.ctx, dirPrefix+section, colSplit)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +152,7 @@ func (d *directory) key(row string) (string, error) {
 			return leafKey(s, l), nil
 		}
 	}
-	return "", fmt.Errorf("rank: %q: no leaf of section %q holds %q", BlockPrefix+s, s, row)
+	return "", fmt.Errorf("rank: %q: no leaf of section %q holds %q", dirPrefix+s, s, row)
 }
 
 // loaded returns the key of page row's block from a directory that
@@ -173,7 +184,7 @@ func (d *directory) current(key string) (bool, error) {
 
 // split replaces block key, holding n pages, with leaves deep enough
 // that each holds at most maxBlockPages/2 of them (as the hash spreads
-// them), in the section row's colSplit, and returns the new leaves' keys.
+// them), in the section's directory row, and returns the new leaves' keys.
 func (d *directory) split(key string, n int) ([]string, error) {
 	s, leaf := sectionOf(key), leafOf(key)
 	leaves, err := d.leavesOf(s)
@@ -191,7 +202,7 @@ func (d *directory) split(key string, n int) ([]string, error) {
 	next := slices.DeleteFunc(slices.Clone(leaves), func(l string) bool { return l == leaf })
 	next = append(next, kids...)
 	slices.Sort(next)
-	if err := d.tx.Set(BlockPrefix+s, colSplit, []byte(strings.Join(next, "\n"))); err != nil {
+	if err := d.tx.Set(dirPrefix+s, colSplit, []byte(strings.Join(next, "\n"))); err != nil {
 		return nil, err
 	}
 	d.leaves[s] = next

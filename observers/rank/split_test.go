@@ -1,15 +1,20 @@
 package rank_test
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/caffeine-go/caffeine/observers/rank"
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
+	"github.com/caffeine-go/caffeine/webtable"
 )
 
 // sectionWeb returns n pages in one section of one host (a flat site),
@@ -182,4 +187,115 @@ func TestSplitMigratesBigBlock(t *testing.T) {
 	w = startWorker(t, db)
 	waitIdle(t, w)
 	checkBlocks(t, db, "after stale writes", limit)
+}
+
+// readCounter is a store that records the block rows its point reads
+// ask for and how many columns each read asks for at most.
+type readCounter struct {
+	percolator.Store
+	mu    sync.Mutex
+	reads map[string]int // block row → point reads
+	cols  int            // the most columns one point read of a block row asked for
+}
+
+func (s *readCounter) ReadRow(ctx context.Context, row string, filters ...percolator.Filter) ([]percolator.Cell, error) {
+	if strings.HasPrefix(row, rank.BlockPrefix) {
+		cols := make(map[string]bool)
+		for _, f := range filters {
+			cols[f.Column+f.ColumnPrefix] = true
+		}
+		s.mu.Lock()
+		s.reads[row]++
+		s.cols = max(s.cols, len(cols))
+		s.mu.Unlock()
+	}
+	return s.Store.ReadRow(ctx, row, filters...)
+}
+
+func (s *readCounter) reset() (reads map[string]int, cols int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	reads, cols = s.reads, s.cols
+	s.reads, s.cols = make(map[string]int), 0
+	return reads, cols
+}
+
+// A page's parse (Refresh) reads no more of its section's block row than
+// its own cells, and a links run (Linked) none of it, on a store where
+// every read is a round trip (percolator prefetches there): the block
+// row is the section's biggest, and the primary of its parses. Which
+// blocks a split section has is read from a row of its own.
+func TestSectionReadsSkipBlockRow(t *testing.T) {
+	st, err := badger.Open(t.TempDir(), badger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &readCounter{Store: percolatortest.Shared(st), reads: make(map[string]int)}
+	db := percolatortest.OpenOn(t, rc, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+	m := web{}
+	for i := range 40 {
+		m[flatURL(i)] = ok(flatURL((i+1)%40), flatURL(0))
+	}
+	for i := range 40 {
+		rc.reset()
+		err := db.Update(bg, func(tx *percolator.Tx) error {
+			if err := m.set(t, tx, flatURL(i)); err != nil {
+				return err
+			}
+			_, err := rank.Refresh(bg, tx, row(t, flatURL(i)))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads, cols := rc.reset()
+		if n := reads[rank.BlockPrefix+"test.flat:http/docs"]; n > 2 || cols > 1 {
+			t.Fatalf("page %d: Refresh read the block row %d times, up to %d columns at once (%v)", i, n, cols, reads)
+		}
+		err = db.Update(bg, func(tx *percolator.Tx) error { return rank.Linked(bg, tx, row(t, flatURL(i))) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reads, _ := rc.reset(); len(reads) > 0 {
+			t.Fatalf("page %d: Linked read block rows %v", i, reads)
+		}
+	}
+}
+
+// A table whose split sections keep their leaves in their block rows
+// (before directory rows held them) is moved to directory rows by Init
+// and goes on: the values agree with the batch after more pages.
+func TestSplitMovesLeavesToDirectory(t *testing.T) {
+	const limit = 16
+	t.Cleanup(rank.SetSplit(limit, 4*limit, 10))
+	withInCells = true
+	t.Cleanup(func() { withInCells = false })
+	rng := rand.New(rand.NewPCG(5, 6))
+	db := openDB(t)
+	m := web{}
+	all := sectionWeb(rng, 80, 4)
+	first := web{}
+	for i := range 60 {
+		first[flatURL(i)] = all[flatURL(i)]
+	}
+	w := startWorker(t, db)
+	m.write(t, db, first)
+	waitIdle(t, w)
+	checkBlocks(t, db, "split", limit)
+	w.Close()
+
+	if err := rank.MoveSplitsBack(bg, db); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rank.Init(bg, db); err != nil {
+		t.Fatal(err)
+	}
+	w = startWorker(t, db)
+	more := web{}
+	for i := 60; i < 80; i++ {
+		more[flatURL(i)] = all[flatURL(i)]
+	}
+	m.write(t, db, more)
+	waitIdle(t, w)
+	checkBlocks(t, db, "after Init and more pages", limit)
 }
