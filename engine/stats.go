@@ -136,17 +136,27 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	// Below the feeder's floor every entry is applied: the scan need not
 	// read their dead versions, minutes of them between two GC passes.
 	q := e.queue()
-	start := q.Prefix
-	if e.Feeder != nil {
-		if floor := e.Feeder.Floor(); floor > 0 {
-			start = q.From(floor)
-		}
+	spread, err := webtable.Spread(ctx, e.DB)
+	if err != nil {
+		return nil, err
 	}
-	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
-		return tx.Scan(ctx, start, q.End(), webtable.ExportDoc, func(string, string, []byte) bool {
-			c.exportQueue++
-			return true
-		})
+	q.Spread = spread
+	var floor uint64
+	if e.Feeder != nil {
+		floor = e.Feeder.Floor()
+	}
+	err = e.DB.View(ctx, func(tx *percolator.Tx) error {
+		c.exportQueue = 0
+		for b := range q.Buckets() {
+			err := tx.Scan(ctx, q.From(b, floor), q.BucketEnd(b), webtable.ExportDoc, func(string, string, []byte) bool {
+				c.exportQueue++
+				return true
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
