@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,8 +13,9 @@ import (
 )
 
 // The frontier lives in the table. Every page row has crawl:due and one
-// index row webtable.DueRow(due, row) mirroring it; a page is fetched when its index
-// row comes up in a time-ordered scan and a claim transaction gives this
+// index row webtable.SpreadDueRow(spread, due, row) mirroring it; a page is
+// fetched when its index row comes up in a time-ordered scan (of each
+// bucket, merged: scanDue) and a claim transaction gives this
 // crawler its crawl:lease. The loader transaction deletes the lease and
 // moves the index row to the next due time, with the page's fetch columns,
 // atomically.
@@ -98,7 +100,7 @@ func (c *Crawler) enqueue(ctx context.Context, links []link) (int, error) {
 				got++
 				tx.Set(l.row, webtable.Depth, itoa(int64(l.depth)))
 				tx.Set(l.row, webtable.Due, itoa(now))
-				tx.Set(webtable.DueRow(now, l.row), webtable.DuePage, []byte(l.row))
+				tx.Set(webtable.SpreadDueRow(c.spread, now, l.row), webtable.DuePage, []byte(l.row))
 				if l.hops > 0 {
 					tx.Set(l.row, webtable.Hops, itoa(int64(l.hops)))
 				}
@@ -139,8 +141,8 @@ func (c *Crawler) hint(ctx context.Context, tx *percolator.Tx, l link, now int64
 	if err != nil || due == nil || atoi(due) <= now {
 		return err
 	}
-	tx.Delete(webtable.DueRow(atoi(due), l.row), webtable.DuePage)
-	tx.Set(webtable.DueRow(now, l.row), webtable.DuePage, []byte(l.row))
+	tx.Delete(webtable.SpreadDueRow(c.spread, atoi(due), l.row), webtable.DuePage)
+	tx.Set(webtable.SpreadDueRow(c.spread, now, l.row), webtable.DuePage, []byte(l.row))
 	return tx.Set(l.row, webtable.Due, itoa(now))
 }
 
@@ -194,36 +196,80 @@ func Seeds(ctx context.Context, db *percolator.DB) ([]string, error) {
 
 // candidate is a frontier index row seen by a scan.
 type candidate struct {
-	key string
+	key string // the index row
+	pos string // its position in the frontier's merged order (webtable.DuePos)
 	due int64
 	row string
 }
 
 // scanDue reads up to limit index rows due at or before now, from the
-// index row from on. It also returns the due time of the first row after
-// now when the scan reached now (0 if none, or if it stopped at limit).
-func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int) ([]candidate, int64, error) {
-	var out []candidate
-	var next int64
-	err := c.db.View(ctx, func(tx *percolator.Tx) error {
-		err := tx.Scan(ctx, from, dueEnd(now), webtable.DuePage, func(key, _ string, _ []byte) bool {
-			c.indexRead.Add(1)
-			ms, row, ok := webtable.ParseDueRow(key)
-			if !ok {
-				return true
+// position from on (in the frontier's merged order: webtable.DuePos), in
+// that order; more reports that it stopped before now (rows due may be
+// left past the last one). It also returns the due time of the first row
+// after now when the scan reached now (0 if none, or with more).
+//
+// In a table of spread N the frontier is N buckets, each in time order:
+// scanDue reads each from the same position at one snapshot, with a share
+// of limit (2/N of it, so that the merge is about limit rows), and merges
+// them; when a bucket's scan fills its share, the rows past the last one it
+// read are dropped (the next scan reads them), so the merge never skips a
+// row of a bucket it did not read that far.
+func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int) (out []candidate, next int64, more bool, err error) {
+	n := max(c.spread, 1)
+	share := limit
+	if n > 1 {
+		share = max((2*limit+n-1)/n, 1)
+	}
+	end := dueEnd(now)
+	err = c.db.View(ctx, func(tx *percolator.Tx) error {
+		out, next, more = out[:0], 0, false
+		var cut string // with more: the position every bucket was read to
+		for b := range n {
+			count, last := 0, ""
+			err := tx.Scan(ctx, webtable.DueIn(n, b, from), webtable.DueIn(n, b, end), webtable.DuePage, func(key, _ string, _ []byte) bool {
+				c.indexRead.Add(1)
+				ms, row, ok := webtable.ParseDueRow(key)
+				if !ok {
+					return true
+				}
+				last = webtable.DuePos(key)
+				out = append(out, candidate{key: key, pos: last, due: ms, row: row})
+				count++
+				return count < share
+			})
+			if err != nil {
+				return err
 			}
-			out = append(out, candidate{key: key, due: ms, row: row})
-			return len(out) < limit
-		})
-		if err != nil || len(out) >= limit {
-			return err
+			if count >= share && (!more || last < cut) {
+				more, cut = true, last
+			}
 		}
-		return tx.Scan(ctx, dueEnd(now), webtable.DuePrefix[:len(webtable.DuePrefix)-1]+"0", webtable.DuePage, func(key, _ string, _ []byte) bool {
-			next, _, _ = webtable.ParseDueRow(key)
-			return false
-		})
+		if n > 1 {
+			if more {
+				out = slices.DeleteFunc(out, func(cd candidate) bool { return cd.pos > cut })
+			}
+			slices.SortFunc(out, func(a, b candidate) int { return strings.Compare(a.pos, b.pos) })
+		}
+		if len(out) > limit {
+			out, more = out[:limit], true
+		}
+		if more {
+			return nil
+		}
+		for b := range n {
+			err := tx.Scan(ctx, webtable.DueIn(n, b, end), webtable.DueBucketEnd(n, b), webtable.DuePage, func(key, _ string, _ []byte) bool {
+				if ms, _, ok := webtable.ParseDueRow(key); ok && (next == 0 || ms < next) {
+					next = ms
+				}
+				return false
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
-	return out, next, err
+	return out, next, more, err
 }
 
 // crawlColumns returns the crawler's columns (crawl:*) of row, by name.
