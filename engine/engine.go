@@ -227,6 +227,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if e.DB, err = percolator.Open(ctx, e.store, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: cfg.GCGrace, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
+	// Read (or record) the queues' spread once, before any transaction
+	// that needs it: two that record it would conflict.
+	if _, err := webtable.Spread(ctx, e.DB); err != nil {
+		return nil, err
+	}
 	e.changed, e.stopWatch = e.DB.Watch("")
 	e.duty = e.DB.Duty(engineDuty)
 	iopt := serving.Options{OnApply: cfg.OnApply, Logger: cfg.Logger, DiskReserve: cfg.DiskReserve}

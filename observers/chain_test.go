@@ -32,6 +32,10 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	db, _ := percolatortest.Open(t, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+	// As the processes do at their start (webtable.Spread).
+	if _, err := webtable.Spread(bg, db); err != nil {
+		t.Fatal(err)
+	}
 	w, err := percolator.NewWorker(db, percolator.WorkerOptions{IdleMin: time.Millisecond, IdleMax: 20 * time.Millisecond}, chain()...)
 	if err != nil {
 		t.Fatal(err)
