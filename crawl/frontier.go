@@ -210,7 +210,7 @@ type candidate struct {
 //
 // In a table of spread N the frontier is N buckets, each in time order:
 // scanDue reads each from the same position at one snapshot, with a share
-// of limit (2/N of it, so that the merge is about limit rows), and merges
+// of limit (1.5/N of it, so that the merge is about limit rows), and merges
 // them; when a bucket's scan fills its share, the rows past the last one it
 // read are dropped (the next scan reads them), so the merge never skips a
 // row of a bucket it did not read that far.
@@ -218,7 +218,7 @@ func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int
 	n := max(c.spread, 1)
 	share := limit
 	if n > 1 {
-		share = max((2*limit+n-1)/n, 1)
+		share = max((3*limit+2*n-1)/(2*n), 1)
 	}
 	end := dueEnd(now)
 	err = c.db.View(ctx, func(tx *percolator.Tx) error {

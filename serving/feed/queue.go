@@ -24,7 +24,7 @@ type entry struct {
 // A queue of one bucket is one scan that stops at batch entries, or
 // before the entry that would take it past maxBytes. A queue of N buckets
 // is N scans from the same version at the same snapshot, each with a share
-// of the limits (2/N of them, so that their merge is about a batch
+// of the limits (1.5/N of them, so that their merge is about a batch
 // whatever the spread of versions), merged by version; when a bucket's scan
 // fills its share, the entries past the last version it read are dropped
 // (a later look reads them), so the merge never skips an entry of a bucket
@@ -36,7 +36,7 @@ func readQueue(ctx context.Context, tx *percolator.Tx, q webtable.Queue, from ui
 	n := q.Buckets()
 	share, shareBytes := batch, maxBytes
 	if n > 1 {
-		share, shareBytes = max((2*batch+n-1)/n, 1), max(2*maxBytes/n, 1)
+		share, shareBytes = max((3*batch+2*n-1)/(2*n), 1), max(3*maxBytes/(2*n), 1)
 	}
 	var limit uint64 // with cut: the newest version every bucket was read to
 	for b := range n {

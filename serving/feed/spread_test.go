@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -246,4 +247,60 @@ func concurrentExporters(t *testing.T, db *percolator.DB) {
 			t.Errorf("%s: applied %d, want %d", row, got[row], v)
 		}
 	}
+}
+
+// BenchmarkReadQueue: one read of a batch (500 entries, 2 MiB) from a
+// queue of one bucket and of 16, empty (an idle feeder's look) and with
+// 2,000 entries of 2 KB.
+func BenchmarkReadQueue(b *testing.B) {
+	for _, entries := range []int{0, 2000} {
+		for _, spread := range []int{1, 16} {
+			b.Run(fmt.Sprintf("entries=%d/spread=%d", entries, spread), func(b *testing.B) {
+				db, _ := percolatortest.Open(b, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+				if _, err := webtable.InitSpread(bg, db, spread); err != nil {
+					b.Fatal(err)
+				}
+				q := webtable.SpreadQueue(webtable.DefaultIndex, spread)
+				v := []byte(strings.Repeat("x", 2000))
+				for i := 0; i < entries; i += 100 {
+					err := db.Update(bg, func(tx *percolator.Tx) error {
+						for j := i; j < i+100; j++ {
+							if err := tx.Set(q.Row(uint64(1000+j), fmt.Sprintf("com.example/p%05d", j)), webtable.ExportDoc, v); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				// CPU time as well as wall time: the machine may be shared.
+				cpu0 := cpuTime()
+				b.ResetTimer()
+				for b.Loop() {
+					err := db.View(bg, func(tx *percolator.Tx) error {
+						es, _, err := readQueue(bg, tx, q, 0, 500, 2<<20)
+						if err == nil && len(es) < min(entries, 400) {
+							err = fmt.Errorf("read %d entries", len(es))
+						}
+						return err
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// cpuTime returns the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
