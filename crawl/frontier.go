@@ -3,7 +3,6 @@ package crawl
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -204,56 +203,73 @@ type candidate struct {
 
 // scanDue reads up to limit index rows due at or before now, from the
 // position from on (in the frontier's merged order: webtable.DuePos), in
-// that order; more reports that it stopped before now (rows due may be
-// left past the last one). It also returns the due time of the first row
-// after now when the scan reached now (0 if none, or with more).
+// that order; more reports that it stopped at limit (rows due may be
+// left). It also returns the due time of the first row after now when the
+// scan reached now (0 if none, or with more).
 //
 // In a table of spread N the frontier is N buckets, each in time order:
-// scanDue reads each from the same position at one snapshot, with a share
-// of limit (1.5/N of it, so that the merge is about limit rows), and merges
-// them; when a bucket's scan fills its share, the rows past the last one it
-// read are dropped (the next scan reads them), so the merge never skips a
-// row of a bucket it did not read that far.
+// scanDue merges them (k-way), each read from the same position at one
+// snapshot in chunks (1.5/N of limit, so that a scan takes about one chunk
+// of each), taking the lowest position at the head of any bucket and
+// reading a bucket's next chunk when its chunk runs out, so that it never
+// takes a row past one of a bucket it has not read that far.
 func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int) (out []candidate, next int64, more bool, err error) {
 	n := max(c.spread, 1)
-	share := limit
+	chunk := limit
 	if n > 1 {
-		share = max((3*limit+2*n-1)/(2*n), 1)
+		chunk = max((3*limit+2*n-1)/(2*n), 2)
 	}
 	end := dueEnd(now)
+	type stream struct {
+		buf  []candidate
+		next string // where the bucket's next chunk starts
+		done bool   // the bucket has no rows due past buf
+	}
 	err = c.db.View(ctx, func(tx *percolator.Tx) error {
 		out, next, more = out[:0], 0, false
-		var cut string // with more: the position every bucket was read to
-		for b := range n {
-			count, last := 0, ""
-			err := tx.Scan(ctx, webtable.DueIn(n, b, from), webtable.DueIn(n, b, end), webtable.DuePage, func(key, _ string, _ []byte) bool {
+		streams := make([]stream, n)
+		for b := range streams {
+			streams[b].next = webtable.DueIn(n, b, from)
+		}
+		refill := func(b int) error {
+			s := &streams[b]
+			s.buf = s.buf[:0]
+			read, last := 0, ""
+			err := tx.Scan(ctx, s.next, webtable.DueIn(n, b, end), webtable.DuePage, func(key, _ string, _ []byte) bool {
 				c.indexRead.Add(1)
-				ms, row, ok := webtable.ParseDueRow(key)
-				if !ok {
-					return true
+				read, last = read+1, key
+				if ms, row, ok := webtable.ParseDueRow(key); ok {
+					s.buf = append(s.buf, candidate{key: key, pos: webtable.DuePos(key), due: ms, row: row})
 				}
-				last = webtable.DuePos(key)
-				out = append(out, candidate{key: key, pos: last, due: ms, row: row})
-				count++
-				return count < share
+				return read < chunk
 			})
-			if err != nil {
-				return err
+			s.done = read < chunk
+			if last != "" {
+				s.next = last + "\x00"
 			}
-			if count >= share && (!more || last < cut) {
-				more, cut = true, last
+			return err
+		}
+		for len(out) < limit {
+			best := -1
+			for b := range streams {
+				s := &streams[b]
+				for len(s.buf) == 0 && !s.done {
+					if err := refill(b); err != nil {
+						return err
+					}
+				}
+				if len(s.buf) > 0 && (best < 0 || s.buf[0].pos < streams[best].buf[0].pos) {
+					best = b
+				}
 			}
-		}
-		if n > 1 {
-			if more {
-				out = slices.DeleteFunc(out, func(cd candidate) bool { return cd.pos > cut })
+			if best < 0 {
+				break // every bucket read up to now
 			}
-			slices.SortFunc(out, func(a, b candidate) int { return strings.Compare(a.pos, b.pos) })
+			out = append(out, streams[best].buf[0])
+			streams[best].buf = streams[best].buf[1:]
 		}
-		if len(out) > limit {
-			out, more = out[:limit], true
-		}
-		if more {
+		if len(out) >= limit {
+			more = true
 			return nil
 		}
 		for b := range n {

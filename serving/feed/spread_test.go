@@ -239,6 +239,7 @@ func concurrentExporters(t *testing.T, db *percolator.DB) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d entries left in the queue", spreadQueueLen(t, db))
 		}
+
 		time.Sleep(20 * time.Millisecond)
 	}
 	got := log.newest(t)
