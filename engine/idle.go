@@ -105,10 +105,7 @@ func (e *Engine) quiet(ctx context.Context) (bool, error) {
 		}
 		// Each bucket of the frontier is in time order: its first entry
 		// tells.
-		spread, err := webtable.Spread(ctx, e.DB)
-		if err != nil {
-			return err
-		}
+		spread := e.spread
 		for b := range max(spread, 1) {
 			err := tx.Scan(ctx, webtable.DueIn(spread, b, webtable.DuePrefix), webtable.DueBucketEnd(spread, b), webtable.DuePage, func(row, _ string, _ []byte) bool {
 				t, _, ok := webtable.ParseDueRow(row)

@@ -136,16 +136,11 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	// Below the feeder's floor every entry is applied: the scan need not
 	// read their dead versions, minutes of them between two GC passes.
 	q := e.queue()
-	spread, err := webtable.Spread(ctx, e.DB)
-	if err != nil {
-		return nil, err
-	}
-	q.Spread = spread
 	var floor uint64
 	if e.Feeder != nil {
 		floor = e.Feeder.Floor()
 	}
-	err = e.DB.View(ctx, func(tx *percolator.Tx) error {
+	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
 		c.exportQueue = 0
 		for b := range q.Buckets() {
 			err := tx.Scan(ctx, q.From(b, floor), q.BucketEnd(b), webtable.ExportDoc, func(string, string, []byte) bool {
