@@ -25,6 +25,7 @@ import (
 // concurrent use; Run runs once at a time.
 type Crawler struct {
 	db        *percolator.DB
+	spread    int // the table's (webtable.Spread): the frontier's buckets
 	opt       Options
 	id        string // lease owner: DB id / crawler id
 	exclusive bool   // the store has one process: other DBs' leases are stale
@@ -69,6 +70,10 @@ func New(db *percolator.DB, opt Options) (*Crawler, error) {
 		// The parse observer cannot know the User-Agent a page was
 		// fetched with, so both read page robots rules for one token.
 		c.log.Warn("robots meta and X-Robots-Tag rules are read for "+extract.Agent+", not for this User-Agent", "user_agent", opt.UserAgent)
+	}
+	var err error
+	if c.spread, err = webtable.Spread(context.Background(), db); err != nil {
+		return nil, err
 	}
 	_, c.exclusive = db.Store().(percolator.ExclusiveStore)
 	c.hosts = newHosts(&c.opt)
@@ -348,7 +353,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 			if len(pending) == 0 && free > 0 && !waiting {
 				inPass = true
 				began := time.Now()
-				batch, after, err := c.scanDue(ctx, cursor, now.UnixMilli(), limit)
+				batch, after, more, err := c.scanDue(ctx, cursor, now.UnixMilli(), limit)
 				if err != nil {
 					if ctx.Err() != nil {
 						continue
@@ -357,9 +362,9 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 				}
 				resumer.readFor(time.Since(began))
 				resumer.scanned(now)
-				pending, last, next = batch, len(batch) < limit, after
+				pending, last, next = batch, !more, after
 				if len(batch) > 0 {
-					cursor = batch[len(batch)-1].key + "\x00"
+					cursor = batch[len(batch)-1].pos + "\x00"
 				}
 			}
 			for len(pending) > 0 && free > 0 && !full() && ctx.Err() == nil {
@@ -379,7 +384,7 @@ func (c *Crawler) dispatch(ctx context.Context, jobs chan<- *job, done <-chan *j
 					continue
 				}
 				if !held.add(key, heldRow{cd: cd, url: u}) {
-					resumer.skipped(cd.key) // held is full: the next pass reads it again
+					resumer.skipped(cd.pos) // held is full: the next pass reads it again
 				}
 			}
 			if len(pending) == 0 && last {

@@ -8,8 +8,9 @@
 //	err = c.Run(ctx) // returns when nothing is due (Once), or when ctx is done
 //
 // The frontier lives in the table: each page row has crawl:due and an index
-// row webtable.DuePrefix + %013d(due ms) + "/" + page row; Run scans that
-// index in time order, leases each page (crawl:lease) in a claim
+// row webtable.DuePrefix + %013d(due ms) + "/" + page row (with the row's
+// bucket before the time in a table of spread N > 1: webtable.Spread); Run
+// scans that index in time order (each bucket, merged), leases each page (crawl:lease) in a claim
 // transaction, fetches it with colly, reads a 2xx HTML body's links,
 // robots rules and text hash with package extract (as the parse observer
 // will read the stored body), and loads it. The table is the visited

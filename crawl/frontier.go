@@ -12,8 +12,9 @@ import (
 )
 
 // The frontier lives in the table. Every page row has crawl:due and one
-// index row webtable.DueRow(due, row) mirroring it; a page is fetched when its index
-// row comes up in a time-ordered scan and a claim transaction gives this
+// index row webtable.SpreadDueRow(spread, due, row) mirroring it; a page is
+// fetched when its index row comes up in a time-ordered scan (of each
+// bucket, merged: scanDue) and a claim transaction gives this
 // crawler its crawl:lease. The loader transaction deletes the lease and
 // moves the index row to the next due time, with the page's fetch columns,
 // atomically.
@@ -98,7 +99,7 @@ func (c *Crawler) enqueue(ctx context.Context, links []link) (int, error) {
 				got++
 				tx.Set(l.row, webtable.Depth, itoa(int64(l.depth)))
 				tx.Set(l.row, webtable.Due, itoa(now))
-				tx.Set(webtable.DueRow(now, l.row), webtable.DuePage, []byte(l.row))
+				tx.Set(webtable.SpreadDueRow(c.spread, now, l.row), webtable.DuePage, []byte(l.row))
 				if l.hops > 0 {
 					tx.Set(l.row, webtable.Hops, itoa(int64(l.hops)))
 				}
@@ -139,8 +140,8 @@ func (c *Crawler) hint(ctx context.Context, tx *percolator.Tx, l link, now int64
 	if err != nil || due == nil || atoi(due) <= now {
 		return err
 	}
-	tx.Delete(webtable.DueRow(atoi(due), l.row), webtable.DuePage)
-	tx.Set(webtable.DueRow(now, l.row), webtable.DuePage, []byte(l.row))
+	tx.Delete(webtable.SpreadDueRow(c.spread, atoi(due), l.row), webtable.DuePage)
+	tx.Set(webtable.SpreadDueRow(c.spread, now, l.row), webtable.DuePage, []byte(l.row))
 	return tx.Set(l.row, webtable.Due, itoa(now))
 }
 
@@ -194,36 +195,97 @@ func Seeds(ctx context.Context, db *percolator.DB) ([]string, error) {
 
 // candidate is a frontier index row seen by a scan.
 type candidate struct {
-	key string
+	key string // the index row
+	pos string // its position in the frontier's merged order (webtable.DuePos)
 	due int64
 	row string
 }
 
 // scanDue reads up to limit index rows due at or before now, from the
-// index row from on. It also returns the due time of the first row after
-// now when the scan reached now (0 if none, or if it stopped at limit).
-func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int) ([]candidate, int64, error) {
-	var out []candidate
-	var next int64
-	err := c.db.View(ctx, func(tx *percolator.Tx) error {
-		err := tx.Scan(ctx, from, dueEnd(now), webtable.DuePage, func(key, _ string, _ []byte) bool {
-			c.indexRead.Add(1)
-			ms, row, ok := webtable.ParseDueRow(key)
-			if !ok {
-				return true
+// position from on (in the frontier's merged order: webtable.DuePos), in
+// that order; more reports that it stopped at limit (rows due may be
+// left). It also returns the due time of the first row after now when the
+// scan reached now (0 if none, or with more).
+//
+// In a table of spread N the frontier is N buckets, each in time order:
+// scanDue merges them (k-way), each read from the same position at one
+// snapshot in chunks (1.5/N of limit, so that a scan takes about one chunk
+// of each), taking the lowest position at the head of any bucket and
+// reading a bucket's next chunk when its chunk runs out, so that it never
+// takes a row past one of a bucket it has not read that far.
+func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int) (out []candidate, next int64, more bool, err error) {
+	n := max(c.spread, 1)
+	chunk := limit
+	if n > 1 {
+		chunk = max((3*limit+2*n-1)/(2*n), 2)
+	}
+	end := dueEnd(now)
+	type stream struct {
+		buf  []candidate
+		next string // where the bucket's next chunk starts
+		done bool   // the bucket has no rows due past buf
+	}
+	err = c.db.View(ctx, func(tx *percolator.Tx) error {
+		out, next, more = out[:0], 0, false
+		streams := make([]stream, n)
+		for b := range streams {
+			streams[b].next = webtable.DueIn(n, b, from)
+		}
+		refill := func(b int) error {
+			s := &streams[b]
+			s.buf = s.buf[:0]
+			read, last := 0, ""
+			err := tx.Scan(ctx, s.next, webtable.DueIn(n, b, end), webtable.DuePage, func(key, _ string, _ []byte) bool {
+				c.indexRead.Add(1)
+				read, last = read+1, key
+				if ms, row, ok := webtable.ParseDueRow(key); ok {
+					s.buf = append(s.buf, candidate{key: key, pos: webtable.DuePos(key), due: ms, row: row})
+				}
+				return read < chunk
+			})
+			s.done = read < chunk
+			if last != "" {
+				s.next = last + "\x00"
 			}
-			out = append(out, candidate{key: key, due: ms, row: row})
-			return len(out) < limit
-		})
-		if err != nil || len(out) >= limit {
 			return err
 		}
-		return tx.Scan(ctx, dueEnd(now), webtable.DuePrefix[:len(webtable.DuePrefix)-1]+"0", webtable.DuePage, func(key, _ string, _ []byte) bool {
-			next, _, _ = webtable.ParseDueRow(key)
-			return false
-		})
+		for len(out) < limit {
+			best := -1
+			for b := range streams {
+				s := &streams[b]
+				for len(s.buf) == 0 && !s.done {
+					if err := refill(b); err != nil {
+						return err
+					}
+				}
+				if len(s.buf) > 0 && (best < 0 || s.buf[0].pos < streams[best].buf[0].pos) {
+					best = b
+				}
+			}
+			if best < 0 {
+				break // every bucket read up to now
+			}
+			out = append(out, streams[best].buf[0])
+			streams[best].buf = streams[best].buf[1:]
+		}
+		if len(out) >= limit {
+			more = true
+			return nil
+		}
+		for b := range n {
+			err := tx.Scan(ctx, webtable.DueIn(n, b, end), webtable.DueBucketEnd(n, b), webtable.DuePage, func(key, _ string, _ []byte) bool {
+				if ms, _, ok := webtable.ParseDueRow(key); ok && (next == 0 || ms < next) {
+					next = ms
+				}
+				return false
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
-	return out, next, err
+	return out, next, more, err
 }
 
 // crawlColumns returns the crawler's columns (crawl:*) of row, by name.

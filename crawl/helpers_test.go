@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,7 +43,27 @@ func openTable(t testing.TB, dir string) *table {
 	}
 	tb := &table{t: t, dir: dir, st: st, db: db}
 	t.Cleanup(tb.close)
+	if n := testSpread(t); n > 1 {
+		if _, err := webtable.InitSpread(context.Background(), db, n); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return tb
+}
+
+// testSpread is the spread of the tests' new tables: $CRAWL_TEST_SPREAD
+// (1 to webtable.MaxSpread; the suite passes with 16, Bigtable's), else
+// 1, the Badger default.
+func testSpread(t testing.TB) int {
+	v := os.Getenv("CRAWL_TEST_SPREAD")
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > webtable.MaxSpread {
+		t.Fatalf("CRAWL_TEST_SPREAD=%q: want 1 to %d", v, webtable.MaxSpread)
+	}
+	return n
 }
 
 func (tb *table) close() {
@@ -69,13 +91,17 @@ func (tb *table) checkFrontier() {
 	tb.t.Helper()
 	due := map[string]string{}   // page row → crawl:due
 	index := map[string]string{} // page row → due ms in its index row
-	err := tb.db.View(context.Background(), func(tx *percolator.Tx) error {
+	spread, err := webtable.Spread(context.Background(), tb.db)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	err = tb.db.View(context.Background(), func(tx *percolator.Tx) error {
 		return tx.Scan(context.Background(), "", "", "crawl:", func(row, col string, v []byte) bool {
 			switch {
 			case col == webtable.DuePage:
 				ms, page, ok := webtable.ParseDueRow(row)
-				if !ok || page != string(v) {
-					tb.t.Errorf("bad index row %q = %q", row, v)
+				if !ok || page != string(v) || row != webtable.SpreadDueRow(spread, ms, page) {
+					tb.t.Errorf("bad index row %q = %q (spread %d)", row, v, spread)
 				}
 				if old, dup := index[page]; dup {
 					tb.t.Errorf("page %q has two index rows (%s, %d)", page, old, ms)

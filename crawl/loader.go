@@ -228,7 +228,7 @@ func (c *Crawler) write(ctx context.Context, tx *percolator.Tx, j *job, now time
 	if j.dueKey != "" { // "": an imported page new to the table
 		tx.Delete(j.dueKey, webtable.DuePage)
 	}
-	return out, tx.Set(webtable.DueRow(due, row), webtable.DuePage, []byte(row))
+	return out, tx.Set(webtable.SpreadDueRow(c.spread, due, row), webtable.DuePage, []byte(row))
 }
 
 // follow adds a redirect's target to the frontier (same depth, one more
@@ -274,7 +274,7 @@ func (c *Crawler) follow(ctx context.Context, tx *percolator.Tx, j *job, now tim
 	tx.Set(trow, webtable.Depth, itoa(int64(j.depth)))
 	tx.Set(trow, webtable.Hops, itoa(int64(j.hops+1)))
 	tx.Set(trow, webtable.Due, itoa(ms))
-	tx.Set(webtable.DueRow(ms, trow), webtable.DuePage, []byte(trow))
+	tx.Set(webtable.SpreadDueRow(c.spread, ms, trow), webtable.DuePage, []byte(trow))
 	return nil, true, nil
 }
 

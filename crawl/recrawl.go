@@ -140,6 +140,10 @@ func rowPort(row, port string) bool {
 // recrawlRow makes page row due at ms. It reports whether the row is a
 // page of the frontier and whether it is due at ms now (not if leased).
 func recrawlRow(ctx context.Context, db *percolator.DB, row string, ms int64) (known, moved bool, err error) {
+	n, err := webtable.Spread(ctx, db)
+	if err != nil {
+		return false, false, err
+	}
 	err = db.Update(ctx, func(tx *percolator.Tx) error {
 		known, moved = false, false
 		due, err := tx.Get(ctx, row, webtable.Due)
@@ -155,8 +159,8 @@ func recrawlRow(ctx context.Context, db *percolator.DB, row string, ms int64) (k
 		if atoi(due) == ms {
 			return nil // already due then, as when two requests come within a millisecond
 		}
-		tx.Delete(webtable.DueRow(atoi(due), row), webtable.DuePage)
-		tx.Set(webtable.DueRow(ms, row), webtable.DuePage, []byte(row))
+		tx.Delete(webtable.SpreadDueRow(n, atoi(due), row), webtable.DuePage)
+		tx.Set(webtable.SpreadDueRow(n, ms, row), webtable.DuePage, []byte(row))
 		return tx.Set(row, webtable.Due, itoa(ms))
 	})
 	return known, moved, err

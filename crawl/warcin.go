@@ -540,7 +540,7 @@ func (im *Importer) prepare(ctx context.Context, j *job, at time.Time, tx *perco
 		}
 		j.dueKey = ""
 		if due, ok := cols[webtable.Due]; ok {
-			j.dueKey = webtable.DueRow(atoi(due), j.row)
+			j.dueKey = webtable.SpreadDueRow(im.c.spread, atoi(due), j.row)
 		}
 		if _, ok := cols[webtable.Depth]; !ok && tx != nil {
 			tx.Set(j.row, webtable.Depth, itoa(0))

@@ -156,6 +156,10 @@ type Engine struct {
 	store percolator.Store
 	log   *slog.Logger
 
+	// spread is the table's (webtable.Spread): the buckets of its queues
+	// and frontier.
+	spread int
+
 	crawlDone chan struct{} // closed when the crawler's Run returned
 	// indexing is closed when the worker and the feeder may start: at
 	// once, or with Config.Bulk once the first crawl is over.
@@ -227,6 +231,11 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	if e.DB, err = percolator.Open(ctx, e.store, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: cfg.GCGrace, Logger: cfg.Logger}); err != nil {
+		return nil, err
+	}
+	// Read (or record) the queues' spread once, before any transaction
+	// that needs it: two that record it would conflict.
+	if e.spread, err = webtable.Spread(ctx, e.DB); err != nil {
 		return nil, err
 	}
 	e.changed, e.stopWatch = e.DB.Watch("")
@@ -595,7 +604,11 @@ func checkIndexDir(dir, table string, rebuild bool) (fresh bool, err error) {
 func (e *Engine) indexName() string { return e.cfg.IndexName }
 
 // queue returns the export queue of the serving index.
-func (e *Engine) queue() webtable.Queue { return feed.IndexQueue(e.DB, e.cfg.IndexName) }
+func (e *Engine) queue() webtable.Queue {
+	q := feed.IndexQueue(e.DB, e.cfg.IndexName)
+	q.Spread = e.spread
+	return q
+}
 
 // Close closes the index and the table.
 func (e *Engine) Close() error {

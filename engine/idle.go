@@ -103,12 +103,20 @@ func (e *Engine) quiet(ctx context.Context) (bool, error) {
 		if err != nil || found || !crawling {
 			return err
 		}
-		// The frontier is in time order: the first entry tells.
-		return tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", webtable.DuePage, func(row, _ string, _ []byte) bool {
-			t, _, ok := webtable.ParseDueRow(row)
-			found = ok && t <= nowMs
-			return false
-		})
+		// Each bucket of the frontier is in time order: its first entry
+		// tells.
+		spread := e.spread
+		for b := range max(spread, 1) {
+			err := tx.Scan(ctx, webtable.DueIn(spread, b, webtable.DuePrefix), webtable.DueBucketEnd(spread, b), webtable.DuePage, func(row, _ string, _ []byte) bool {
+				t, _, ok := webtable.ParseDueRow(row)
+				found = ok && t <= nowMs
+				return false
+			})
+			if err != nil || found {
+				return err
+			}
+		}
+		return nil
 	})
 	return !found, err
 }

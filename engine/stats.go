@@ -137,17 +137,22 @@ func (e *Engine) counts(ctx context.Context) (*tableCounts, error) {
 	// Below the feeder's floor every entry is applied: the scan need not
 	// read their dead versions, minutes of them between two GC passes.
 	q := e.queue()
-	start := q.Prefix
+	var floor uint64
 	if e.Feeder != nil {
-		if floor := e.Feeder.Floor(); floor > 0 {
-			start = q.From(floor)
-		}
+		floor = e.Feeder.Floor()
 	}
 	err := e.DB.View(ctx, func(tx *percolator.Tx) error {
-		return tx.Scan(ctx, start, q.End(), webtable.ExportDoc, func(string, string, []byte) bool {
-			c.exportQueue++
-			return true
-		})
+		c.exportQueue = 0
+		for b := range q.Buckets() {
+			err := tx.Scan(ctx, q.From(b, floor), q.BucketEnd(b), webtable.ExportDoc, func(string, string, []byte) bool {
+				c.exportQueue++
+				return true
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -227,20 +232,33 @@ func (e *Engine) countDue(ctx context.Context, pc pageCounts) (pageCounts, error
 // the first one not due.
 func scanFrontier(ctx context.Context, tx *percolator.Tx, nowMs int64, untilNext bool, c *pageCounts) (rows int, err error) {
 	c.due, c.nextDue = 0, 0
-	err = tx.Scan(ctx, webtable.DuePrefix, webtable.DuePrefix+"\xff", webtable.DuePage, func(row, _ string, _ []byte) bool {
-		rows++
-		t, _, ok := webtable.ParseDueRow(row)
-		switch {
-		case !ok:
-		case t <= nowMs:
-			c.due++
-		case c.nextDue == 0:
-			c.nextDue = t
-			return !untilNext
+	spread, err := webtable.Spread(ctx, tx.DB())
+	if err != nil {
+		return 0, err
+	}
+	for b := range max(spread, 1) { // each bucket in time order
+		first := int64(0) // the bucket's first row not due
+		err = tx.Scan(ctx, webtable.DueIn(spread, b, webtable.DuePrefix), webtable.DueBucketEnd(spread, b), webtable.DuePage, func(row, _ string, _ []byte) bool {
+			rows++
+			t, _, ok := webtable.ParseDueRow(row)
+			switch {
+			case !ok:
+			case t <= nowMs:
+				c.due++
+			case first == 0:
+				first = t
+				return !untilNext
+			}
+			return true
+		})
+		if err != nil {
+			return rows, err
 		}
-		return true
-	})
-	return rows, err
+		if first != 0 && (c.nextDue == 0 || first < c.nextDue) {
+			c.nextDue = first
+		}
+	}
+	return rows, nil
 }
 
 // pageCounts returns the page and frontier counts. Counting reads every

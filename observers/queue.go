@@ -56,9 +56,9 @@ func (r *registry) queues(ctx context.Context, tx *percolator.Tx) ([]webtable.Qu
 		return qs, nil
 	}
 	r.mu.Unlock()
-	qs, err := queues(ctx, tx)
-	if err != nil {
-		return nil, err
+	qs, final, err := queues(ctx, tx)
+	if err != nil || !final {
+		return qs, err
 	}
 	r.mu.Lock()
 	if tx.StartTs() > r.at {
@@ -71,20 +71,25 @@ func (r *registry) queues(ctx context.Context, tx *percolator.Tx) ([]webtable.Qu
 // queues returns the export queues of the serving indexes registered as
 // tx sees the registry (webtable.IndexPrefix): the default index's alone
 // while none is. An index registered after tx began gets no entry from
-// it; its feeder backfills what it missed from the table.
-func queues(ctx context.Context, tx *percolator.Tx) ([]webtable.Queue, error) {
-	var qs []webtable.Queue
-	err := tx.Scan(ctx, webtable.IndexPrefix, webtable.IndexPrefix+"\xff", webtable.IndexState, func(row, _ string, _ []byte) bool {
-		qs = append(qs, webtable.QueueOf(strings.TrimPrefix(row, webtable.IndexPrefix)))
+// it; its feeder backfills what it missed from the table. In a table
+// without a spread yet, tx records it (webtable.SpreadTx), and final is
+// false: the queues hold only if tx commits.
+func queues(ctx context.Context, tx *percolator.Tx) (qs []webtable.Queue, final bool, err error) {
+	n, final, err := webtable.SpreadTx(ctx, tx)
+	if err != nil {
+		return nil, false, err
+	}
+	err = tx.Scan(ctx, webtable.IndexPrefix, webtable.IndexPrefix+"\xff", webtable.IndexState, func(row, _ string, _ []byte) bool {
+		qs = append(qs, webtable.SpreadQueue(strings.TrimPrefix(row, webtable.IndexPrefix), n))
 		return true
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(qs) == 0 {
-		qs = append(qs, webtable.QueueOf(webtable.DefaultIndex))
+		qs = append(qs, webtable.SpreadQueue(webtable.DefaultIndex, n))
 	}
-	return qs, nil
+	return qs, final, nil
 }
 
 // queue writes the export entry e (JSON) into every registered index's

@@ -34,7 +34,7 @@ func BenchmarkEnqueue(b *testing.B) {
 		b.Run(fmt.Sprintf("names=%d/scan", len(names)), func(b *testing.B) {
 			for b.Loop() {
 				err := db.View(ctx, func(tx *percolator.Tx) error {
-					_, err := queues(ctx, tx) // what every RegistryTTL costs
+					_, _, err := queues(ctx, tx) // what every RegistryTTL costs
 					return err
 				})
 				if err != nil {

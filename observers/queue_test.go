@@ -18,7 +18,7 @@ func (e *env) queued(q webtable.Queue) []string {
 	err := e.db.View(bg, func(tx *percolator.Tx) error {
 		got = got[:0]
 		return tx.Scan(bg, q.Prefix, q.End(), webtable.ExportDoc, func(row, _ string, _ []byte) bool {
-			got = append(got, fmt.Sprint(q.Version(row), " ", row[len(q.From(q.Version(row))):]))
+			got = append(got, fmt.Sprint(q.Version(row), " ", row[len(q.From(0, q.Version(row))):]))
 			return true
 		})
 	})

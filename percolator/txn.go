@@ -54,6 +54,9 @@ type pending struct {
 // A read-write transaction's is its own; a View's may be another's.
 func (tx *Tx) StartTs() uint64 { return tx.startTs }
 
+// DB returns the DB the transaction runs on.
+func (tx *Tx) DB() *DB { return tx.db }
+
 // CommitTs returns the commit timestamp after a successful Commit that
 // wrote something, else 0.
 func (tx *Tx) CommitTs() uint64 { return tx.commitTs }

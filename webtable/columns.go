@@ -54,7 +54,9 @@ type FetchEvent struct {
 
 // DuePrefix starts the frontier's time index: row DuePrefix + 13-digit Unix
 // ms + "/" + page row, one per page waiting to be fetched, so the crawler
-// finds due pages with one range scan in time order.
+// finds due pages with one range scan in time order; in a table of spread
+// N > 1, DuePrefix + %02x(bucket) + "/" + the same, a scan of each bucket
+// (SpreadDueRow).
 const DuePrefix = "!due/"
 
 // Columns of a page row written by the indexing chain's observers.
@@ -187,7 +189,7 @@ const (
 	ClusterPrefix = "!dup/"      // ClusterPrefix + content hash: a duplicate cluster
 	MemberPrefix  = "m:"         // MemberPrefix + page row, in a cluster row: a member
 	ClusterCanon  = "dup:canon"  // in a cluster row: the elected canonical row
-	ExportPrefix  = "!export/"   // ExportPrefix + %020d(start ts) + "/" + page row: an export queue entry
+	ExportPrefix  = "!export/"   // ExportPrefix + %020d(start ts) + "/" + page row: an export queue entry (with a bucket segment in a spread table: Queue)
 	ExportDoc     = "export:doc" // in an export queue row: the JSON document, or "" for a delete
 	NearPrefix    = "!near/"     // NearPrefix + band + "/" + 4 hex digits + "/" + page row: a band row (NearRow)
 	// StatsRow holds the counts that take a scan of every page, made by

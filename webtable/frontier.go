@@ -36,21 +36,60 @@ const (
 // SeedPrefix starts the rows that remember the crawl's seeds.
 const SeedPrefix = "!seed/"
 
-// DueRow returns the frontier index row of page row at due time ms:
-// DuePrefix + 13-digit Unix ms + "/" + row, so the frontier is in time
-// order.
+// DueRow returns the frontier index row of page row at due time ms in a
+// table of spread 1: DuePrefix + 13-digit Unix ms + "/" + row, so the
+// frontier is in time order. In a table of spread N it is also the row's
+// position in the frontier's merged order (DuePos): SpreadDueRow is its key.
 func DueRow(ms int64, row string) string {
 	return fmt.Sprintf("%s%013d/%s", DuePrefix, ms, row)
 }
 
-// DueFrom is where the frontier's index rows due at ms or later start.
+// SpreadDueRow returns the frontier index row of page row at due time ms
+// in a table of spread n (Spread): DueRow when n ≤ 1, else DuePrefix +
+// %02x(SpreadOf(row, n)) + "/" + 13-digit Unix ms + "/" + row. Each bucket
+// is in time order; readers merge them (DueIn).
+func SpreadDueRow(n int, ms int64, row string) string {
+	return DueIn(n, SpreadOf(row, n), DueRow(ms, row))
+}
+
+// DueIn maps pos, a position in the frontier's merged order (a DueRow, a
+// DueFrom, DuePrefix, or any key between), to the key of the same position
+// in bucket b of a table of spread n.
+func DueIn(n, b int, pos string) string {
+	if n <= 1 {
+		return pos
+	}
+	return fmt.Sprintf("%s%02x/%s", DuePrefix, b, strings.TrimPrefix(pos, DuePrefix))
+}
+
+// DueBucketEnd is where bucket b's rows end in a table of spread n.
+func DueBucketEnd(n, b int) string {
+	if n <= 1 {
+		return DuePrefix + "\xff"
+	}
+	return fmt.Sprintf("%s%02x/\xff", DuePrefix, b)
+}
+
+// DuePos returns the position in the frontier's merged order of a frontier
+// index row of any spread: the row with its bucket taken out (DueRow).
+func DuePos(key string) string {
+	rest, ok := strings.CutPrefix(key, DuePrefix)
+	if ok && len(rest) > 3 && rest[2] == '/' {
+		return DuePrefix + rest[3:]
+	}
+	return key
+}
+
+// DueFrom is where the frontier's index rows due at ms or later start, in
+// the merged order (DueIn maps it to a bucket).
 func DueFrom(ms int64) string {
 	return fmt.Sprintf("%s%013d", DuePrefix, ms)
 }
 
-// ParseDueRow splits a frontier index row into its due time and page row.
+// ParseDueRow splits a frontier index row, of any spread, into its due
+// time and page row.
 func ParseDueRow(key string) (ms int64, row string, ok bool) {
-	rest, ok := strings.CutPrefix(key, DuePrefix)
+	rest, ok := strings.CutPrefix(DuePos(key), DuePrefix)
 	if !ok || len(rest) < 15 || rest[13] != '/' {
 		return 0, "", false
 	}

@@ -66,9 +66,13 @@ func CheckIndexName(name string) error {
 
 // Queue is the export queue of one serving index and the page column
 // its feeder records in. Entries are rows Prefix + %020d(version) + "/" +
-// page row, column ExportDoc; DefaultIndex's prefix is ExportPrefix,
-// another's ExportPrefix with its "/" replaced by "." + name + "/"
-// ("!export.NAME/", which sorts before and outside "!export/").
+// page row, column ExportDoc, in a table of spread 1; in a table of spread
+// N > 1 (Spread) the queue is N buckets, and an entry's row is Prefix +
+// %02x(SpreadOf(page row, N)) + "/" + %020d(version) + "/" + page row: each
+// bucket is in version order, and a page's entries are in one bucket.
+// DefaultIndex's prefix is ExportPrefix, another's ExportPrefix with its
+// "/" replaced by "." + name + "/" ("!export.NAME/", which sorts before and
+// outside "!export/").
 type Queue struct {
 	Name   string
 	Prefix string // where the queue's rows are
@@ -76,21 +80,47 @@ type Queue struct {
 	// an export of the page (the SearchableAt format): SearchableAt for
 	// DefaultIndex, SearchableAt + "." + name for another.
 	Served string
+	// Spread is the table's spread (Spread): how many buckets the queue
+	// has. 0 counts as 1.
+	Spread int
 }
 
-// QueueOf returns the queue of the index named name.
-func QueueOf(name string) Queue {
+// QueueOf returns the queue of the index named name in a table of spread
+// 1.
+func QueueOf(name string) Queue { return SpreadQueue(name, 1) }
+
+// SpreadQueue returns the queue of the index named name in a table of
+// spread n.
+func SpreadQueue(name string, n int) Queue {
 	if name == DefaultIndex || name == "" {
-		return Queue{Name: DefaultIndex, Prefix: ExportPrefix, Served: SearchableAt}
+		return Queue{Name: DefaultIndex, Prefix: ExportPrefix, Served: SearchableAt, Spread: n}
 	}
-	return Queue{Name: name, Prefix: strings.TrimSuffix(ExportPrefix, "/") + "." + name + "/", Served: SearchableAt + "." + name}
+	return Queue{Name: name, Prefix: strings.TrimSuffix(ExportPrefix, "/") + "." + name + "/", Served: SearchableAt + "." + name, Spread: n}
+}
+
+// Buckets returns how many buckets the queue has: 1 at least.
+func (q Queue) Buckets() int { return max(q.Spread, 1) }
+
+// Bucket returns where bucket b's rows are: Prefix when the queue has one.
+func (q Queue) Bucket(b int) string {
+	if q.Spread <= 1 {
+		return q.Prefix
+	}
+	return fmt.Sprintf("%s%02x/", q.Prefix, b)
 }
 
 // Row is the queue row of an export of page row at version.
-func (q Queue) Row(version uint64, row string) string { return q.From(version) + row }
+func (q Queue) Row(version uint64, row string) string {
+	return q.From(SpreadOf(row, q.Spread), version) + row
+}
 
-// From is where the queue's entries of version and later start.
-func (q Queue) From(version uint64) string { return fmt.Sprintf("%s%020d/", q.Prefix, version) }
+// From is where bucket b's entries of version and later start.
+func (q Queue) From(b int, version uint64) string {
+	return fmt.Sprintf("%s%020d/", q.Bucket(b), version)
+}
+
+// BucketEnd is where bucket b's rows end.
+func (q Queue) BucketEnd(b int) string { return q.Bucket(b) + "\xff" }
 
 // End is where the queue's rows end.
 func (q Queue) End() string { return q.Prefix + "\xff" }
@@ -98,7 +128,11 @@ func (q Queue) End() string { return q.Prefix + "\xff" }
 // Version returns the version in one of the queue's row keys (0 if it
 // has none).
 func (q Queue) Version(key string) uint64 {
-	digits, _, _ := strings.Cut(strings.TrimPrefix(key, q.Prefix), "/")
+	rest := strings.TrimPrefix(key, q.Prefix)
+	if q.Spread > 1 && len(rest) > 3 {
+		rest = rest[3:]
+	}
+	digits, _, _ := strings.Cut(rest, "/")
 	v, _ := strconv.ParseUint(digits, 10, 64)
 	return v
 }

@@ -14,14 +14,20 @@ func TestIndexQueues(t *testing.T) {
 	if r.Served == SearchableAt || r.Served == r2.Served {
 		t.Errorf("served columns %q %q", r.Served, r2.Served)
 	}
-	for _, q := range []Queue{m, r, r2} {
-		k := q.Row(42, row)
-		if q.Version(k) != 42 || k < q.From(42) || k >= q.From(43) || k >= q.End() {
-			t.Errorf("%s: row %q outside its range", q.Name, k)
-		}
-		for _, o := range []Queue{m, r, r2} {
-			if o != q && k >= o.Prefix && k < o.End() {
-				t.Errorf("%s's row %q is in %s's range", q.Name, k, o.Name)
+	for _, n := range []int{1, 16} {
+		qs := []Queue{SpreadQueue(DefaultIndex, n), SpreadQueue("r", n), SpreadQueue("r2", n)}
+		for _, q := range qs {
+			k, b := q.Row(42, row), SpreadOf(row, n)
+			if q.Version(k) != 42 || k < q.From(b, 42) || k >= q.From(b, 43) || k >= q.BucketEnd(b) || k >= q.End() {
+				t.Errorf("%s (spread %d): row %q outside its range", q.Name, n, k)
+			}
+			if n > 1 && (b == 0 || k < q.From(b, 0) || k < q.BucketEnd(b-1)) {
+				t.Errorf("%s (spread %d): row %q in bucket %d, or its range holds another bucket's", q.Name, n, k, b)
+			}
+			for _, o := range qs {
+				if o != q && k >= o.Prefix && k < o.End() {
+					t.Errorf("%s's row %q is in %s's range", q.Name, k, o.Name)
+				}
 			}
 		}
 	}

@@ -30,3 +30,27 @@ func TestQueueAndFrontierKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadDueRows: a frontier row of a spread table is in its row's
+// bucket, between the bucket's keys of the positions around it, and parses
+// as the spread-1 row does.
+func TestSpreadDueRows(t *testing.T) {
+	const ms = 1_700_000_000_000
+	for _, row := range []string{"com.example.www:http/a?b/c", "org.example:http/", "com.example:http/x"} {
+		k, pos, b := SpreadDueRow(16, ms, row), DueRow(ms, row), SpreadOf(row, 16)
+		if gotMs, r, ok := ParseDueRow(k); !ok || gotMs != ms || r != row || DuePos(k) != pos {
+			t.Errorf("ParseDueRow(%q) = %d, %q, %v; DuePos %q", k, gotMs, r, ok, DuePos(k))
+		}
+		if k < DueIn(16, b, DueFrom(ms)) || k >= DueIn(16, b, DueFrom(ms+1)) || k >= DueBucketEnd(16, b) || k < DueIn(16, b, DuePrefix) {
+			t.Errorf("%q outside bucket %d's range of its time", k, b)
+		}
+		for o := range 16 {
+			if o != b && k >= DueIn(16, o, DuePrefix) && k < DueBucketEnd(16, o) {
+				t.Errorf("%q in bucket %d's range, its bucket is %d", k, o, b)
+			}
+		}
+		if SpreadDueRow(1, ms, row) != pos || DueIn(1, 0, pos) != pos {
+			t.Errorf("spread 1 changes the frontier rows")
+		}
+	}
+}

@@ -114,6 +114,9 @@ func run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer db.Close()
+	if _, err := webtable.Spread(ctx, db); err != nil {
+		return err
+	}
 
 	switch {
 	case cmd == "run" && *verify:

@@ -37,6 +37,11 @@
 // page's last export the index lacks from the table and marks it live.
 // DropIndex retires a name.
 //
+// In a table of spread N > 1 (webtable.Spread: a Bigtable table's 16) each
+// queue is N buckets by a hash of the page row; a look reads every bucket
+// from one version at one snapshot and merges them in version order
+// (readQueue), never past an entry of a bucket it did not read that far.
+//
 // Caveats: expiry is by wall clock, and the clocks of the processes must
 // differ by less than FeederOptions.ClockSkew (a holder stops applying
 // that long before its lease expires); were they further apart, fencing

@@ -98,11 +98,12 @@ const DefaultIndexName = webtable.DefaultIndex
 // became searchable (webtable.SearchableAt) in one transaction. A crash
 // between the two replays the batch, which changes nothing.
 type Feeder struct {
-	db    *percolator.DB
-	ix    *serving.Index
-	opt   FeederOptions
-	q     webtable.Queue // the index's queue and served column
-	lease *lease         // nil on an ExclusiveStore: always the only feeder
+	db     *percolator.DB
+	ix     *serving.Index
+	opt    FeederOptions
+	q      webtable.Queue // the index's queue and served column; its Spread is set by queue
+	spread atomic.Int32   // the table's spread, once read (queue)
+	lease  *lease         // nil on an ExclusiveStore: always the only feeder
 	// holder is the fencing id (webtable.FedBy) the looks check while
 	// the feeder holds its lease; "" for none (an ExclusiveStore, Drain).
 	holder string
@@ -410,7 +411,11 @@ func (f *Feeder) step(ctx context.Context, from lookFrom) (int, error) {
 // many entries it applied or dropped.
 func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (int, error) {
 	f.looks.Add(1)
-	start := f.q.Prefix
+	q, err := f.queue(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var start uint64 // the version the look starts at
 	var bound uint64 // for a full look: the floor once it is done
 	if from == fromStart {
 		var err error
@@ -419,16 +424,14 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		}
 	}
 	floor := f.floor.Load()
-	if floor > 0 {
-		start = f.q.From(floor)
-	}
+	start = floor
 	if from != fromStart && f.cursor > 0 {
 		v := f.cursor // entries of one version may straddle two batches
 		if from == sinceLag {
 			v = percolator.TsFromTime(percolator.TimeFromTs(f.cursor).Add(-f.opt.Lag))
 			v = max(v, floor) // below the floor every entry is applied
 		}
-		start = f.q.From(v)
+		start = v
 	}
 	var (
 		batch   []queued
@@ -444,33 +447,39 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 		full    bool                          // the look stopped at a full batch
 	)
 	now := time.Now()
-	err := f.db.View(ctx, func(tx *percolator.Tx) error {
+	err = f.db.View(ctx, func(tx *percolator.Tx) error {
 		batch, bad, updates, oldest, read, newest, held, minHeld = batch[:0], bad[:0], updates[:0], "", 0, 0, 0, 0
 		size, full = 0, false
 		maxBytes := f.batchBytes()
 		clear(had)
-		err := tx.Scan(ctx, start, f.q.End(), webtable.ExportDoc, func(row, _ string, v []byte) bool {
+		es, cut, err := readQueue(ctx, tx, q, start, f.opt.Batch, maxBytes)
+		if err != nil {
+			return err
+		}
+		for _, qe := range es {
+			row, v := qe.row, qe.v
 			if oldest == "" {
 				oldest = row
 			}
 			if len(batch) > 0 && size+len(v) > maxBytes {
 				full = true // this entry starts the next batch
-				return false
+				break
 			}
 			var e webtable.Export
 			if err := json.Unmarshal(v, &e); err != nil || e.Row == "" {
 				f.opt.Logger.Error("serving: bad export queue entry; dropped", "row", row, "err", err)
 				bad = append(bad, row)
-				return true
+				continue
 			}
 			batch = append(batch, queued{row, e})
 			read, newest, size = read+1, max(newest, e.Version), size+len(v)
 			full = len(batch) >= f.opt.Batch || size >= maxBytes
-			return !full
-		})
-		if err != nil {
-			return err
+			if full {
+				break
+			}
 		}
+		// The reader left entries behind the ones the look took.
+		full = full || cut && len(batch)+len(bad) == len(es)
 		// What the index has for each row, from the table: skip what is
 		// not newer, hold what brings no new content and is young.
 		keep := batch[:0]
@@ -523,7 +532,7 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	if from == fromStart {
 		raise = bound
 		if full {
-			raise = min(raise, f.q.Version(oldest))
+			raise = min(raise, q.Version(oldest))
 		}
 		if held > 0 {
 			raise = min(raise, minHeld)
@@ -549,6 +558,23 @@ func (f *Feeder) look(ctx context.Context, from lookFrom, hold time.Duration) (i
 	f.applied.Add(int64(len(batch)))
 	f.raiseFloor(raise)
 	return len(batch) + len(bad), nil
+}
+
+// queue returns the feeder's queue, with the table's spread, which it
+// reads once.
+func (f *Feeder) queue(ctx context.Context) (webtable.Queue, error) {
+	q := f.q
+	if n := f.spread.Load(); n > 0 {
+		q.Spread = int(n)
+		return q, nil
+	}
+	n, err := webtable.Spread(ctx, f.db)
+	if err != nil {
+		return q, err
+	}
+	f.spread.Store(int32(n))
+	q.Spread = n
+	return q, nil
 }
 
 func (f *Feeder) raiseFloor(v uint64) {

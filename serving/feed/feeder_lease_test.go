@@ -147,6 +147,9 @@ func (c *cluster) start(name string, opt FeederOptions) *process {
 	if p.db, err = percolator.Open(bg, p.st, c.opt); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := webtable.Spread(bg, p.db); err != nil {
+		t.Fatal(err)
+	}
 	p.ix, err = serving.OpenIndex(filepath.Join(t.TempDir(), "index"), serving.Options{OnApply: func([]serving.Applied) {
 		c.mu.Lock()
 		c.events = append(c.events, i)

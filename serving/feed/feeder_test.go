@@ -27,6 +27,11 @@ func openDB(t *testing.T) *percolator.DB { return openDBGrace(t, 0) }
 func openDBGrace(t *testing.T, grace time.Duration) *percolator.DB {
 	t.Helper()
 	db, _ := percolatortest.Open(t, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, GCGrace: grace})
+	// As a process does at its start: the tests' own transactions then
+	// need not record it (and conflict with the feeder's).
+	if _, err := webtable.Spread(bg, db); err != nil {
+		t.Fatal(err)
+	}
 	return db
 }
 
@@ -58,8 +63,12 @@ func enqueueIn(tx *percolator.Tx, e webtable.Export) error {
 	if len(regs) == 0 {
 		regs = map[string]registration{webtable.DefaultIndex: {}}
 	}
+	n, _, err := webtable.SpreadTx(bg, tx)
+	if err != nil {
+		return err
+	}
 	for name := range regs {
-		tx.Set(webtable.QueueOf(name).Row(e.Version, e.Row), webtable.ExportDoc, b)
+		tx.Set(webtable.SpreadQueue(name, n).Row(e.Version, e.Row), webtable.ExportDoc, b)
 	}
 	tx.Set(e.Row, webtable.ExportVer, []byte(strconv.FormatUint(e.Version, 10)))
 	if e.Op == webtable.OpDelete {
@@ -110,7 +119,11 @@ func (x *exportTx) commitEntry(e webtable.Export) {
 	x.t.Helper()
 	e.Version = x.v
 	b, _ := json.Marshal(e)
-	x.tx.Set(webtable.QueueOf(webtable.DefaultIndex).Row(e.Version, e.Row), webtable.ExportDoc, b)
+	n, _, err := webtable.SpreadTx(bg, x.tx)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	x.tx.Set(webtable.SpreadQueue(webtable.DefaultIndex, n).Row(e.Version, e.Row), webtable.ExportDoc, b)
 	if err := x.tx.Commit(bg); err != nil {
 		x.t.Fatal(err)
 	}
