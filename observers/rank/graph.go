@@ -152,7 +152,6 @@ func decodeStanding(key string, b []byte) graphCell {
 // short drops key (a block key) from a row it prefixes, keeping the rest
 // of the path.
 func short(key, row string) string {
-	key = sectionOf(key)
 	if len(row) > len(key) && row[len(key)] == '/' && strings.HasPrefix(row, key) {
 		return row[len(key):]
 	}
@@ -162,13 +161,15 @@ func short(key, row string) string {
 // long undoes short.
 func long(key, s string) string {
 	if strings.HasPrefix(s, "/") {
-		return sectionOf(key) + s
+		return key + s
 	}
 	return s
 }
 
-// blockKey returns the key of a page row's section, its block unless the
-// section is split (see directory): the row's host and the
+// blockOf returns the block row of a page row.
+func blockOf(row string) string { return BlockPrefix + blockKey(row) }
+
+// blockKey returns the key of a page row's block: the row's host and the
 // first directory of its path, when the path has one ("com.example:http/docs"
 // for com.example:http/docs/a.html), or the host alone for a page at the top
 // of its site. So the sections of a big site are blocks of their own, and a

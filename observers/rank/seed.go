@@ -48,13 +48,8 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 	var rows []string                             // ok pages
 	var out [][]int                               // their edges, by index in rows
 	touched := make(map[string]map[string]string) // block key → page row → its colTouch cell
-	var dir *directory
 	err := db.View(ctx, func(tx *percolator.Tx) error {
-		var err error
-		if dir, err = loadDirectory(ctx, tx); err != nil {
-			return err
-		}
-		err = tx.Scan(ctx, BlockPrefix, BlockPrefix+"\xff", colTouch, func(b, col string, v []byte) bool {
+		err := tx.Scan(ctx, BlockPrefix, BlockPrefix+"\xff", colTouch, func(b, col string, v []byte) bool {
 			k := b[len(BlockPrefix):]
 			if touched[k] == nil {
 				touched[k] = make(map[string]string)
@@ -65,7 +60,7 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 		if err != nil {
 			return err
 		}
-		err = scanGraph(ctx, tx, dir, func(key, r string, v []byte) {
+		err = scanGraph(ctx, tx, func(key, r string, v []byte) {
 			g := decodeStanding(key, v)
 			stand[r] = standing{g.state, g.alias}
 			if g.state == webtable.StateOK {
@@ -86,7 +81,7 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 		}
 		out = make([][]int, len(rows))
 		var bad error
-		err = scanGraph(ctx, tx, dir, func(key, r string, v []byte) {
+		err = scanGraph(ctx, tx, func(key, r string, v []byte) {
 			i, ok := index[r]
 			if !ok || bad != nil {
 				return
@@ -130,7 +125,7 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 		return b
 	}
 	for i, r := range rows {
-		k := dir.loaded(r)
+		k := blockKey(r)
 		b := get(k)
 		b.nodes = append(b.nodes, r)
 		b.x[r] = x[i]
@@ -140,10 +135,10 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 		share := d / float64(len(out[i])) * x[i]
 		for _, j := range out[i] {
 			t := rows[j]
-			if dir.loaded(t) == k {
+			if blockKey(t) == k {
 				continue
 			}
-			ob := BlockPrefix + dir.loaded(t)
+			ob := blockOf(t)
 			if b.flows[ob] == nil {
 				b.flows[ob] = make(map[string]float64)
 			}
@@ -208,13 +203,13 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 // scanGraph calls fn for every graph cell of every block row that is
 // the cell of a page of that block (a cell left in a row by an older
 // split of blocks is not read, as runs do not read it).
-func scanGraph(ctx context.Context, tx *percolator.Tx, dir *directory, fn func(key, row string, v []byte)) error {
+func scanGraph(ctx context.Context, tx *percolator.Tx, fn func(key, row string, v []byte)) error {
 	return tx.Scan(ctx, BlockPrefix, BlockPrefix+"\xff", colGraph, func(b, col string, v []byte) bool {
 		key := b[len(BlockPrefix):]
 		if !strings.HasPrefix(col, colGraph) {
 			return true
 		}
-		if r := col[len(colGraph):]; dir.loaded(r) == key {
+		if r := col[len(colGraph):]; blockKey(r) == key {
 			fn(key, r, v)
 		}
 		return true
