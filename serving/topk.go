@@ -424,9 +424,13 @@ func (s *topkSearcher) Close() error {
 	return s.child.Close()
 }
 
-func (s *topkSearcher) Weight() float64            { return s.child.Weight() }
-func (s *topkSearcher) SetQueryNorm(n float64)     { s.child.SetQueryNorm(n) }
-func (s *topkSearcher) Count() uint64              { return s.child.Count() }
-func (s *topkSearcher) Min() int                   { return s.child.Min() }
-func (s *topkSearcher) Size() int                  { return s.child.Size() + 256 }
-func (s *topkSearcher) DocumentMatchPoolSize() int { return s.child.DocumentMatchPoolSize() }
+func (s *topkSearcher) Size() int { return s.child.Size() + 256 }
+
+// The rest of the search.Searcher interface is the child's, for both fast
+// searchers (topkSearcher, wordsSearcher).
+
+func (s *topk) Weight() float64            { return s.child.Weight() }
+func (s *topk) SetQueryNorm(n float64)     { s.child.SetQueryNorm(n) }
+func (s *topk) Count() uint64              { return s.child.Count() }
+func (s *topk) Min() int                   { return s.child.Min() }
+func (s *topk) DocumentMatchPoolSize() int { return s.child.DocumentMatchPoolSize() }

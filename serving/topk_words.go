@@ -799,9 +799,4 @@ func (s *wordsSearcher) Close() error {
 	return s.child.Close()
 }
 
-func (s *wordsSearcher) Weight() float64            { return s.child.Weight() }
-func (s *wordsSearcher) SetQueryNorm(n float64)     { s.child.SetQueryNorm(n) }
-func (s *wordsSearcher) Count() uint64              { return s.child.Count() }
-func (s *wordsSearcher) Min() int                   { return s.child.Min() }
-func (s *wordsSearcher) Size() int                  { return s.child.Size() + 512 }
-func (s *wordsSearcher) DocumentMatchPoolSize() int { return s.child.DocumentMatchPoolSize() }
+func (s *wordsSearcher) Size() int { return s.child.Size() + 512 }
