@@ -312,6 +312,19 @@ func (s *rankSearcher) maxHead() float64 {
 	return 1 + headBonus
 }
 
+// maxFactor is the most rank factors multiply any document's score by:
+// the rank columns' most, the language preference and the headings.
+func (s *rankSearcher) maxFactor() float64 {
+	var f float64
+	for _, c := range s.cols.segs {
+		f = max(f, c.maxF)
+	}
+	if s.pref != nil {
+		f *= langBoost
+	}
+	return f * s.maxHead()
+}
+
 // headBound is the most the headings multiply document d's score by.
 func (s *rankSearcher) headBound(d uint64) float64 {
 	if s.heads == nil {

@@ -176,14 +176,7 @@ func newTopK(ctx context.Context, q *rankQuery, terms []string, is *scorch.Index
 	// Bleve's query norm is 1/√(sum of the term searchers' squared
 	// weights).
 	s.qnorm = boundSlack / math.Sqrt(weights)
-	var maxF float64
-	for _, c := range rs.cols.segs {
-		maxF = max(maxF, c.maxF)
-	}
-	if rs.pref != nil {
-		maxF *= langBoost
-	}
-	maxF *= rs.maxHead()
+	maxF := rs.maxFactor()
 	// A page with the word in its text alone scores at most a third (the
 	// disjunction's coordination) of the text term's most.
 	s.lazyFrom = maxF * s.qnorm * s.text().max() / float64(len(s.leaves)) * boundSlack
@@ -382,8 +375,7 @@ func (s *topkSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, e
 		if d < s.childAt {
 			continue // child went past it: not a match
 		}
-		s.id = index.NewIndexInternalID(s.id[:0], d)
-		dm, err := s.child.Advance(ctx, s.id)
+		dm, err := s.hand(ctx, d)
 		if err != nil {
 			return nil, err
 		}
@@ -391,8 +383,6 @@ func (s *topkSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, e
 			s.done = true
 			break
 		}
-		s.childAt = dm.IndexInternalID.Value() + 1
-		s.keep(dm.Score)
 		return dm, nil
 	}
 	s.finish()
@@ -422,6 +412,20 @@ func (s *topkSearcher) Advance(ctx *search.SearchContext, id index.IndexInternal
 func (s *topkSearcher) Close() error {
 	s.closeLeaves()
 	return s.child.Close()
+}
+
+// hand advances child to document d and keeps the score it gives the
+// match there (the one at d, or the next: child's own matches decide); nil
+// once child has none left.
+func (s *topk) hand(ctx *search.SearchContext, d uint64) (*search.DocumentMatch, error) {
+	s.id = index.NewIndexInternalID(s.id[:0], d)
+	dm, err := s.child.Advance(ctx, s.id)
+	if err != nil || dm == nil {
+		return nil, err
+	}
+	s.childAt = dm.IndexInternalID.Value() + 1
+	s.keep(dm.Score)
+	return dm, nil
 }
 
 func (s *topkSearcher) Size() int { return s.child.Size() + 256 }

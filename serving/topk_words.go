@@ -472,14 +472,7 @@ func (s *wordsSearcher) lazyWords(q *rankQuery, rs *rankSearcher) {
 		s.upper = least
 		text *= 2
 	}
-	var maxF float64
-	for _, c := range rs.cols.segs {
-		maxF = max(maxF, c.maxF)
-	}
-	if rs.pref != nil {
-		maxF *= langBoost
-	}
-	maxF *= rs.maxHead()
+	maxF := rs.maxFactor()
 	s.lazyFrom = maxF * s.qnorm * text * boundSlack
 	if o := rs.cols.offsets; len(o) > 0 {
 		s.end = o[len(o)-1] + uint64(len(rs.cols.segs[len(o)-1].f))
@@ -762,8 +755,7 @@ func (s *wordsSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, 
 			continue // child went past it (not a match), or Advance did
 		}
 		*s.want = c.doc
-		s.id = index.NewIndexInternalID(s.id[:0], c.doc)
-		dm, err := s.child.Advance(ctx, s.id)
+		dm, err := s.hand(ctx, c.doc)
 		if err != nil {
 			return nil, err
 		}
@@ -771,8 +763,6 @@ func (s *wordsSearcher) Next(ctx *search.SearchContext) (*search.DocumentMatch, 
 			s.done = true
 			break
 		}
-		s.childAt = dm.IndexInternalID.Value() + 1
-		s.keep(dm.Score)
 		return dm, nil
 	}
 	total := s.total
