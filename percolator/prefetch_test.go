@@ -118,3 +118,48 @@ func TestPrefetchLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A scan reads the values too long to travel in their write records with
+// one store call a row, not one a value, and sees each column's newest
+// committed value, a deleted column not at all, and its own writes.
+func TestScanReadsValuesOfARowAtOnce(t *testing.T) {
+	st := &readCounter{Store: percolatortest.Shared(openStore(t, t.TempDir()))}
+	db := percolatortest.OpenOn(t, st, percolator.Options{InlineMax: 4})
+	const n = 50
+	want := make(map[string]string)
+	for i := range n {
+		col := fmt.Sprintf("g:%03d", i)
+		set(t, db, "block", col, fmt.Sprintf("old value %d", i))
+		if i%3 == 0 { // a newer version to pick
+			want[col] = fmt.Sprintf("new value %d", i)
+			set(t, db, "block", col, want[col])
+		} else {
+			want[col] = fmt.Sprintf("old value %d", i)
+		}
+	}
+	set(t, db, "block", "h:short", "x") // inline, outside the prefix
+	if err := db.Update(bg, func(tx *percolator.Tx) error { return tx.Delete("block", "g:007") }); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "g:007")
+	before := st.reads.Load()
+	got := make(map[string]string)
+	err := db.Update(bg, func(tx *percolator.Tx) error {
+		clear(got)
+		tx.Set("block", "g:010", []byte("mine, not yet committed"))
+		return tx.Scan(bg, "block", "block\x00", "g:", func(_, col string, v []byte) bool {
+			got[col] = string(v)
+			return true
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want["g:010"] = "mine, not yet committed"
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("scan saw %v\nwant %v", got, want)
+	}
+	if reads := st.reads.Load() - before; reads > 2 {
+		t.Errorf("a scan of %d long values made %d ReadRow calls, want at most 2", n, reads)
+	}
+}

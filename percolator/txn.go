@@ -264,6 +264,74 @@ func (db *DB) value(ctx context.Context, row, col string, c *Cell) ([]byte, erro
 	return cells[0].Value, nil
 }
 
+// dataKey names the data cell a write record points at: its column and
+// the commit timestamp of the record.
+type dataKey struct {
+	col string
+	ts  uint64
+}
+
+// rowData reads in one call the data cells that a scan of row needs for
+// the write records cols (the columns of names that are neither locked nor
+// written by the transaction), when there are several: read one by one, a
+// block row of a thousand pages costs a thousand reads of the row, and a
+// store such as the Bigtable emulator copies the whole row for each. The
+// values are keyed by the record's column and timestamp; a record whose
+// data is missing here is left to value, which reports it.
+func (db *DB) rowData(ctx context.Context, row, colPrefix string, names []string, cols map[string]*Cell, locked map[string]Cell, own map[cellKey]pending) (map[dataKey][]byte, error) {
+	type ref struct {
+		col         string
+		ts, startTs uint64
+	}
+	var refs []ref
+	for _, col := range names {
+		c := cols[col]
+		if c == nil {
+			continue
+		}
+		if _, ok := locked[col]; ok {
+			continue
+		}
+		if _, ok := own[cellKey{row, col}]; ok {
+			continue
+		}
+		if _, ok := inlinedPut(c.Value); ok {
+			continue
+		}
+		w, err := decodeWrite(c.Value)
+		if err != nil || w.kind == kindDelete || w.inline {
+			continue // value deals with these
+		}
+		refs = append(refs, ref{col, c.Ts, w.startTs})
+	}
+	if len(refs) < 2 {
+		return nil, nil
+	}
+	lo, hi := refs[0].startTs, refs[0].startTs
+	for _, r := range refs[1:] {
+		lo, hi = min(lo, r.startTs), max(hi, r.startTs)
+	}
+	cells, err := db.st.ReadRow(ctx, row, Filter{Family: famData, ColumnPrefix: colPrefix, MinTs: lo, MaxTs: hi})
+	if err != nil {
+		return nil, fmt.Errorf("percolator: read data %q: %w", row, err)
+	}
+	byCell := make(map[dataKey][]byte, len(cells))
+	for _, c := range cells {
+		v := c.Value
+		if v == nil {
+			v = []byte{}
+		}
+		byCell[dataKey{c.Column, c.Ts}] = v
+	}
+	data := make(map[dataKey][]byte, len(refs))
+	for _, r := range refs {
+		if v, ok := byCell[dataKey{r.col, r.startTs}]; ok {
+			data[dataKey{r.col, r.ts}] = v
+		}
+	}
+	return data, nil
+}
+
 // waitOrClean handles a lock met by a reader: it cleans up after a dead or
 // stuck writer, or waits a little for a live one. waited accumulates the
 // time spent waiting; past twice the LockTTL it gives up with ErrLocked.
@@ -388,6 +456,11 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 			}
 		}
 		slices.Sort(names)
+		data, err := tx.db.rowData(ctx, row, colPrefix, names, cols, locked, tx.writes)
+		if err != nil {
+			cbErr = err
+			return false
+		}
 		for _, col := range names {
 			emitOwn(cellKey{row, col}, false)
 			if stop {
@@ -405,6 +478,8 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 			var err error
 			if _, isLocked := locked[col]; isLocked || cols[col] == nil {
 				v, err = tx.get(ctx, row, col) // waits on or cleans the lock
+			} else if d, ok := data[dataKey{col, cols[col].Ts}]; ok {
+				v = d
 			} else {
 				v, err = tx.db.value(ctx, row, col, cols[col])
 			}

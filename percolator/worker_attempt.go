@@ -21,6 +21,25 @@ const (
 	empty                   // a weak observer ran and wrote nothing: nothing to commit
 )
 
+// slowRun is how long a run takes before the worker logs it: a run that
+// long holds back what waits for it (a section's documents wait for its
+// PageRank block), and with several processes it may lose to another.
+const slowRun = 30 * time.Second
+
+func (o outcome) String() string {
+	switch o {
+	case ran:
+		return "committed"
+	case nothing:
+		return "nothing to do"
+	case conflict:
+		return "conflict"
+	case empty:
+		return "nothing written"
+	}
+	return fmt.Sprintf("outcome(%d)", int(o))
+}
+
 // handle runs the observer of one notification and deals with the outcome.
 func (w *Worker) handle(ctx context.Context, t task, n note) {
 	row := t.row
@@ -39,6 +58,13 @@ func (w *Worker) handle(ctx context.Context, t task, n note) {
 	}
 	took := time.Since(began)
 	o.s.record(res, err, took)
+	if took >= slowRun {
+		what := res.String()
+		if err != nil {
+			what = "failed: " + err.Error()
+		}
+		w.opt.Logger.Info("slow observer run", "observer", o.Name, "row", row, "took", took.Round(time.Millisecond), "outcome", what)
+	}
 	key := cellKey{row, n.col}
 	if o.Pace > 0 && err == nil && (res == ran || res == empty) {
 		w.space(key, time.Now().Add(min(time.Duration(o.Pace)*took, maxPaceWait)))
