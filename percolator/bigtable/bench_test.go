@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/bigtable"
 	"github.com/caffeine-go/caffeine/percolator/storetest"
 )
 
@@ -242,5 +243,85 @@ func BenchmarkOracleProcesses(b *testing.B) {
 			b.ReportMetric(total/float64(b.N), "ts/s")
 			b.ReportMetric(0, "ns/op")
 		})
+	}
+}
+
+// BenchmarkWideRow measures, on a row of 1,000 and 4,000 columns in three
+// families on the emulator, a point read (a lock and a write filter, as a
+// transaction's Get makes) of one column and a prewrite whose predicate
+// has two filters for each of 100 columns, sent as the store sends them
+// there (see readFilter) and as interleaves; one-filter is the floor, a
+// read of one family:
+//
+//	go test -run '^$' -bench WideRow ./percolator/bigtable/
+func BenchmarkWideRow(b *testing.B) {
+	for _, n := range []int{1000, 4000} {
+		s := open(b)
+		b.Cleanup(func() { s.Close() })
+		ctx := b.Context()
+		if err := s.EnsureFamilies(ctx, storetest.Families); err != nil {
+			b.Fatal(err)
+		}
+		var muts []percolator.Mutation
+		for i := range n {
+			col := fmt.Sprintf("g:http://example.com/docs/page%05d.html", i)
+			muts = append(muts,
+				percolator.Mutation{Op: percolator.SetCell, Family: "w", Column: col, Ts: 20, Value: []byte("record")},
+				percolator.Mutation{Op: percolator.SetCell, Family: "d", Column: col, Ts: 10, Value: make([]byte, 600)},
+				percolator.Mutation{Op: percolator.SetCell, Family: "l", Column: col, Ts: 30, Value: []byte("lock")})
+			if len(muts) >= 3000 {
+				if err := s.MutateRows(ctx, []percolator.RowMutation{{Row: "block", Mutations: muts}}); err != nil {
+					b.Fatal(err)
+				}
+				muts = nil
+			}
+		}
+		if err := s.MutateRows(ctx, []percolator.RowMutation{{Row: "block", Mutations: muts}}); err != nil {
+			b.Fatal(err)
+		}
+		col := fmt.Sprintf("g:http://example.com/docs/page%05d.html", n/2)
+		read := func(b *testing.B) {
+			for b.Loop() {
+				cs, err := s.ReadRow(ctx, "block",
+					percolator.Filter{Family: "l", Column: col, MaxTs: 25},
+					percolator.Filter{Family: "w", Column: col, MaxTs: 25, Latest: true})
+				if err != nil || len(cs) != 1 {
+					b.Fatalf("read: %v, %v", cs, err)
+				}
+			}
+		}
+		b.Run(fmt.Sprintf("columns=%d/one-filter", n), func(b *testing.B) {
+			for b.Loop() {
+				cs, err := s.ReadRow(ctx, "block", percolator.Filter{Family: "w", Column: col, MaxTs: 25, Latest: true})
+				if err != nil || len(cs) != 1 {
+					b.Fatalf("read: %v, %v", cs, err)
+				}
+			}
+		})
+		// A prewrite that deletes 100 of the row's cells: its predicate
+		// has a lock and a write filter for each.
+		var pred []percolator.Filter
+		for i := range 100 {
+			c := fmt.Sprintf("g:http://example.com/docs/page%05d.html", i*7)
+			pred = append(pred,
+				percolator.Filter{Family: "l", Column: c, MaxTs: 25, KeysOnly: true},
+				percolator.Filter{Family: "w", Column: c, MinTs: 40, Latest: true, KeysOnly: true})
+		}
+		prewrite := func(b *testing.B) {
+			set := []percolator.Mutation{{Op: percolator.SetCell, Family: "l", Column: "x", Ts: 35, Value: []byte("lock")}}
+			for b.Loop() {
+				matched, err := s.CheckAndMutateRow(ctx, "block", pred, nil, set)
+				if err != nil || matched {
+					b.Fatalf("prewrite: %v, %v", matched, err)
+				}
+			}
+		}
+		b.Run(fmt.Sprintf("columns=%d/superset", n), read)
+		b.Run(fmt.Sprintf("columns=%d/prewrite-conditions", n), prewrite)
+		b.Run(fmt.Sprintf("columns=%d/interleave", n), func(b *testing.B) {
+			bigtable.ForceInterleave(s)
+			read(b)
+		})
+		b.Run(fmt.Sprintf("columns=%d/prewrite-interleave", n), prewrite)
 	}
 }

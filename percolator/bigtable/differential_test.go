@@ -8,13 +8,21 @@ import (
 	"testing"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/bigtable"
 	"github.com/caffeine-go/caffeine/percolator/storetest"
 )
 
 // TestDifferential applies random writes, deletions, conditional writes,
 // reads and scans to the Bigtable store and to storetest.Model and compares
-// every result. BIGTABLE_DIFF_SEED repeats a run.
+// every result, with reads of several filters sent as the emulator gets
+// them (one superset filter, see readFilter) and as Bigtable does (an
+// interleave). BIGTABLE_DIFF_SEED repeats a run.
 func TestDifferential(t *testing.T) {
+	t.Run("superset", func(t *testing.T) { differential(t, false) })
+	t.Run("interleave", func(t *testing.T) { differential(t, true) })
+}
+
+func differential(t *testing.T, interleave bool) {
 	seed := uint64(rand.Int64())
 	if s := os.Getenv("BIGTABLE_DIFF_SEED"); s != "" {
 		var err error
@@ -26,6 +34,9 @@ func TestDifferential(t *testing.T) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	ctx := t.Context()
 	bt := open(t)
+	if interleave {
+		bigtable.ForceInterleave(bt)
+	}
 	t.Cleanup(func() { bt.Close() })
 	model := storetest.NewModel()
 	for _, s := range []percolator.Store{bt, model} {
@@ -35,7 +46,7 @@ func TestDifferential(t *testing.T) {
 	}
 	rows := []string{"a", "a\x00", "b", "b.*", "c", "\xff"}
 	fams := []string{"d", "l", "w", "n", "m"}
-	cols := []string{"c", "c.", "c.*", "ca", "c\x00", "x", "[x]"}
+	cols := []string{"c", "c.", "c.*", "ca", "c\x00", "c\n", "c|x", "x", "[x]", "\xfe\xff"}
 	tss := []uint64{1, 2, 5, 9, 10, 11, storetest.TopTs - 1, storetest.TopTs}
 	pick := func(xs []string) string { return xs[r.IntN(len(xs))] }
 	ts := func() uint64 { return tss[r.IntN(len(tss))] }
@@ -67,7 +78,7 @@ func TestDifferential(t *testing.T) {
 		case 0:
 			f.Column = pick(cols)
 		case 1:
-			f.ColumnPrefix = pick([]string{"c", "c.", "x", "["})
+			f.ColumnPrefix = pick([]string{"c", "c.", "x", "[", "\xfe"})
 		}
 		if r.IntN(2) == 0 {
 			f.MinTs = ts()

@@ -147,15 +147,16 @@ func (g *groupIndex) read(ctx context.Context, set bigtable.RowSet, filters []pe
 		ifs[i] = f
 	}
 	g.s.calls.add(callIndexRead)
+	rf := g.s.readFilter(ifs, false)
 	err := g.tbl.ReadRows(ctx, set, func(r bigtable.Row) bool {
-		indexed := cells(r)
+		indexed := rf.cells(r)
 		row, ok := percolator.RowOfBucketKey(r.Key())
 		if len(indexed) == 0 || !ok {
 			return true
 		}
 		g.s.indexRows.Add(1)
 		return fn(named{row, indexed})
-	}, bigtable.RowFilter(unionFilter(ifs)))
+	}, bigtable.RowFilter(rf.filter))
 	if err != nil {
 		return fmt.Errorf("bigtable: read group index: %w", err)
 	}
@@ -272,7 +273,7 @@ func (g *groupIndex) clean(ctx context.Context, row string, indexed, seen []perc
 // cell it finds, verifyBatch rows a write.
 func (g *groupIndex) sweep(ctx context.Context, filters []percolator.Filter) error {
 	var batch []percolator.RowMutation
-	err := g.s.scanTable(ctx, bigtable.InfiniteRange(""), func(row string, cs []percolator.Cell) bool {
+	err := g.s.scanTable(ctx, bigtable.InfiniteRange(""), false, func(row string, cs []percolator.Cell) bool {
 		muts := make([]percolator.Mutation, len(cs))
 		for i, c := range cs {
 			muts[i] = percolator.Mutation{Op: percolator.SetCell, Family: c.Family, Column: c.Column, Ts: c.Ts}

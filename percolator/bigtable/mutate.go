@@ -129,7 +129,7 @@ func (s *Store) CheckAndMutateRow(ctx context.Context, row string, predicate []p
 		cs, err := s.ReadRow(ctx, row, predicate...)
 		return len(cs) > 0, err
 	}
-	cm := bigtable.NewCondMutation(unionFilter(predicate), mt, mf)
+	cm := bigtable.NewCondMutation(s.predicateFilter(predicate), mt, mf)
 	for attempt := 0; ; attempt++ {
 		var matched bool
 		s.calls.add(callCheckAndMutate)

@@ -40,13 +40,16 @@ func prefixEnd(p string) string {
 // expression, so any column name works), a timestamp range mapped to
 // [MinTs×1000, (MaxTs+1)×1000), then Latest and KeysOnly.
 func btFilter(f percolator.Filter) bigtable.Filter {
-	var chain []bigtable.Filter
-	switch {
-	case f.Column != "":
-		chain = append(chain, bigtable.ColumnRangeFilter(f.Family, f.Column, f.Column+"\x00"))
-	default:
-		chain = append(chain, bigtable.ColumnRangeFilter(f.Family, f.ColumnPrefix, prefixEnd(f.ColumnPrefix)))
+	if f.Column != "" {
+		return rangeFilter(f, f.Column, f.Column+"\x00")
 	}
+	return rangeFilter(f, f.ColumnPrefix, prefixEnd(f.ColumnPrefix))
+}
+
+// rangeFilter is btFilter with f's columns replaced by the range [first,
+// past) ("" is no end).
+func rangeFilter(f percolator.Filter, first, past string) bigtable.Filter {
+	chain := []bigtable.Filter{bigtable.ColumnRangeFilter(f.Family, first, past)}
 	lo, hi := f.MinTs, f.Max()
 	if lo >= topTs || lo > hi {
 		return bigtable.BlockAllFilter()
@@ -134,11 +137,12 @@ func (s *Store) ReadRow(ctx context.Context, row string, filters ...percolator.F
 		return nil, errNoFilter
 	}
 	s.calls.add(callReadRow)
-	r, err := s.tbl.ReadRow(ctx, row, bigtable.RowFilter(unionFilter(filters)))
+	rf := s.readFilter(filters, true)
+	r, err := s.tbl.ReadRow(ctx, row, bigtable.RowFilter(rf.filter))
 	if err != nil {
 		return nil, fmt.Errorf("bigtable: read row %q: %w", row, err)
 	}
-	return cells(r), nil
+	return rf.cells(r), nil
 }
 
 // readList reads the rows of keys (sorted) with one call and returns the
@@ -146,12 +150,13 @@ func (s *Store) ReadRow(ctx context.Context, row string, filters ...percolator.F
 func (s *Store) readList(ctx context.Context, keys []string, filters []percolator.Filter) (map[string][]percolator.Cell, error) {
 	out := make(map[string][]percolator.Cell, len(keys))
 	s.calls.add(callReadRowList)
+	rf := s.readFilter(filters, true)
 	err := s.tbl.ReadRows(ctx, bigtable.RowList(keys), func(r bigtable.Row) bool {
-		if cs := cells(r); len(cs) > 0 {
+		if cs := rf.cells(r); len(cs) > 0 {
 			out[r.Key()] = cs
 		}
 		return true
-	}, bigtable.RowFilter(unionFilter(filters)))
+	}, bigtable.RowFilter(rf.filter))
 	if err != nil {
 		return nil, fmt.Errorf("bigtable: read %d rows: %w", len(keys), err)
 	}
@@ -184,22 +189,25 @@ func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row str
 	if s.groupOnly(filters) {
 		return s.index.scan(ctx, start, end, fn, filters)
 	}
-	return s.scanTable(ctx, rr, fn, filters)
+	return s.scanTable(ctx, rr, end == start+"\x00", fn, filters)
 }
 
-func (s *Store) scanTable(ctx context.Context, rr bigtable.RowRange, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
+// scanTable reads the rows of rr; oneRow says rr is one row's range, key
+// to key+"\x00" (a transaction's scan of a row's columns).
+func (s *Store) scanTable(ctx context.Context, rr bigtable.RowRange, oneRow bool, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
 	if rr.String() == wholeTable {
 		s.calls.add(callReadAll) // reads every row server side, whatever the filters
 	} else {
 		s.calls.add(callReadRows)
 	}
+	rf := s.readFilter(filters, oneRow)
 	err := s.tbl.ReadRows(ctx, rr, func(r bigtable.Row) bool {
-		cs := cells(r)
+		cs := rf.cells(r)
 		if len(cs) == 0 {
 			return true
 		}
 		return fn(r.Key(), cs)
-	}, bigtable.RowFilter(unionFilter(filters)))
+	}, bigtable.RowFilter(rf.filter))
 	if err != nil {
 		return fmt.Errorf("bigtable: read rows %v: %w", rr, err)
 	}

@@ -91,6 +91,9 @@ type Store struct {
 	tbl    *bigtable.Table
 	index  *groupIndex
 	conn   *grpc.ClientConn // the emulator connection of sizeOptions, or nil
+	// interleave has reads of several filters use Bigtable's interleave
+	// on the emulator too (tests; see readFilter).
+	interleave bool
 
 	mu     sync.Mutex
 	groups map[string]bool // families mirrored in the group index
