@@ -92,11 +92,14 @@ func (rf readFilter) cells(r bigtable.Row) []percolator.Cell {
 // its filters selects to the end of the last, with the span of their
 // timestamps. Then, with the groups g1 … gn:
 //
-//	if g1 selects a cell: the interleave of every filter
-//	else if g2 selects a cell: the interleave of every filter but g1's
+//	if g1's range holds a cell and one of g1's filters selects one:
+//	    the interleave of every filter
+//	else if g2's range holds a cell and one of g2's filters selects one:
+//	    the interleave of every filter but g1's
 //	…
-//	else: gn
+//	else: gn's range
 //
+// (a group of more than maxTried filters is not tried filter by filter).
 // A group that selects nothing (as the lock family, most of the time) costs
 // a copy of the row.
 func supersetFilter(filters []percolator.Filter) bigtable.Filter {
@@ -111,10 +114,25 @@ func supersetFilter(filters []percolator.Filter) bigtable.Filter {
 		for _, gr := range groups[g:] {
 			rest = append(rest, gr...)
 		}
-		out = bigtable.ConditionFilter(groupFilter(groups[g]), unionFilter(rest), out)
+		all := unionFilter(rest)
+		// The range may hold a cell none of the group's filters selects
+		// (a lock of another column): a few filters are tried one by one
+		// before paying for the interleave.
+		exact := all
+		if len(groups[g]) <= maxTried {
+			exact = out
+			for i := len(groups[g]) - 1; i >= 0; i-- {
+				exact = bigtable.ConditionFilter(btFilter(groups[g][i]), all, exact)
+			}
+		}
+		out = bigtable.ConditionFilter(groupFilter(groups[g]), exact, out)
 	}
 	return out
 }
+
+// maxTried bounds the filters of a family that supersetFilter tries one by
+// one, each try holding a copy of the interleave.
+const maxTried = 8
 
 // byFamily returns the filters that select something, grouped by family,
 // in the order of the families' names.
