@@ -137,7 +137,7 @@ func invertLinks(ctx context.Context, tx *percolator.Tx, row, col string) error 
 		// PageRank finds a page's linkers by these cells when the page's
 		// standing changes; the source's block may have read the page's
 		// standing before such a change that did not find this link.
-		if err := rank.Linked(tx, row); err != nil {
+		if err := rank.Linked(ctx, tx, row); err != nil {
 			return err
 		}
 	}

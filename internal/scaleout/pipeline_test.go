@@ -130,6 +130,30 @@ type stats struct {
 	Feeder      string `json:"feeder"`
 }
 
+// observerStats returns the observers' counts that search's /api/stats
+// reports, a line an observer, or why it could not.
+func observerStats(base string) string {
+	var st struct {
+		Observers []struct {
+			Name      string  `json:"name"`
+			Pending   int     `json:"pending"`
+			Runs      int     `json:"runs"`
+			Commits   int     `json:"commits"`
+			Conflicts int     `json:"conflicts"`
+			RunTime   float64 `json:"run_time_s"`
+		} `json:"observers"`
+	}
+	if err := getJSON(base, "/api/stats", &st); err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, o := range st.Observers {
+		fmt.Fprintf(&b, "%-14s pending %5d  runs %6d  commits %6d  conflicts %5d  run time %7.1f s\n",
+			o.Name, o.Pending, o.Runs, o.Commits, o.Conflicts, o.RunTime)
+	}
+	return b.String()
+}
+
 func getJSON(base, path string, v any) error {
 	resp, err := http.Get(base + path)
 	if err != nil {
@@ -210,12 +234,13 @@ func TestPipeline(t *testing.T) {
 			t.Fatalf("indexer -until-idle: %v\n%s", until.err, until.out.String())
 		}
 	case <-time.After(10 * time.Minute):
-		// Say what is left and where the process waits.
+		// Say what is left, how the observers fared (a run that keeps
+		// conflicting, or takes minutes) and where the process waits.
 		pending := start(t, bin, "indexer pending", "pending", "-table", table)
 		pending.wait(t, 2*time.Minute)
 		until.cmd.Process.Signal(syscall.SIGQUIT)
 		<-until.done
-		t.Fatalf("indexer -until-idle did not exit within 10 minutes; pending:\n%s", pending.out.String())
+		t.Fatalf("indexer -until-idle did not exit within 10 minutes; pending:\n%s\nobservers:\n%s", pending.out.String(), observerStats(base))
 	}
 	t.Logf("crawl done; the table was idle %v later", time.Since(began).Round(time.Millisecond))
 	verify := start(t, bin, "indexer -verify", "-table", table, "-verify")

@@ -32,8 +32,11 @@ var maxWrites = 2000
 func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) error {
 	key := b[len(BlockPrefix):] // the block key
 	d := o.opt.Damping
-	if err := runTouches(ctx, tx, b); err != nil {
+	dir := newDirectory(ctx, tx)
+	if cur, err := dir.current(key); err != nil {
 		return err
+	} else if !cur {
+		return o.drain(ctx, tx, dir, b)
 	}
 	pages := make(map[string]graphCell)
 	err := tx.Scan(ctx, b, b+"\x00", colGraph, func(_, col string, v []byte) bool {
@@ -41,6 +44,12 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 		return true
 	})
 	if err != nil {
+		return err
+	}
+	if len(pages) > maxBlockPages {
+		return o.splitBlock(ctx, tx, dir, b, len(pages))
+	}
+	if err := runTouches(ctx, tx, dir, b); err != nil {
 		return err
 	}
 	err = tx.Scan(ctx, b, b+"\x00", colHash, func(_, col string, v []byte) bool {
@@ -96,7 +105,10 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 	}
 	foreign := make(map[string]graphCell)
 	look := func(r string) (string, string, error) {
-		k := blockKey(r)
+		k, err := dir.key(r)
+		if err != nil {
+			return "", "", err
+		}
 		if k == key {
 			g := pages[r]
 			return g.state, g.alias, nil
@@ -114,7 +126,7 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 		}
 		return g.state, g.alias, nil
 	}
-	if err := prefetch(ctx, tx, key, nodes, pages, foreign); err != nil {
+	if err := prefetch(ctx, tx, dir, key, nodes, pages, foreign); err != nil {
 		return err
 	}
 	n := len(nodes)
@@ -168,7 +180,10 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 	flows := make(map[string]map[string]float64)
 	for i := range nodes {
 		for _, t := range cross[i] {
-			ob := blockOf(t)
+			ob, err := dir.row(t)
+			if err != nil {
+				return err
+			}
 			if flows[ob] == nil {
 				flows[ob] = make(map[string]float64)
 			}
@@ -250,7 +265,11 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 		values[u] = v
 	}
 	for u, v := range old {
-		if _, ok := values[u]; !ok && v.published && blockOf(u) == b {
+		ub, err := dir.row(u)
+		if err != nil {
+			return err
+		}
+		if _, ok := values[u]; !ok && v.published && ub == b {
 			// Not a page any more: whatever made it so told export and the
 			// election. (A page of another block moved there when blocks
 			// were split, see Init; that block writes its value.)
@@ -283,11 +302,15 @@ var scanFrom = 32
 // pages of block key (nodes) have in other blocks, for the blocks that
 // hold scanFrom of them or more; a target without a cell gets the zero
 // cell. The other targets are looked up one by one as the run needs them.
-func prefetch(ctx context.Context, tx *percolator.Tx, key string, nodes []string, pages map[string]graphCell, foreign map[string]graphCell) error {
+func prefetch(ctx context.Context, tx *percolator.Tx, dir *directory, key string, nodes []string, pages map[string]graphCell, foreign map[string]graphCell) error {
 	byBlock := make(map[string][]string) // other blocks' targets, by block key
 	for _, u := range nodes {
 		for _, t := range pages[u].targets {
-			if k := blockKey(t); k != key {
+			k, err := dir.key(t)
+			if err != nil {
+				return err
+			}
+			if k != key {
 				byBlock[k] = append(byBlock[k], t)
 			}
 		}
@@ -301,9 +324,10 @@ func prefetch(ctx context.Context, tx *percolator.Tx, key string, nodes []string
 		}
 		b := BlockPrefix + k
 		err := tx.Scan(ctx, b, b+"\x00", colGraph, func(_, col string, v []byte) bool {
-			// Only the cells a lookup would read: a cell left in this row
-			// by an older split of blocks is not r's.
-			if r := col[len(colGraph):]; blockKey(r) == k {
+			// Only the cells a lookup would read (the targets are of
+			// block k): a cell left in this row by an older split of
+			// blocks is not r's.
+			if r := col[len(colGraph):]; blockKey(r) == sectionOf(k) {
 				if _, ok := foreign[r]; ok {
 					foreign[r] = decodeStanding(k, v)
 				}

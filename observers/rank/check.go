@@ -68,8 +68,12 @@ func Check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 		sent        string
 	}
 	blocks := make(map[string]*block) // by key
+	dir, err := loadDirectory(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
 	end := BlockPrefix[:len(BlockPrefix)-1] + string(BlockPrefix[len(BlockPrefix)-1]+1)
-	err := tx.Scan(ctx, BlockPrefix, end, "r", func(row, col string, v []byte) bool {
+	err = tx.Scan(ctx, BlockPrefix, end, "r", func(row, col string, v []byte) bool {
 		k := row[len(BlockPrefix):]
 		b := blocks[k]
 		if b == nil {
@@ -106,7 +110,7 @@ func Check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 	rows := slices.Sorted(maps.Keys(pages))
 	for _, r := range rows {
 		p := pages[r]
-		k := blockKey(r)
+		k := dir.loaded(r)
 		var g graphCell
 		switch p.state {
 		case webtable.StateOK:
@@ -144,12 +148,12 @@ func Check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 	for _, k := range slices.Sorted(maps.Keys(blocks)) {
 		b := blocks[k]
 		for r := range b.graph {
-			if pages[r] == nil || blockKey(r) != k {
+			if pages[r] == nil || dir.loaded(r) != k {
 				add("block %s holds a graph cell of %s, not its page", k, r)
 			}
 		}
 		for r := range b.hash {
-			if pages[r] == nil || blockKey(r) != k {
+			if pages[r] == nil || dir.loaded(r) != k {
 				add("block %s holds a hash cell of %s, not its page", k, r)
 			}
 		}
@@ -173,7 +177,7 @@ func Check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 			}
 		}
 		for r, p := range pages {
-			if p.state == webtable.StateOK && blockKey(r) == k {
+			if p.state == webtable.StateOK && dir.loaded(r) == k {
 				if _, ok := values[r]; !ok {
 					add("block %s: ok page %s is not a node", k, r)
 				}
@@ -202,7 +206,7 @@ func Check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 				continue
 			}
 			for t := range flows {
-				if p := pages[t]; p == nil || p.state != webtable.StateOK || blockKey(t) != ob {
+				if p := pages[t]; p == nil || p.state != webtable.StateOK || dir.loaded(t) != ob {
 					add("block %s gives %s, which is not an ok page of block %s", k, t, ob)
 				}
 			}

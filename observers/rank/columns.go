@@ -1,12 +1,19 @@
 package rank
 
 // Block rows and their columns. A block is the set of pages of one host
-// section (blockKey: the host and the first directory of the path); its
+// section (blockKey: the host and the first directory of the path), or
+// of one leaf of a section split by a hash of its rows (directory); its
 // row, BlockPrefix + block key, holds everything the rank observer needs
 // to solve the block, so one run reads one row.
 const (
 	// BlockPrefix + block key is a block row. '!' keeps it apart from pages.
 	BlockPrefix = "!rank/"
+	// dirPrefix + section key is the directory row of a section that was
+	// split: its colSplit lists the section's leaves (see directory). A
+	// row of its own, not the section's block row: every parse and links
+	// run in the section reads it, and the block row is the section's
+	// biggest and busiest row.
+	dirPrefix = "!rankdir/"
 
 	// colGraph + page row: the page as rank sees it (its standing and its
 	// link targets, see graphCell), written when that changes by whoever
@@ -41,4 +48,9 @@ const (
 	colValues = "rank:values"
 	// colSent: the blocks this block has an inflow cell in, one per line.
 	colSent = "rank:sent"
+	// colSplit, in the directory row of a section that was split
+	// (dirPrefix + section key): its leaves, one a line (see directory).
+	// (Tables split before directory rows existed hold it in the section's
+	// block row; Init moves it.)
+	colSplit = "rank:split"
 )

@@ -22,7 +22,9 @@
 // links stay within their host, and within a big host mostly within their
 // section). A page's block is its host and the first directory of its path
 // (com.example:http/docs for http://example.com/docs/a.html), or the host
-// alone for a page at the top of its site. Every block has a row,
+// alone for a page at the top of its site; a section of more than 4,096
+// pages is split by a hash of the page's row (com.example:http/docs#0110,
+// see Caveats). Every block has a row,
 // BlockPrefix + block key, holding:
 //
 //   - one cell per page that is ok or a redirect: its standing and its link
@@ -97,8 +99,18 @@
 //
 // # Caveats
 //
-//   - A block is read in full by every run of the block. A section of
-//     tens of thousands of pages (a flat site) wants splitting further.
+//   - A block is read in full by every run of the block, so no block
+//     holds more than maxBlockPages (4,096) pages: a section past it is
+//     split by a hash of the page rows into leaves (extendible hashing,
+//     see directory), each a block of its own; a leaf past it splits
+//     again. The split moves the block's cells in the run's transaction,
+//     or for a bigger block (an earlier release's, or one a bulk load's
+//     parse stage filled) writes the leaves alone and the old row's runs
+//     drain it, drainBatch pages a run. Finding a page's block reads the
+//     section's directory row (one Get a transaction and section; a
+//     small row of its own, not the busy block row). Links
+//     between the leaves of a section are flows between blocks, so a
+//     split section converges over a few more runs than a whole one.
 //     Writes are bounded (maxWrites page rows a run; the next run goes on).
 //   - The out-set of u depends on the standing of every row its links pass
 //     through. Within u's block that is in the block row; when a page's

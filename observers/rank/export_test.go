@@ -85,3 +85,80 @@ func Values(ctx context.Context, db *percolator.DB) (map[string]float64, error) 
 	}
 	return ranks, nil
 }
+
+// SetSplit sets the pages past which a block splits, the most a split
+// moves in its own transaction and the pages a run drains, for tests; it
+// returns a function restoring the defaults. No worker may run meanwhile.
+func SetSplit(pages, move, drain int) func() {
+	p, m, d := maxBlockPages, maxSplitMove, drainBatch
+	maxBlockPages, maxSplitMove, drainBatch = pages, move, drain
+	return func() { maxBlockPages, maxSplitMove, drainBatch = p, m, d }
+}
+
+// SetIgnoreSplits makes Refresh and the runs see every section as one
+// block, as a transaction that read a section before it split; it
+// returns a function restoring them. No worker may run meanwhile.
+func SetIgnoreSplits() func() {
+	ignoreSplits = true
+	return func() { ignoreSplits = false }
+}
+
+// BlockRows returns the number of page cells (colGraph) of every block
+// row and the sections that are split (their directory rows), as tx
+// reads them. A block row holding a list of leaves is an error.
+func BlockRows(ctx context.Context, tx *percolator.Tx) (pages map[string]int, split []string, err error) {
+	pages = make(map[string]int)
+	var stale []string
+	err = tx.Scan(ctx, BlockPrefix, BlockPrefix+"\xff", "r", func(b, col string, _ []byte) bool {
+		switch {
+		case len(col) > len(colGraph) && col[:len(colGraph)] == colGraph:
+			pages[b]++
+		case col == colSplit:
+			stale = append(stale, b)
+		}
+		return true
+	})
+	if err == nil && len(stale) > 0 {
+		err = fmt.Errorf("block rows hold leaves: %v", stale)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	err = tx.Scan(ctx, dirPrefix, dirPrefix+"\xff", colSplit, func(r, col string, _ []byte) bool {
+		if col == colSplit {
+			split = append(split, r[len(dirPrefix):])
+		}
+		return true
+	})
+	return pages, split, err
+}
+
+// MoveSplitsBack moves the list of leaves of every split section to the
+// section's block row, where tables split before directory rows existed
+// keep it (see Init).
+func MoveSplitsBack(ctx context.Context, db *percolator.DB) error {
+	return db.Update(ctx, func(tx *percolator.Tx) error {
+		lists := make(map[string][]byte)
+		err := tx.Scan(ctx, dirPrefix, dirPrefix+"\xff", colSplit, func(r, col string, v []byte) bool {
+			if col == colSplit {
+				lists[r[len(dirPrefix):]] = v
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		for s, v := range lists {
+			if err := tx.Delete(dirPrefix+s, colSplit); err != nil {
+				return err
+			}
+			if err := tx.Set(BlockPrefix+s, colSplit, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// MaxBlockPages returns the pages past which a block splits.
+func MaxBlockPages() int { return maxBlockPages }

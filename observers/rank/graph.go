@@ -152,6 +152,7 @@ func decodeStanding(key string, b []byte) graphCell {
 // short drops key (a block key) from a row it prefixes, keeping the rest
 // of the path.
 func short(key, row string) string {
+	key = sectionOf(key)
 	if len(row) > len(key) && row[len(key)] == '/' && strings.HasPrefix(row, key) {
 		return row[len(key):]
 	}
@@ -161,15 +162,13 @@ func short(key, row string) string {
 // long undoes short.
 func long(key, s string) string {
 	if strings.HasPrefix(s, "/") {
-		return key + s
+		return sectionOf(key) + s
 	}
 	return s
 }
 
-// blockOf returns the block row of a page row.
-func blockOf(row string) string { return BlockPrefix + blockKey(row) }
-
-// blockKey returns the key of a page row's block: the row's host and the
+// blockKey returns the key of a page row's section, its block unless the
+// section is split (see directory): the row's host and the
 // first directory of its path, when the path has one ("com.example:http/docs"
 // for com.example:http/docs/a.html), or the host alone for a page at the top
 // of its site. So the sections of a big site are blocks of their own, and a

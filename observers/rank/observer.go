@@ -118,12 +118,17 @@ func (o *observer) run(ctx context.Context, tx *percolator.Tx, row, _ string) er
 	if strings.HasPrefix(row, "!") {
 		return nil // not a page
 	}
-	if _, err := Refresh(ctx, tx, row); err != nil {
+	dir := newDirectory(ctx, tx)
+	if _, err := refresh(ctx, tx, dir, row); err != nil {
 		return err
 	}
 	// Touch means "look again": the block re-reads the rows its links lead
 	// to even when the page itself did not change.
-	return tx.Notify(blockOf(row), webtable.RankDirty)
+	b, err := dir.row(row)
+	if err != nil {
+		return err
+	}
+	return tx.Notify(b, webtable.RankDirty)
 }
 
 // Refresh brings the rank graph up to date with page row's State, AliasOf,
@@ -135,11 +140,18 @@ func (o *observer) run(ctx context.Context, tx *percolator.Tx, row, _ string) er
 // anything changed. Whoever changes those
 // columns calls it in the same transaction (the parse observer does).
 func Refresh(ctx context.Context, tx *percolator.Tx, row string) (bool, error) {
+	return refresh(ctx, tx, newDirectory(ctx, tx), row)
+}
+
+func refresh(ctx context.Context, tx *percolator.Tx, dir *directory, row string) (bool, error) {
 	state, err := tx.Get(ctx, row, webtable.State)
 	if err != nil {
 		return false, err
 	}
-	key := blockKey(row)
+	key, err := dir.key(row)
+	if err != nil {
+		return false, err
+	}
 	var g graphCell
 	switch string(state) {
 	case webtable.StateOK:
@@ -256,7 +268,7 @@ func refreshHash(ctx context.Context, tx *percolator.Tx, b, row, hash string) (b
 // commits after the run began is the next run's (it notifies the block);
 // if it rewrites a cell this run deletes, the two conflict, and the one
 // that retries sees the other.
-func runTouches(ctx context.Context, tx *percolator.Tx, b string) error {
+func runTouches(ctx context.Context, tx *percolator.Tx, dir *directory, b string) error {
 	var pages []string
 	err := tx.Scan(ctx, b, b+"\x00", colTouch, func(_, col string, _ []byte) bool {
 		pages = append(pages, col[len(colTouch):])
@@ -268,7 +280,7 @@ func runTouches(ctx context.Context, tx *percolator.Tx, b string) error {
 	// Pages of the same block read the page's cell when this run solves.
 	done := map[string]bool{b: true}
 	for _, p := range pages {
-		if err := touchLinkers(ctx, tx, p, done, 0); err != nil {
+		if err := touchLinkers(ctx, tx, dir, p, done, 0); err != nil {
 			return err
 		}
 		if err := tx.Delete(b, colTouch+p); err != nil {
@@ -284,22 +296,29 @@ func runTouches(ctx context.Context, tx *percolator.Tx, b string) error {
 // observer). The block may have read the standing of those pages before
 // a change whose run of runTouches did not find the link (see there): it
 // solves again, in the background (webtable.RankOutside).
-func Linked(tx *percolator.Tx, row string) error {
-	return tx.Notify(blockOf(row), webtable.RankOutside)
+func Linked(ctx context.Context, tx *percolator.Tx, row string) error {
+	b, err := newDirectory(ctx, tx).row(row)
+	if err != nil {
+		return err
+	}
+	return tx.Notify(b, webtable.RankOutside)
 }
 
 // touchLinkers notifies the blocks of the pages linking to row, directly
 // or through rows redirecting to it (up to maxHops), skipping those in
 // done: webtable.RankOutside, which the background rank-outside observer
 // answers.
-func touchLinkers(ctx context.Context, tx *percolator.Tx, row string, done map[string]bool, depth int) error {
+func touchLinkers(ctx context.Context, tx *percolator.Tx, dir *directory, row string, done map[string]bool, depth int) error {
 	if depth > maxHops {
 		return nil
 	}
 	var aliases []string
 	var bad error
 	err := tx.Scan(ctx, row, row+"\x00", webtable.InPrefix, func(_, col string, _ []byte) bool {
-		b := blockOf(col[len(webtable.InPrefix):])
+		var b string
+		if b, bad = dir.row(col[len(webtable.InPrefix):]); bad != nil {
+			return false
+		}
 		if !done[b] {
 			done[b] = true
 			if bad = tx.Notify(b, webtable.RankOutside); bad != nil {
@@ -322,7 +341,7 @@ func touchLinkers(ctx context.Context, tx *percolator.Tx, row string, done map[s
 		return fmt.Errorf("rank: aliases of %q: %w", row, err)
 	}
 	for _, a := range aliases {
-		if err := touchLinkers(ctx, tx, a, done, depth+1); err != nil {
+		if err := touchLinkers(ctx, tx, dir, a, done, depth+1); err != nil {
 			return err
 		}
 	}

@@ -48,8 +48,13 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 	var rows []string                             // ok pages
 	var out [][]int                               // their edges, by index in rows
 	touched := make(map[string]map[string]string) // block key → page row → its colTouch cell
+	var dir *directory
 	err := db.View(ctx, func(tx *percolator.Tx) error {
-		err := tx.Scan(ctx, BlockPrefix, BlockPrefix+"\xff", colTouch, func(b, col string, v []byte) bool {
+		var err error
+		if dir, err = loadDirectory(ctx, tx); err != nil {
+			return err
+		}
+		err = tx.Scan(ctx, BlockPrefix, BlockPrefix+"\xff", colTouch, func(b, col string, v []byte) bool {
 			k := b[len(BlockPrefix):]
 			if touched[k] == nil {
 				touched[k] = make(map[string]string)
@@ -60,7 +65,7 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 		if err != nil {
 			return err
 		}
-		err = scanGraph(ctx, tx, func(key, r string, v []byte) {
+		err = scanGraph(ctx, tx, dir, func(key, r string, v []byte) {
 			g := decodeStanding(key, v)
 			stand[r] = standing{g.state, g.alias}
 			if g.state == webtable.StateOK {
@@ -81,7 +86,7 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 		}
 		out = make([][]int, len(rows))
 		var bad error
-		err = scanGraph(ctx, tx, func(key, r string, v []byte) {
+		err = scanGraph(ctx, tx, dir, func(key, r string, v []byte) {
 			i, ok := index[r]
 			if !ok || bad != nil {
 				return
@@ -125,7 +130,7 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 		return b
 	}
 	for i, r := range rows {
-		k := blockKey(r)
+		k := dir.loaded(r)
 		b := get(k)
 		b.nodes = append(b.nodes, r)
 		b.x[r] = x[i]
@@ -135,10 +140,10 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 		share := d / float64(len(out[i])) * x[i]
 		for _, j := range out[i] {
 			t := rows[j]
-			if blockKey(t) == k {
+			if dir.loaded(t) == k {
 				continue
 			}
-			ob := blockOf(t)
+			ob := BlockPrefix + dir.loaded(t)
 			if b.flows[ob] == nil {
 				b.flows[ob] = make(map[string]float64)
 			}
@@ -203,13 +208,13 @@ func Seed(ctx context.Context, db *percolator.DB, opt Options) (int, error) {
 // scanGraph calls fn for every graph cell of every block row that is
 // the cell of a page of that block (a cell left in a row by an older
 // split of blocks is not read, as runs do not read it).
-func scanGraph(ctx context.Context, tx *percolator.Tx, fn func(key, row string, v []byte)) error {
+func scanGraph(ctx context.Context, tx *percolator.Tx, dir *directory, fn func(key, row string, v []byte)) error {
 	return tx.Scan(ctx, BlockPrefix, BlockPrefix+"\xff", colGraph, func(b, col string, v []byte) bool {
 		key := b[len(BlockPrefix):]
 		if !strings.HasPrefix(col, colGraph) {
 			return true
 		}
-		if r := col[len(colGraph):]; blockKey(r) == key {
+		if r := col[len(colGraph):]; dir.loaded(r) == key {
 			fn(key, r, v)
 		}
 		return true
