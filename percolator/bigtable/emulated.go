@@ -26,8 +26,9 @@ import (
 //     select, each filter's Latest included; a scan of many rows, whose
 //     rows are narrow, keeps the interleave;
 //   - the predicate of a conditional mutation, which only has to match or
-//     not, is a chain of conditions (if the first filter matches, pass the
-//     row, else try the next): a copy of the row each, no merge.
+//     not, is a chain of conditions (a family's column range; if it holds
+//     a cell, the family's filters one by one; else the next family): a
+//     copy of the row each, no merge.
 //
 // Cloud Bigtable gets the interleave, whose cost is what the filters
 // select (the superset could cost more: columns between those asked for).
