@@ -264,24 +264,17 @@ func (db *DB) value(ctx context.Context, row, col string, c *Cell) ([]byte, erro
 	return cells[0].Value, nil
 }
 
-// dataKey names the data cell a write record points at: its column and
-// the commit timestamp of the record.
-type dataKey struct {
-	col string
-	ts  uint64
-}
-
 // rowData reads in one call the data cells that a scan of row needs for
 // the write records cols (the columns of names that are neither locked nor
 // written by the transaction), when there are several: read one by one, a
 // block row of a thousand pages costs a thousand reads of the row, and a
 // store such as the Bigtable emulator copies the whole row for each. The
-// values are keyed by the record's column and timestamp; a record whose
-// data is missing here is left to value, which reports it.
-func (db *DB) rowData(ctx context.Context, row, colPrefix string, names []string, cols map[string]*Cell, locked map[string]Cell, own map[cellKey]pending) (map[dataKey][]byte, error) {
+// values are keyed by column; a record whose data is missing here is left
+// to value, which reports it.
+func (db *DB) rowData(ctx context.Context, row, colPrefix string, names []string, cols map[string]*Cell, locked map[string]Cell, own map[cellKey]pending) (map[string][]byte, error) {
 	type ref struct {
-		col         string
-		ts, startTs uint64
+		col     string
+		startTs uint64
 	}
 	var refs []ref
 	for _, col := range names {
@@ -302,7 +295,7 @@ func (db *DB) rowData(ctx context.Context, row, colPrefix string, names []string
 		if err != nil || w.kind == kindDelete || w.inline {
 			continue // value deals with these
 		}
-		refs = append(refs, ref{col, c.Ts, w.startTs})
+		refs = append(refs, ref{col, w.startTs})
 	}
 	if len(refs) < 2 {
 		return nil, nil
@@ -315,18 +308,18 @@ func (db *DB) rowData(ctx context.Context, row, colPrefix string, names []string
 	if err != nil {
 		return nil, fmt.Errorf("percolator: read data %q: %w", row, err)
 	}
-	byCell := make(map[dataKey][]byte, len(cells))
-	for _, c := range cells {
-		v := c.Value
-		if v == nil {
-			v = []byte{}
-		}
-		byCell[dataKey{c.Column, c.Ts}] = v
-	}
-	data := make(map[dataKey][]byte, len(refs))
+	// The cells come by column, newest first: pick each record's version.
+	want := make(map[string]uint64, len(refs))
 	for _, r := range refs {
-		if v, ok := byCell[dataKey{r.col, r.startTs}]; ok {
-			data[dataKey{r.col, r.ts}] = v
+		want[r.col] = r.startTs
+	}
+	data := make(map[string][]byte, len(refs))
+	for _, c := range cells {
+		if ts, ok := want[c.Column]; ok && c.Ts == ts {
+			if c.Value == nil {
+				c.Value = []byte{} // an empty value, not an absent one
+			}
+			data[c.Column] = c.Value
 		}
 	}
 	return data, nil
@@ -478,7 +471,7 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 			var err error
 			if _, isLocked := locked[col]; isLocked || cols[col] == nil {
 				v, err = tx.get(ctx, row, col) // waits on or cleans the lock
-			} else if d, ok := data[dataKey{col, cols[col].Ts}]; ok {
+			} else if d, ok := data[col]; ok {
 				v = d
 			} else {
 				v, err = tx.db.value(ctx, row, col, cols[col])
