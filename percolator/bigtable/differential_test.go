@@ -34,9 +34,7 @@ func differential(t *testing.T, interleave bool) {
 	r := rand.New(rand.NewPCG(seed, 1))
 	ctx := t.Context()
 	bt := open(t)
-	if interleave {
-		bigtable.ForceInterleave(bt)
-	}
+	bigtable.SetInterleave(bt, interleave)
 	t.Cleanup(func() { bt.Close() })
 	model := storetest.NewModel()
 	for _, s := range []percolator.Store{bt, model} {
