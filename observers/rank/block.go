@@ -196,15 +196,8 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 			return err
 		}
 	}
-	if sent := []byte(strings.Join(targets, "\n")); !bytes.Equal(sent, oldSent) {
-		if len(sent) == 0 {
-			err = tx.Delete(b, colSent)
-		} else {
-			err = tx.Set(b, colSent, sent)
-		}
-		if err != nil {
-			return err
-		}
+	if err := setLines(tx, b, colSent, oldSent, targets); err != nil {
+		return err
 	}
 
 	// Write the values that moved beyond the threshold to the page rows,
@@ -503,6 +496,19 @@ func lines(b []byte) []string {
 		}
 	}
 	return out
+}
+
+// setLines writes list, one a line, to (row, col) whose value is old, if
+// it differs; an empty list deletes the cell.
+func setLines(tx *percolator.Tx, row, col string, old []byte, list []string) error {
+	next := []byte(strings.Join(list, "\n"))
+	switch {
+	case bytes.Equal(next, old):
+		return nil
+	case len(next) == 0:
+		return tx.Delete(row, col)
+	}
+	return tx.Set(row, col, next)
 }
 
 // union returns the sorted union of two sorted lists.

@@ -410,15 +410,8 @@ func (o *observer) moveRest(ctx context.Context, tx *percolator.Tx, dir *directo
 		}
 		list := slices.DeleteFunc(lines(sent), func(s string) bool { return s == b })
 		list = union(list, slices.Sorted(maps.Keys(by)))
-		if next := []byte(strings.Join(list, "\n")); !bytes.Equal(next, sent) {
-			if len(next) == 0 {
-				err = tx.Delete(sb, colSent)
-			} else {
-				err = tx.Set(sb, colSent, next)
-			}
-			if err != nil {
-				return err
-			}
+		if err := setLines(tx, sb, colSent, sent, list); err != nil {
+			return err
 		}
 	}
 	for _, ob := range lines(c.sent) {
