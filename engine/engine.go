@@ -177,7 +177,11 @@ type Engine struct {
 	statsAt    time.Time
 	statsKeep  time.Duration // how long stats is served again
 	stats      *web.Stats
-	idleSince  struct {
+	// statsWork is what this process had done (work) when stats was
+	// computed; nextLook is when turnedIdle may look again.
+	statsWork int64
+	nextLook  time.Time
+	idleSince struct {
 		ok              bool
 		at              time.Time
 		applied, loaded int64

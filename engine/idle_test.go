@@ -72,3 +72,64 @@ func heldEngine(t *testing.T) (e *Engine, ctx context.Context, release, started 
 	})
 	return e, ctx, release, started
 }
+
+// A Stats computed while the engine worked says busy; once the work is
+// over, Stats says idle within about a second, however long the busy one
+// was to be served again (its scan of a big table took long). A process
+// that did nothing since keeps serving the busy one.
+func TestStatsTurnIdleBeforeExpiry(t *testing.T) {
+	e, ctx, release, started := heldEngine(t)
+	if err := e.DB.Notify(ctx, "r", webtable.DocDirty); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the observer never ran")
+	}
+	s, err := e.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Idle {
+		t.Fatal("idle while an observer runs")
+	}
+	e.statsMu.Lock()
+	e.statsKeep = time.Hour // as after a count that took 400 s
+	work := e.statsWork
+	e.statsMu.Unlock()
+
+	// Nothing done since: the busy Stats stands, and no look is made.
+	for range 3 {
+		if s, err := e.Stats(ctx); err != nil || s.Idle {
+			t.Fatalf("nothing done since the busy Stats: idle %v, err %v", s.Idle, err)
+		}
+	}
+	e.statsMu.Lock()
+	looked := !e.nextLook.IsZero()
+	e.statsMu.Unlock()
+	if looked {
+		t.Error("looked at the table with nothing done since the busy Stats")
+	}
+
+	close(release)
+	began := time.Now()
+	for {
+		s, err := e.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Idle {
+			break
+		}
+		if time.Since(began) > 5*time.Second {
+			t.Fatal("Stats not idle 5 s after the last work")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.statsMu.Lock()
+	defer e.statsMu.Unlock()
+	if e.statsWork == work {
+		t.Error("the idle Stats was not computed afresh")
+	}
+}

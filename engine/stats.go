@@ -28,16 +28,21 @@ const (
 )
 
 // Stats returns the deployment's status.
+// A Stats that says the engine is busy is computed again before its time
+// once the engine may have turned idle (turnedIdle), so that Idle shows
+// within a second of the last work rather than up to statsMaxTTL after.
 func (e *Engine) Stats(ctx context.Context) (*web.Stats, error) {
-	if s := e.cachedStats(); s != nil {
+	called := time.Now()
+	if s := e.cachedStats(); s != nil && (s.Idle || !e.turnedIdle(ctx)) {
 		return s, nil
 	}
 	e.computeMu.Lock()
 	defer e.computeMu.Unlock()
-	if s := e.cachedStats(); s != nil {
+	if s, at := e.cachedStatsAt(); s != nil && at.After(called) {
 		return s, nil // computed while this call waited
 	}
 	began := time.Now()
+	work := e.work()
 	s, err := e.computeStats(ctx)
 	if err != nil {
 		return nil, err
@@ -46,6 +51,7 @@ func (e *Engine) Stats(ctx context.Context) (*web.Stats, error) {
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
 	e.statsKeep = min(max(statsTTL, statsIdle*time.Since(began)), statsMaxTTL)
+	e.statsWork = work
 	loaded, applied := e.progress()
 	crawling := e.Crawler != nil && !e.crawlerDone()
 	stale := e.lastCounts != nil && e.lastCounts.stale
@@ -58,13 +64,62 @@ func (e *Engine) Stats(ctx context.Context) (*web.Stats, error) {
 
 // cachedStats returns a copy of the last Stats while it is fresh, else nil.
 func (e *Engine) cachedStats() *web.Stats {
+	s, _ := e.cachedStatsAt()
+	return s
+}
+
+// cachedStatsAt returns a copy of the last Stats while it is fresh, else
+// nil, and when it was computed.
+func (e *Engine) cachedStatsAt() (*web.Stats, time.Time) {
 	e.statsMu.Lock()
 	defer e.statsMu.Unlock()
 	if e.stats == nil || time.Since(e.statsAt) >= e.statsKeep {
-		return nil
+		return nil, time.Time{}
 	}
 	s := *e.stats
-	return &s
+	return &s, e.statsAt
+}
+
+// turnedIdle reports whether the engine may have turned idle since the
+// cached Stats, which says it is busy, was computed: this process worked
+// since (or was quiet and waited out idleHold), nothing runs or waits in
+// it now, and a look at the table as WaitIdle's says idle. Its looks are
+// spaced as WaitIdle's are (statsIdle times what the last took, 50 ms at
+// least), so a busy engine polled often pays at most a tenth of a core
+// for them; one that does nothing itself (another process of the table
+// works) does not look before the cached Stats expires.
+func (e *Engine) turnedIdle(ctx context.Context) bool {
+	if e.Worker != nil && e.Worker.Inflight() > 0 || !e.feederStill() || !e.crawlerQuiet() {
+		return false
+	}
+	work := e.work()
+	e.statsMu.Lock()
+	now := time.Now()
+	holding := e.idleSince.ok && e.idleSince.at.Add(idleHold).After(e.statsAt)
+	if now.Before(e.nextLook) || work == e.statsWork && !holding {
+		e.statsMu.Unlock()
+		return false
+	}
+	e.nextLook = now.Add(50 * time.Millisecond) // no other caller looks meanwhile
+	e.statsMu.Unlock()
+	idle, err := e.idle(ctx)
+	e.statsMu.Lock()
+	e.nextLook = time.Now().Add(max(50*time.Millisecond, statsIdle*time.Since(now)))
+	e.statsMu.Unlock()
+	return err == nil && idle
+}
+
+// work counts what this process has done: pages fetched, queue entries
+// applied, observer runs.
+func (e *Engine) work() int64 {
+	fetched, applied := e.progress()
+	n := fetched + applied
+	if e.Worker != nil {
+		for _, o := range e.Worker.Stats() {
+			n += o.Runs
+		}
+	}
+	return n
 }
 
 // tableCounts are the parts of Stats read from the table and the index.
