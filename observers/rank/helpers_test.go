@@ -121,12 +121,21 @@ func (m web) write(t testing.TB, db *percolator.DB, changes web) {
 			touch[r] = true
 		}
 	}
+	// The pages first, then the touches: a touch committed before the
+	// page it stands for would let the block run without it, and nothing
+	// would touch it again (as the links observer touches a page's block in
+	// the transaction that writes the page).
 	urls := slices.Sorted(maps.Keys(changes))
 	rows := slices.Sorted(maps.Keys(touch))
 	for len(urls) > 0 || len(rows) > 0 {
-		n, k := min(len(urls), 100), min(len(rows), 100)
-		batch, tbatch := urls[:n], rows[:k]
-		urls, rows = urls[n:], rows[k:]
+		n := min(len(urls), 100)
+		batch := urls[:n]
+		urls = urls[n:]
+		var tbatch []string
+		if n == 0 {
+			k := min(len(rows), 100)
+			tbatch, rows = rows[:k], rows[k:]
+		}
 		err := db.Update(bg, func(tx *percolator.Tx) error {
 			for _, url := range batch {
 				if err := m.set(t, tx, url); err != nil {
