@@ -40,12 +40,13 @@ type child struct {
 	out *bufio.Scanner
 }
 
-// startChild starts the child part of the test named kind on table.
-func startChild(t testing.TB, kind, table string, args ...string) *child {
+// startChild starts the child part of the test named kind on table, with
+// env (KEY=VALUE) added to its environment.
+func startChild(t testing.TB, kind, table string, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), envChild+"="+kind, envTable+"="+table)
-	cmd.Args = append(cmd.Args, args...)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = emulator.ChildAttr()
 	in, err := cmd.StdinPipe()
@@ -99,6 +100,13 @@ func TestChildProcess(t *testing.T) {
 		t.Skip("run by the multi-process tests")
 	}
 	ctx := context.Background()
+	if kind == "oracleserver" { // no DB of its own
+		if err := oracleServerChild(ctx); err != nil {
+			fmt.Println("error:", err)
+			t.Fatal(err)
+		}
+		return
+	}
 	st, err := bigtable.Open(ctx, bigtable.Config{Project: project, Instance: instance, Table: os.Getenv(envTable)})
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +126,8 @@ func TestChildProcess(t *testing.T) {
 		err = bankChild(ctx, db)
 	case "oraclebench":
 		err = oracleBenchChild(ctx, db)
+	case "oracleload":
+		err = oracleLoadChild(ctx, db)
 	case "duty":
 		err = dutyChild(ctx, db)
 	case "mark":
