@@ -37,8 +37,9 @@ const (
 	// surfacePages is how many pages with a term are read to find the
 	// form of it closest to the word typed.
 	surfacePages = 5
-	// maxCandidates is how many corrections of a word are tried, most
-	// common first, for one written close enough to it.
+	// maxCandidates is how many corrections of a word are tried, the
+	// most common ones: of those written close enough to it, the one
+	// most pages have with the query's other words wins.
 	maxCandidates = 3
 )
 
@@ -67,7 +68,7 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 		return "", nil
 	}
 	out, changed := q, false
-	for _, w := range words {
+	for _, w := range wordParts(an, words) {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -91,7 +92,11 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 		// w as the edits allow: stems hide distance ("recus" is one edit
 		// from "refus" as from "recurs", but "recusive" is three from
 		// "refuse", one from "recursive").
-		surface := ""
+		// Of those, the one that most pages have with the query's other
+		// words: "termination handlr" is "termination handler", though
+		// more pages say "handle".
+		surface, together := "", uint64(0)
+		others := otherTerms(an, words, w)
 		for _, c := range cands[:min(len(cands), maxCandidates)] {
 			form := c.surface
 			if form == "" {
@@ -99,9 +104,19 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 					return "", err
 				}
 			}
-			if form != "" && !strings.EqualFold(form, w) && editDistance(strings.ToLower(form), strings.ToLower(w)) <= maxEdits(w) {
+			if form == "" || strings.EqualFold(form, w) || editDistance(strings.ToLower(form), strings.ToLower(w)) > maxEdits(w) {
+				continue
+			}
+			if len(others) == 0 {
 				surface = form
 				break
+			}
+			n, err := ix.together(ctx, append(others, c.term))
+			if err != nil {
+				return "", err
+			}
+			if surface == "" || n > together {
+				surface, together = form, n
 			}
 		}
 		if surface == "" {
@@ -115,6 +130,58 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 		return "", nil
 	}
 	return out, nil
+}
+
+// wordParts returns words with each word the analyzer splits
+// (std::unordred_map, a C++ scope) replaced by its parts as written
+// (std, unordred_map), which are corrected one by one.
+func wordParts(an analysis.Analyzer, words []string) []string {
+	out := make([]string, 0, len(words))
+	for _, w := range words {
+		toks := an.Analyze([]byte(w))
+		if len(toks) <= 1 {
+			out = append(out, w)
+			continue
+		}
+		for _, t := range toks {
+			if 0 <= t.Start && t.Start < t.End && t.End <= len(w) {
+				out = append(out, w[t.Start:t.End])
+			}
+		}
+	}
+	return out
+}
+
+// otherTerms returns the terms of words other than w, as an analyses
+// them.
+func otherTerms(an analysis.Analyzer, words []string, w string) []string {
+	var out []string
+	for _, o := range words {
+		if o == w {
+			continue
+		}
+		for _, t := range an.Analyze([]byte(o)) {
+			out = append(out, string(t.Term))
+		}
+	}
+	return out
+}
+
+// together counts the pages whose text has every one of terms.
+func (ix *Index) together(ctx context.Context, terms []string) (uint64, error) {
+	qs := make([]query.Query, len(terms))
+	for i, t := range terms {
+		tq := query.NewTermQuery(t)
+		tq.SetField(fText)
+		qs[i] = tq
+	}
+	req := bleve.NewSearchRequestOptions(query.NewConjunctionQuery(qs), 0, 0, false)
+	req.Score = "none"
+	res, err := ix.bi.SearchInContext(ctx, req)
+	if err != nil {
+		return 0, fmt.Errorf("serving: suggest: %w", err)
+	}
+	return res.Total, nil
 }
 
 // isWord tells a word worth correcting: letters, and underscores between
