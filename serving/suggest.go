@@ -92,11 +92,12 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 		// w as the edits allow: stems hide distance ("recus" is one edit
 		// from "refus" as from "recurs", but "recusive" is three from
 		// "refuse", one from "recursive").
-		// Of those, the one that most pages have with the query's other
-		// words: "termination handlr" is "termination handler", though
-		// more pages say "handle".
-		surface, together := "", uint64(0)
-		others := otherTerms(an, words, w)
+		// Of those, the one that most pages have next to the query's
+		// other words (as a phrase), else with them: "termination
+		// handlr" is "termination handler", though more pages say
+		// "handle" and "terminate".
+		surface, best := "", [2]uint64{}
+		before, after := otherTerms(an, words, w)
 		for _, c := range cands[:min(len(cands), maxCandidates)] {
 			form := c.surface
 			if form == "" {
@@ -107,16 +108,16 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 			if form == "" || strings.EqualFold(form, w) || editDistance(strings.ToLower(form), strings.ToLower(w)) > maxEdits(w) {
 				continue
 			}
-			if len(others) == 0 {
+			if len(before)+len(after) == 0 {
 				surface = form
 				break
 			}
-			n, err := ix.together(ctx, append(others, c.term))
+			n, err := ix.together(ctx, before, c.term, after)
 			if err != nil {
 				return "", err
 			}
-			if surface == "" || n > together {
-				surface, together = form, n
+			if surface == "" || n[0] > best[0] || n[0] == best[0] && n[1] > best[1] {
+				surface, best = form, n
 			}
 		}
 		if surface == "" {
@@ -152,36 +153,48 @@ func wordParts(an analysis.Analyzer, words []string) []string {
 	return out
 }
 
-// otherTerms returns the terms of words other than w, as an analyses
-// them.
-func otherTerms(an analysis.Analyzer, words []string, w string) []string {
-	var out []string
-	for _, o := range words {
-		if o == w {
+// otherTerms returns the terms of words before and after w, as an
+// analyses them.
+func otherTerms(an analysis.Analyzer, words []string, w string) (before, after []string) {
+	i := slices.Index(words, w)
+	for j, o := range words {
+		if j == i {
 			continue
 		}
 		for _, t := range an.Analyze([]byte(o)) {
-			out = append(out, string(t.Term))
+			if j < i {
+				before = append(before, string(t.Term))
+			} else {
+				after = append(after, string(t.Term))
+			}
 		}
 	}
-	return out
+	return before, after
 }
 
-// together counts the pages whose text has every one of terms.
-func (ix *Index) together(ctx context.Context, terms []string) (uint64, error) {
+// together counts the pages whose text has term with the terms before
+// and after it as a phrase, and those that have them all anywhere: how
+// often a correction comes with the query's other words, next to them
+// first.
+func (ix *Index) together(ctx context.Context, before []string, term string, after []string) ([2]uint64, error) {
+	var out [2]uint64
+	terms := slices.Concat(before, []string{term}, after)
 	qs := make([]query.Query, len(terms))
 	for i, t := range terms {
 		tq := query.NewTermQuery(t)
 		tq.SetField(fText)
 		qs[i] = tq
 	}
-	req := bleve.NewSearchRequestOptions(query.NewConjunctionQuery(qs), 0, 0, false)
-	req.Score = "none"
-	res, err := ix.bi.SearchInContext(ctx, req)
-	if err != nil {
-		return 0, fmt.Errorf("serving: suggest: %w", err)
+	for i, q := range []query.Query{query.NewPhraseQuery(terms, fText), query.NewConjunctionQuery(qs)} {
+		req := bleve.NewSearchRequestOptions(q, 0, 0, false)
+		req.Score = "none"
+		res, err := ix.bi.SearchInContext(ctx, req)
+		if err != nil {
+			return out, fmt.Errorf("serving: suggest: %w", err)
+		}
+		out[i] = res.Total
 	}
-	return res.Total, nil
+	return out, nil
 }
 
 // isWord tells a word worth correcting: letters, and underscores between
