@@ -263,13 +263,14 @@ func TestSuggestionContext(t *testing.T) {
 	}
 	for i := range 3 {
 		es = append(es, upsert(1, fmt.Sprint("t", i), fmt.Sprintf("http://cpp.test/terminate%d.html", i),
-			fmt.Sprintf("Termination %d", i), "The termination handler runs when an exception escapes. See std::unordered_map.", 1))
+			fmt.Sprintf("Termination %d", i), "The termination handler runs when an exception escapes. See std::unordered_map and std::handler.", 1))
 	}
 	apply(t, ix, es...)
 	for _, c := range []struct{ q, want string }{
 		{"termination handlr", "termination handler"},
 		{"handlr", "handle"},
 		{"std::unordred_map", "std::unordered_map"},
+		{"std::handlr", "std::handler"}, // a part's context is the scope's other parts
 	} {
 		if got := lookup(t, ix, c.q).Suggestion; got != c.want {
 			t.Errorf("%q: suggestion %q, want %q", c.q, got, c.want)

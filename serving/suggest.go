@@ -68,7 +68,8 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 		return "", nil
 	}
 	out, changed := q, false
-	for _, w := range wordParts(an, words) {
+	parts := wordParts(an, words)
+	for _, w := range parts {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -97,7 +98,7 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 		// handlr" is "termination handler", though more pages say
 		// "handle" and "terminate".
 		surface, best := "", [2]uint64{}
-		before, after := otherTerms(an, words, w)
+		before, after := otherTerms(an, parts, w)
 		for _, c := range cands[:min(len(cands), maxCandidates)] {
 			form := c.surface
 			if form == "" {
