@@ -249,3 +249,31 @@ func TestReplaceWord(t *testing.T) {
 		}
 	}
 }
+
+// TestSuggestionContext: of the corrections of a word, the one the
+// query's other words come with: "handle" is the commoner word near
+// "handlr", "handler" the one pages say with "termination"; a word the
+// analyzer splits (a C++ scope) has its parts corrected.
+func TestSuggestionContext(t *testing.T) {
+	ix := openIndex(t)
+	var es []webtable.Export
+	for i := range 8 {
+		es = append(es, upsert(1, fmt.Sprint("h", i), fmt.Sprintf("http://cpp.test/handle%d.html", i),
+			fmt.Sprintf("Handles %d", i), "A handle to a node of a map.", 1))
+	}
+	for i := range 3 {
+		es = append(es, upsert(1, fmt.Sprint("t", i), fmt.Sprintf("http://cpp.test/terminate%d.html", i),
+			fmt.Sprintf("Termination %d", i), "The termination handler runs when an exception escapes. See std::unordered_map and std::handler.", 1))
+	}
+	apply(t, ix, es...)
+	for _, c := range []struct{ q, want string }{
+		{"termination handlr", "termination handler"},
+		{"handlr", "handle"},
+		{"std::unordred_map", "std::unordered_map"},
+		{"std::handlr", "std::handler"}, // a part's context is the scope's other parts
+	} {
+		if got := lookup(t, ix, c.q).Suggestion; got != c.want {
+			t.Errorf("%q: suggestion %q, want %q", c.q, got, c.want)
+		}
+	}
+}

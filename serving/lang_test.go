@@ -93,3 +93,26 @@ func TestLangPreference(t *testing.T) {
 		t.Errorf("a French query asked with Accept-Language de: first result in %q, want fr", got)
 	}
 }
+
+// TestLangAnalysisOwnPages: a word that another language's stemmer makes
+// into an English page's term does not find that page: "handlr" (a typo)
+// is "handl" to the French stemmer, which is "handles" in English pages.
+// The French analysis still finds French pages.
+func TestLangAnalysisOwnPages(t *testing.T) {
+	ix := openIndex(t)
+	fr := upsert(1, "com.example/fr", "http://example.com/fr/a.html", "Gestionnaires", "les gestionnaires handles du système", 0)
+	fr.Doc.Lang = "fr"
+	en := upsert(2, "com.example/en", "http://example.com/en/a.html", "Handles", "the handles of the system", 0)
+	en.Doc.Lang = "en"
+	apply(t, ix, fr, en)
+	res, err := ix.Search(context.Background(), Query{Q: "handlr", N: 10, Verbatim: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := urls(res); !slices.Equal(got, []string{"http://example.com/fr/a.html"}) {
+		t.Errorf("handlr: %v, want the French page alone (its stemmer's handl), not the English one", got)
+	}
+	if got := find(t, ix, "handles"); len(got) != 2 {
+		t.Errorf("handles: %v, want both pages", got)
+	}
+}

@@ -42,7 +42,8 @@ import (
 // the same fields.
 //
 // A query word is then analysed by every analyzer of the languages the
-// index holds (Index.langs), and matches any of the analyses: the word
+// index holds (Index.langs), and matches any of the analyses, another
+// language's only in the pages of that language (see ofLangs): the word
 // of each field becomes a disjunction of one match query per distinct
 // analysis, each naming its analyzer (Bleve would otherwise pick the
 // analyzer of the first type mapping its map order gives). Each of them
@@ -152,7 +153,9 @@ func (l *indexLangs) add(langs ...string) {
 // langAnalysis is one way the analyzers of an index analyse a query text.
 type langAnalysis struct {
 	analyzer string
-	key      string // the terms with their positions
+	key      string   // the terms with their positions
+	english  bool     // the English analyzer's: English and unknown pages have these terms
+	others   []string // the other analyzers of langs that give the same terms
 }
 
 // analyses returns the distinct analyses of text by the English analyzer
@@ -175,8 +178,10 @@ func analyses(m mapping.IndexMapping, langs []string, text string) (out []langAn
 		}
 		en = en || i == 0
 		k := tokensKey(toks)
-		if !slices.ContainsFunc(out, func(a langAnalysis) bool { return a.key == k }) {
-			out = append(out, langAnalysis{analyzer: name, key: k})
+		if j := slices.IndexFunc(out, func(a langAnalysis) bool { return a.key == k }); j >= 0 {
+			out[j].others = append(out[j].others, name)
+		} else {
+			out = append(out, langAnalysis{analyzer: name, key: k, english: i == 0})
 		}
 	}
 	return out, stop
@@ -239,9 +244,33 @@ func inLangs(m mapping.IndexMapping, langs []string, q query.Query, stopWords bo
 			c = &x
 		}
 		setAnalyzer(c, a.analyzer, n)
+		if !a.english {
+			c = ofLangs(c, append([]string{a.analyzer}, a.others...))
+		}
 		d = append(d, c)
 	}
 	return query.NewDisjunctionQuery(append(d, stops...))
+}
+
+// ofLangs returns q restricted to the pages of the languages of
+// analyzers: another language's analysis of a word is not that word in
+// English pages ("handlr", a typo, is "handl" to a stemmer that drops a
+// final r, which is "handles" in English). The language clause adds next
+// to nothing to the score.
+func ofLangs(q query.Query, analyzers []string) query.Query {
+	var ls []query.Query
+	for _, a := range analyzers {
+		for _, l := range langsOfAnalyzer(a) {
+			t := query.NewTermQuery(l)
+			t.SetField(fLang)
+			t.SetBoost(stopClauseBoost)
+			ls = append(ls, t)
+		}
+	}
+	if len(ls) == 0 {
+		return q
+	}
+	return query.NewConjunctionQuery([]query.Query{q, query.NewDisjunctionQuery(ls)})
 }
 
 // setAnalyzer names q's analyzer and multiplies its boost by f.

@@ -103,7 +103,21 @@ func TestLangAnalyses(t *testing.T) {
 		t.Fatalf("Festplatten in en, de, fr: %#v, want three analyses", d)
 	}
 	for i, want := range []string{"en", "de", "fr"} {
-		mq := d.Disjuncts[i].(*query.MatchQuery)
+		// Another language's analysis matches the pages of that
+		// language alone.
+		c := d.Disjuncts[i]
+		if want != "en" {
+			cq, ok := c.(*query.ConjunctionQuery)
+			if !ok || len(cq.Conjuncts) != 2 {
+				t.Fatalf("analysis %d: %#v, want it and lang:%s", i, c, want)
+			}
+			l, ok := cq.Conjuncts[1].(*query.DisjunctionQuery)
+			if !ok || len(l.Disjuncts) != 1 || l.Disjuncts[0].(*query.TermQuery).Term != want {
+				t.Errorf("analysis %d: pages of %#v, want lang:%s", i, cq.Conjuncts[1], want)
+			}
+			c = cq.Conjuncts[0]
+		}
+		mq := c.(*query.MatchQuery)
 		if mq.Analyzer != want || mq.Boost() != 3 {
 			t.Errorf("analysis %d: analyzer %q boost %g, want %q boost 3", i, mq.Analyzer, mq.Boost(), want)
 		}

@@ -54,8 +54,12 @@ type plan struct {
 	terms   []string    // words to mark in snippets
 	words   []string    // plain words over the text fields, as written: what spelling suggestions correct
 	heads   []string    // the terms of words: what a heading should hold (see headings.go)
-	ranked  bool        // false: nothing to score (match all, or only exclusions); ordered by PageRank
-	costly  bool        // has regexp, wildcard, fuzzy or prefix terms
+	// optional and termOf are the rewriter's, for a query of plain
+	// words: what joining words rewrites (see compound.go).
+	optional map[query.Query]bool
+	termOf   map[query.Query]string
+	ranked   bool // false: nothing to score (match all, or only exclusions); ordered by PageRank
+	costly   bool // has regexp, wildcard, fuzzy or prefix terms
 }
 
 // parse checks q's limits and parses its query string: unqualified terms
@@ -94,7 +98,7 @@ func parseIn(m mapping.IndexMapping, langs []string, q Query) (*plan, error) {
 			phraseLangs = append(phraseLangs, a)
 		}
 	}
-	r := rewriter{m: m, langs: langs, phraseLangs: phraseLangs, an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil, question: isQuestion(s), optional: map[query.Query]bool{}}
+	r := rewriter{m: m, langs: langs, phraseLangs: phraseLangs, an: m.AnalyzerNamed(analyzer), titleWords: m.AnalyzerNamed(wordsAnalyzer) != nil, question: isQuestion(s), optional: map[query.Query]bool{}, termOf: map[query.Query]string{}}
 	p, defaulted := allRequired(p)
 	out, err := r.rewrite(p, false)
 	if err != nil {
@@ -118,6 +122,7 @@ func parseIn(m mapping.IndexMapping, langs []string, q Query) (*plan, error) {
 	pl := &plan{q: out, terms: r.terms, words: r.plain, heads: headTerms(r.an, r.plain), ranked: !unranked(out), costly: r.costly > 0}
 	if defaulted {
 		pl.relaxed = relax(out, r.optional)
+		pl.optional, pl.termOf = r.optional, r.termOf
 	}
 	return pl, nil
 }
@@ -235,6 +240,8 @@ type rewriter struct {
 	// patterns over text fields: what a relaxed query may leave out.
 	// Fields, hosts, ranges and exclusions always stay required.
 	optional map[query.Query]bool
+	// termOf is the term of each rewritten plain word of one term.
+	termOf map[query.Query]string
 }
 
 // text returns q, a positive query over the text fields, recorded as one
@@ -446,7 +453,11 @@ func (r *rewriter) words(q fieldQuery, field, text string, fuzziness int, phrase
 			r.plain = append(r.plain, text)
 		}
 	}
-	return r.text(r.fielded(q, !phrase && !negated), negated), nil
+	out := r.text(r.fielded(q, !phrase && !negated), negated)
+	if !negated && !phrase && fuzziness == 0 && field == "" && len(toks) == 1 {
+		r.termOf[out] = string(toks[0].Term)
+	}
+	return out, nil
 }
 
 // interrogatives are the first words of a question ("how do I …", "can

@@ -87,6 +87,9 @@ func (ix *Index) Search(ctx context.Context, q Query) (*Results, error) {
 		return nil, err
 	}
 	defer release()
+	if err := ix.compounds(ctx, p, q.Q); err != nil {
+		return nil, err
+	}
 	res, st, err := ix.run(ctx, q, p.q, p.ranked, p.heads)
 	if err != nil {
 		return nil, err
@@ -206,6 +209,9 @@ func (ix *Index) correct(ctx context.Context, q Query, suggestion string, strict
 	cp, err := parseIn(ix.bi.Mapping(), ix.langs.list(), cq)
 	if err != nil {
 		return nil, nil, status{}, nil // a suggestion that does not parse is not applied
+	}
+	if err := ix.compounds(ctx, cp, suggestion); err != nil {
+		return nil, nil, status{}, err
 	}
 	res, st, err := ix.run(ctx, cq, cp.q, cp.ranked, cp.heads)
 	if err != nil {

@@ -37,8 +37,9 @@ const (
 	// surfacePages is how many pages with a term are read to find the
 	// form of it closest to the word typed.
 	surfacePages = 5
-	// maxCandidates is how many corrections of a word are tried, most
-	// common first, for one written close enough to it.
+	// maxCandidates is how many corrections of a word are tried, the
+	// most common ones: of those written close enough to it, the one
+	// most pages have with the query's other words wins.
 	maxCandidates = 3
 )
 
@@ -67,7 +68,8 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 		return "", nil
 	}
 	out, changed := q, false
-	for _, w := range words {
+	parts := wordParts(an, words)
+	for _, w := range parts {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -91,7 +93,12 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 		// w as the edits allow: stems hide distance ("recus" is one edit
 		// from "refus" as from "recurs", but "recusive" is three from
 		// "refuse", one from "recursive").
-		surface := ""
+		// Of those, the one that most pages have next to the query's
+		// other words (as a phrase), else with them: "termination
+		// handlr" is "termination handler", though more pages say
+		// "handle" and "terminate".
+		surface, best := "", [2]uint64{}
+		before, after := otherTerms(an, parts, w)
 		for _, c := range cands[:min(len(cands), maxCandidates)] {
 			form := c.surface
 			if form == "" {
@@ -99,9 +106,19 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 					return "", err
 				}
 			}
-			if form != "" && !strings.EqualFold(form, w) && editDistance(strings.ToLower(form), strings.ToLower(w)) <= maxEdits(w) {
+			if form == "" || strings.EqualFold(form, w) || editDistance(strings.ToLower(form), strings.ToLower(w)) > maxEdits(w) {
+				continue
+			}
+			if len(before)+len(after) == 0 {
 				surface = form
 				break
+			}
+			n, err := ix.together(ctx, before, c.term, after)
+			if err != nil {
+				return "", err
+			}
+			if surface == "" || n[0] > best[0] || n[0] == best[0] && n[1] > best[1] {
+				surface, best = form, n
 			}
 		}
 		if surface == "" {
@@ -113,6 +130,70 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 	}
 	if !changed {
 		return "", nil
+	}
+	return out, nil
+}
+
+// wordParts returns words with each word the analyzer splits
+// (std::unordred_map, a C++ scope) replaced by its parts as written
+// (std, unordred_map), which are corrected one by one.
+func wordParts(an analysis.Analyzer, words []string) []string {
+	out := make([]string, 0, len(words))
+	for _, w := range words {
+		toks := an.Analyze([]byte(w))
+		if len(toks) <= 1 {
+			out = append(out, w)
+			continue
+		}
+		for _, t := range toks {
+			if 0 <= t.Start && t.Start < t.End && t.End <= len(w) {
+				out = append(out, w[t.Start:t.End])
+			}
+		}
+	}
+	return out
+}
+
+// otherTerms returns the terms of words before and after w, as an
+// analyses them.
+func otherTerms(an analysis.Analyzer, words []string, w string) (before, after []string) {
+	i := slices.Index(words, w)
+	for j, o := range words {
+		if j == i {
+			continue
+		}
+		for _, t := range an.Analyze([]byte(o)) {
+			if j < i {
+				before = append(before, string(t.Term))
+			} else {
+				after = append(after, string(t.Term))
+			}
+		}
+	}
+	return before, after
+}
+
+// together counts the pages whose text has term with the terms before
+// and after it as a phrase, and those that have them all anywhere: how
+// often a correction comes with the query's other words, next to them
+// first.
+func (ix *Index) together(ctx context.Context, before []string, term string, after []string) ([2]uint64, error) {
+	var out [2]uint64
+	terms := slices.Concat(before, []string{term}, after)
+	qs := make([]query.Query, len(terms))
+	for i, t := range terms {
+		tq := query.NewTermQuery(t)
+		tq.SetField(fText)
+		qs[i] = tq
+	}
+	for i, q := range []query.Query{query.NewPhraseQuery(terms, fText), query.NewConjunctionQuery(qs)} {
+		req := bleve.NewSearchRequestOptions(q, 0, 0, false)
+		req.Score = "none"
+		res, err := ix.bi.SearchInContext(ctx, req)
+		if err != nil {
+			return out, fmt.Errorf("serving: suggest: %w", err)
+		}
+		out[i] = res.Total
 	}
 	return out, nil
 }

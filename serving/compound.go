@@ -1,0 +1,140 @@
+package serving
+
+import (
+	"context"
+	"strings"
+	"unicode"
+
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+)
+
+// compounds rewrites p, a query of plain words, so that two words in a
+// row of the query as written that pages also write as one ("back up":
+// "backup", "auto increment": "autoincrement") match either way: the
+// words' clauses become a disjunction of them and the joined word, over
+// the text fields. Only pairs of letters whose joined word is one term
+// that some page's text has are rewritten, and only a query of letters
+// (a question mark at its end allowed): the pairs are those of the query
+// as written, stop words included ("up" of "back up"), which parse
+// drops.
+// Such a query loses the fast paths (topk.go): the clause is not a
+// word's.
+func (ix *Index) compounds(ctx context.Context, p *plan, s string) error {
+	if p.termOf == nil {
+		return nil
+	}
+	b, ok := p.q.(*query.BooleanQuery)
+	if !ok {
+		return nil
+	}
+	c, ok := b.Must.(*query.ConjunctionQuery)
+	if !ok {
+		return nil
+	}
+	raw := strings.Fields(strings.TrimSuffix(strings.TrimSpace(s), "?"))
+	for _, w := range raw {
+		if strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) >= 0 {
+			return nil
+		}
+	}
+	an := ix.bi.Mapping().AnalyzerNamed(analyzer)
+	if an == nil || len(raw) < 2 {
+		return nil
+	}
+	termOf := func(w string) string {
+		toks := an.Analyze([]byte(w))
+		if len(toks) != 1 {
+			return ""
+		}
+		return string(toks[0].Term)
+	}
+	clauseOf := func(t string, taken map[int]bool) int {
+		if t == "" {
+			return -1
+		}
+		for i, sub := range c.Conjuncts {
+			if !taken[i] && p.termOf[sub] == t {
+				return i
+			}
+		}
+		return -1
+	}
+	var r index.IndexReader
+	conj := append([]query.Query(nil), c.Conjuncts...)
+	taken := map[int]bool{}
+	changed := false
+	for i := 0; i+1 < len(raw); i++ {
+		joined := strings.ToLower(raw[i] + raw[i+1])
+		jt := termOf(joined)
+		a, bt := termOf(raw[i]), termOf(raw[i+1])
+		if jt == "" || jt == a || jt == bt {
+			continue
+		}
+		ia, ib := clauseOf(a, taken), clauseOf(bt, taken)
+		if ia < 0 && ib < 0 {
+			continue
+		}
+		if r == nil {
+			adv, err := ix.bi.Advanced()
+			if err != nil {
+				return err
+			}
+			if r, err = adv.Reader(); err != nil {
+				return err
+			}
+			defer r.Close()
+		}
+		df, err := docFreq(ctx, r, jt)
+		if err != nil {
+			return err
+		}
+		if df == 0 {
+			continue
+		}
+		var parts []query.Query
+		for _, k := range []int{ia, ib} {
+			if k >= 0 && !taken[k] {
+				parts = append(parts, conj[k])
+				taken[k] = true
+			}
+		}
+		var words query.Query = parts[0]
+		if len(parts) > 1 {
+			words = query.NewConjunctionQuery(parts)
+		}
+		m := query.NewMatchQuery(joined)
+		alt := fielded(m)
+		for _, d := range alt.(*query.DisjunctionQuery).Disjuncts {
+			setAnalyzer(d, analyzer, 1)
+		}
+		either := query.NewDisjunctionQuery([]query.Query{words, alt})
+		first := ia
+		if ia < 0 {
+			first = ib
+		}
+		conj[first] = either
+		for _, k := range []int{ia, ib} {
+			if k >= 0 && k != first {
+				conj[k] = nil
+			}
+		}
+		p.optional[either] = true
+		changed = true
+		i++
+	}
+	if !changed {
+		return nil
+	}
+	var out []query.Query
+	for _, q := range conj {
+		if q != nil {
+			out = append(out, q)
+		}
+	}
+	nb := *b
+	nb.Must = query.NewConjunctionQuery(out)
+	p.q = &nb
+	p.relaxed = relax(p.q, p.optional)
+	return nil
+}

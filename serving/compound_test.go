@@ -1,0 +1,44 @@
+package serving
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/caffeine-go/caffeine/webtable"
+)
+
+// TestCompounds: two words in a row of the query match a page that
+// writes them as one word ("back up": "backup"; "auto increment":
+// "autoincrement"), with or without the stop word between the letters,
+// while many pages have the words apart (no relaxing). A pair that no
+// page writes as one word changes nothing.
+func TestCompounds(t *testing.T) {
+	ix := openIndex(t)
+	var es []webtable.Export
+	for i := range 12 {
+		es = append(es, upsert(1, fmt.Sprint("o", i), fmt.Sprintf("http://db.test/other%d.html", i),
+			fmt.Sprintf("Other %d", i), "Go back to the database list; auto mode; increment the counter of a column.", 1))
+	}
+	es = append(es,
+		upsert(1, "b", "http://db.test/backup.html", "Backup", "Make a backup of a database with the backup command.", 1),
+		upsert(1, "a", "http://db.test/autoincrement.html", "Autoincrement", "A column declared autoincrement gets the next integer.", 1),
+	)
+	apply(t, ix, es...)
+	for _, c := range []struct{ q, want string }{
+		{"how do I back up a database", "http://db.test/backup.html"},
+		{"back up database", "http://db.test/backup.html"},
+		{"auto increment column", "http://db.test/autoincrement.html"},
+	} {
+		res := lookup(t, ix, c.q)
+		if res.Relaxed {
+			t.Errorf("%q: relaxed, want every word matched", c.q)
+		}
+		if got := urls(res); len(got) == 0 || got[0] != c.want {
+			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
+		}
+	}
+	if got := urls(lookup(t, ix, "database list")); slices.Contains(got, "http://db.test/backup.html") {
+		t.Errorf("database list: %v, want no page without list", got)
+	}
+}
