@@ -82,6 +82,18 @@ func (s *crashStore) CheckAndMutateRowAt(ctx context.Context, row string, predic
 	}, ifNoMatch)
 }
 
+func (s *crashStore) CheckAndMutateRowsAt(ctx context.Context, checks []percolator.RowPredicate, ts func() (uint64, error), ifNoMatch func(ts uint64) []percolator.RowMutation) (string, error) {
+	if s.dead.Load() {
+		return "", errDead
+	}
+	return s.st.CheckAndMutateRowsAt(ctx, checks, func() (uint64, error) {
+		if s.dead.Load() {
+			return 0, errDead
+		}
+		return ts()
+	}, ifNoMatch)
+}
+
 // MutateRows applies the rows one by one, so that a process killed in the
 // middle leaves some applied and some not, as MutateRows allows.
 func (s *crashStore) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {

@@ -43,8 +43,8 @@ func (tx *Tx) Commit(ctx context.Context) error {
 		return ErrReadOnly
 	}
 	rows := tx.rows()
-	if tx.db.ex != nil && len(rows) == 1 && tx.crash == nil {
-		return tx.commitOnePhase(ctx, rows[0])
+	if tx.db.ex != nil && tx.crash == nil {
+		return tx.commitOnePhase(ctx, rows)
 	}
 	return tx.commitTwoPhase(ctx, rows)
 }
@@ -100,13 +100,14 @@ func (tx *Tx) record(p pending, inline bool) []byte {
 	return w.encode()
 }
 
-// commitOnePhase commits a single-row transaction on an exclusive store in
-// one row operation: the store holds the row while the commit timestamp is
-// taken, so no reader can see the row without the write once the timestamp
-// exists (the job the lock does in two-phase commit).
-func (tx *Tx) commitOnePhase(ctx context.Context, r rowWrites) error {
+// commitOnePhase commits a transaction on an exclusive store in one
+// store operation, without locks: the store holds the rows while the
+// commit timestamp is taken and writes them at once, so no reader can see
+// a row without the write once the timestamp exists (the job the locks do
+// in two-phase commit), and a crash keeps all of the commit or none.
+func (tx *Tx) commitOnePhase(ctx context.Context, rows []rowWrites) error {
 	for {
-		err := tx.commitOnePhaseOnce(ctx, r)
+		err := tx.commitOnePhaseOnce(ctx, rows)
 		if !errors.Is(err, errRangeUsed) {
 			return err
 		}
@@ -122,43 +123,62 @@ func (tx *Tx) commitOnePhase(ctx context.Context, r rowWrites) error {
 // another timestamp.
 var errRangeUsed = errors.New("percolator: the oracle's timestamp range is used up")
 
-func (tx *Tx) commitOnePhaseOnce(ctx context.Context, r rowWrites) error {
+func (tx *Tx) commitOnePhaseOnce(ctx context.Context, rows []rowWrites) error {
 	tx.db.gate.RLock()
 	defer tx.db.gate.RUnlock()
-	matched, err := tx.db.ex.CheckAndMutateRowAt(ctx, r.row, tx.conflictPredicate(r),
+	checks := make([]RowPredicate, len(rows))
+	for i, r := range rows {
+		checks[i] = RowPredicate{Row: r.row, Filters: tx.conflictPredicate(r)}
+	}
+	matched, err := tx.db.ex.CheckAndMutateRowsAt(ctx, checks,
 		func() (uint64, error) {
 			if ts, ok := tx.db.orc.take(); ok {
 				return ts, nil
 			}
 			return 0, errRangeUsed
 		},
-		func(commitTs uint64) []Mutation {
+		func(commitTs uint64) []RowMutation {
 			tx.commitTs = commitTs
-			muts := make([]Mutation, 0, 2*len(r.cols))
-			for i, col := range r.cols {
-				p := r.ps[i]
-				in := tx.inline(p)
-				if p.kind == kindPut && !in {
-					muts = append(muts, Mutation{Op: SetCell, Family: famData, Column: col, Ts: tx.startTs, Value: p.value})
-				}
-				muts = append(muts, Mutation{Op: SetCell, Family: famWrite, Column: col, Ts: commitTs, Value: tx.record(p, in)})
-				if n, ok := commitNotify(col, commitTs); ok {
-					muts = append(muts, n)
-				}
+			muts := make([]RowMutation, len(rows))
+			for i, r := range rows {
+				muts[i] = RowMutation{Row: r.row, Mutations: tx.onePhaseMutations(r, commitTs)}
 			}
-			return tx.db.notifyMutations(r, tx.startTs, muts)
+			return muts
 		})
 	if err != nil {
 		tx.commitTs = 0
-		return fmt.Errorf("percolator: commit %q: %w", r.row, err)
+		return fmt.Errorf("percolator: commit %q: %w", rows[0].row, err)
 	}
-	if matched {
+	if matched != "" {
 		tx.commitTs = 0
-		tx.resolveBlockers(ctx, r)
-		return fmt.Errorf("%w: row %q", ErrConflict, r.row)
+		for _, r := range rows {
+			if r.row == matched {
+				tx.resolveBlockers(ctx, r)
+			}
+		}
+		return fmt.Errorf("%w: row %q", ErrConflict, matched)
 	}
-	tx.db.notified([]rowWrites{r})
+	tx.db.notified(rows)
 	return nil
+}
+
+// onePhaseMutations are the mutations of a one-phase commit of r at
+// commitTs: each value (at the start timestamp) and its write record, and
+// the notifications.
+func (tx *Tx) onePhaseMutations(r rowWrites, commitTs uint64) []Mutation {
+	muts := make([]Mutation, 0, 2*len(r.cols))
+	for i, col := range r.cols {
+		p := r.ps[i]
+		in := tx.inline(p)
+		if p.kind == kindPut && !in {
+			muts = append(muts, Mutation{Op: SetCell, Family: famData, Column: col, Ts: tx.startTs, Value: p.value})
+		}
+		muts = append(muts, Mutation{Op: SetCell, Family: famWrite, Column: col, Ts: commitTs, Value: tx.record(p, in)})
+		if n, ok := commitNotify(col, commitTs); ok {
+			muts = append(muts, n)
+		}
+	}
+	return tx.db.notifyMutations(r, tx.startTs, muts)
 }
 
 func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {

@@ -33,7 +33,8 @@
 // write record: that single-row operation is the commit point. Secondaries
 // are committed after; a reader that meets one of their locks decides by the
 // primary (roll forward or roll back). On an ExclusiveStore a transaction
-// that writes one row commits in a single row operation.
+// commits in one store operation without locks (CheckAndMutateRowsAt): its
+// rows are held while the commit timestamp is taken and written at once.
 //
 // # Caveats
 //

@@ -65,8 +65,9 @@ type Store interface {
 
 // ExclusiveStore is implemented by stores whose data no other process can
 // reach while they are open (the embedded Badger store holds a directory
-// lock). For those, the DB commits single-row transactions in one step,
-// because row atomicity can then be held across a timestamp allocation.
+// lock). For those, the DB commits transactions in one step, without
+// locks, because the atomicity of their rows can then be held across a
+// timestamp allocation.
 type ExclusiveStore interface {
 	Store
 
@@ -79,6 +80,22 @@ type ExclusiveStore interface {
 	// ifNoMatch are called at most once, and only when the predicate does not
 	// match; if ts fails nothing is applied and its error is returned.
 	CheckAndMutateRowAt(ctx context.Context, row string, predicate []Filter, ts func() (uint64, error), ifNoMatch func(ts uint64) []Mutation) (matched bool, err error)
+
+	// CheckAndMutateRowsAt is CheckAndMutateRowAt over several rows: every
+	// row of checks is held from before its predicate is checked until
+	// the mutations are applied, all of them atomically, crashes
+	// included. If a row's predicate matches, it returns that row and
+	// applies nothing (ts and ifNoMatch are not called); else the rows
+	// ifNoMatch mutates, each one of checks, are written. A mutation of a
+	// row not in checks is an error and nothing is applied.
+	CheckAndMutateRowsAt(ctx context.Context, checks []RowPredicate, ts func() (uint64, error), ifNoMatch func(ts uint64) []RowMutation) (matched string, err error)
+}
+
+// RowPredicate is a row and the filters a conditional mutation checks
+// there (ExclusiveStore.CheckAndMutateRowsAt).
+type RowPredicate struct {
+	Row     string
+	Filters []Filter
 }
 
 // Compactor is implemented by stores that reclaim the space of deleted

@@ -155,13 +155,6 @@ func (m web) write(t testing.TB, db *percolator.DB, changes web) {
 	}
 }
 
-// withInCells has set write the webtable.InPrefix cells of a page's
-// links in their targets, as the links observer does, by which the block
-// of a page whose standing changes tells its linkers (runTouches);
-// without them a test touches the linkers itself, and a linker's block
-// that runs before the linked page's cell is written is not told.
-var withInCells = false
-
 func (m web) set(t testing.TB, tx *percolator.Tx, url string) error {
 	p, r := m[url], row(t, url)
 	if p.state == "" {
@@ -174,12 +167,14 @@ func (m web) set(t testing.TB, tx *percolator.Tx, url string) error {
 		ls := make([]map[string]string, 0, len(p.links))
 		for _, l := range p.links {
 			ls = append(ls, map[string]string{"url": l, "anchor": "to " + l})
-			if withInCells {
-				// As the links observer publishes the link (never
-				// withdrawn here: a stale cell costs a run, not a value).
-				if err := tx.Set(row(t, l), webtable.InPrefix+r, []byte("to "+l)); err != nil {
-					return err
-				}
+			// As the links observer publishes the link (never withdrawn
+			// here: a stale cell costs a run, not a value), by which the
+			// block of a page whose standing changes tells its linkers
+			// (runTouches). Without it a linker's block that ran before
+			// the linked page's cell was written was not told, and values
+			// depended on the order the runs took.
+			if err := tx.Set(row(t, l), webtable.InPrefix+r, []byte("to "+l)); err != nil {
+				return err
 			}
 		}
 		b, _ := json.Marshal(ls)

@@ -45,8 +45,6 @@ func TestBigSectionBigtable(t *testing.T) {
 		}
 		db = percolatortest.OpenOn(t, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
 	}
-	withInCells = true
-	t.Cleanup(func() { withInCells = false })
 	rng := rand.New(rand.NewPCG(11, 12))
 	page := func(i int) string { return fmt.Sprintf("http://big.test/docs/p%d.html", i) }
 	g := web{}

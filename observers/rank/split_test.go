@@ -85,8 +85,6 @@ func TestSplitGrowingSection(t *testing.T) {
 	if raceEnabled || testing.Short() {
 		n = 120
 	}
-	withInCells = true
-	t.Cleanup(func() { withInCells = false })
 	rng := rand.New(rand.NewPCG(3, 4))
 	db := openDB(t)
 	w := startWorker(t, db)
@@ -268,8 +266,6 @@ func TestSectionReadsSkipBlockRow(t *testing.T) {
 func TestSplitMovesLeavesToDirectory(t *testing.T) {
 	const limit = 16
 	t.Cleanup(rank.SetSplit(limit, 4*limit, 10))
-	withInCells = true
-	t.Cleanup(func() { withInCells = false })
 	rng := rand.New(rand.NewPCG(5, 6))
 	db := openDB(t)
 	m := web{}

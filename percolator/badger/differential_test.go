@@ -169,8 +169,10 @@ func (d *diff) step(i int) {
 		d.readRows(ctx)
 	case n < 72:
 		d.checkAndMutate(ctx)
-	case n < 80:
+	case n < 76:
 		d.checkAndMutateAt(ctx)
+	case n < 80:
+		d.checkAndMutateRowsAt(ctx)
 	case n < 86:
 		d.increment(ctx)
 	case n < 88:
@@ -441,6 +443,58 @@ func (d *diff) checkAndMutateAt(ctx context.Context) {
 	want, werr := d.model.CheckAndMutateRowAt(ctx, row, pred, tsFn, fixed)
 	if got != want || (err == nil) != (werr == nil) || (err != nil && !errors.Is(err, errTs)) {
 		d.fail("CheckAndMutateRowAt(%q, %+v, fail %v) = %v, %v; model %v, %v", row, pred, fail, got, err, want, werr)
+	}
+}
+
+// checkAndMutateRowsAt is Percolator's one-step commit of several rows:
+// if no row has a lock, write the locks and write records of all at a
+// timestamp taken while the rows are held.
+func (d *diff) checkAndMutateRowsAt(ctx context.Context) {
+	n := 1 + d.rnd.IntN(4)
+	var checks []percolator.RowPredicate
+	var rows []percolator.RowMutation
+	ts := uint64(0)
+	seen := map[string]bool{}
+	for range n {
+		row, col := d.row(), d.col()
+		if seen[row] {
+			continue
+		}
+		seen[row] = true
+		pred := []percolator.Filter{{Family: "l", Column: col}}
+		if d.rnd.IntN(3) == 0 {
+			pred = d.filters()
+		}
+		wts, ok := d.ts(colID{row, "w", col})
+		if lts, lok := d.ts(colID{row, "l", col}); !ok || !lok || lts > wts {
+			return
+		}
+		ts = max(ts, wts)
+		checks = append(checks, percolator.RowPredicate{Row: row, Filters: pred})
+		rows = append(rows, percolator.RowMutation{Row: row, Mutations: []percolator.Mutation{
+			{Op: percolator.SetCell, Family: "l", Column: col, Value: []byte("lock")},
+			{Op: percolator.SetCell, Family: "w", Column: col, Value: d.value()},
+		}})
+	}
+	for _, r := range rows {
+		for i := range r.Mutations {
+			r.Mutations[i].Ts = ts // one timestamp for the commit, above every row's
+		}
+	}
+	fail := d.rnd.IntN(8) == 0
+	d.record("CheckAndMutateRowsAt %+v ts %d fail %v: %v", checks, ts, fail, rows)
+	errTs := errors.New("no timestamp")
+	tsFn := func() (uint64, error) {
+		if fail {
+			return 0, errTs
+		}
+		return ts, nil
+	}
+	fixed := func(uint64) []percolator.RowMutation { return rows }
+	got, err := d.st.CheckAndMutateRowsAt(ctx, checks, tsFn, fixed)
+	want, werr := d.model.CheckAndMutateRowsAt(ctx, checks, tsFn, fixed)
+	if got != want || (err == nil) != (werr == nil) || (err != nil && !errors.Is(err, errTs)) {
+		d.fail("CheckAndMutateRowsAt(%+v, fail %v) = %q, %v; model %q, %v", checks, fail, got, err, want, werr)
 	}
 }
 

@@ -109,6 +109,60 @@ func (s *Store) CheckAndMutateRowAt(ctx context.Context, row string, predicate [
 	return false, s.write(fams, []rowOp{{st, row, ifNoMatch(t)}})
 }
 
+// CheckAndMutateRowsAt implements percolator.ExclusiveStore: the rows'
+// stripes are held in ascending order (as MutateRows holds them), and the
+// mutations are one write (see flush).
+func (s *Store) CheckAndMutateRowsAt(ctx context.Context, checks []percolator.RowPredicate, ts func() (uint64, error), ifNoMatch func(ts uint64) []percolator.RowMutation) (string, error) {
+	if err := s.usable(); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	slots := make([]int, len(checks))
+	held := make(map[string]int, len(checks))
+	for i, c := range checks {
+		slots[i] = s.slot(c.Row)
+		held[c.Row] = slots[i]
+	}
+	slices.Sort(slots)
+	slots = slices.Compact(slots)
+	for _, i := range slots {
+		s.stripes[i].lock()
+	}
+	defer func() {
+		for _, i := range slots {
+			s.stripes[i].unlock()
+		}
+	}()
+	fams := s.families()
+	for _, c := range checks {
+		matched, err := s.matches(&s.stripes[held[c.Row]], fams, c.Row, c.Filters)
+		if err != nil {
+			return "", err
+		}
+		if matched {
+			return c.Row, nil
+		}
+	}
+	s.atGate.RLock()
+	defer s.atGate.RUnlock()
+	t, err := ts()
+	if err != nil {
+		return "", err
+	}
+	rows := ifNoMatch(t)
+	ops := make([]rowOp, len(rows))
+	for i, r := range rows {
+		slot, ok := held[r.Row]
+		if !ok {
+			return "", fmt.Errorf("%w: row %q is not one of the rows checked", ErrBadMutation, r.Row)
+		}
+		ops[i] = rowOp{st: &s.stripes[slot], row: r.Row, muts: r.Mutations}
+	}
+	return "", s.write(fams, ops)
+}
+
 // matches reports whether a cell of row matches one of the filters. The
 // caller holds st.
 func (s *Store) matches(st *stripe, fams *famSet, row string, filters []percolator.Filter) (bool, error) {

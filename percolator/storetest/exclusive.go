@@ -122,6 +122,7 @@ func testExclusive(t *testing.T, s percolator.Store) {
 		checkCells(t, "row", readRow(t, s, row, allFamilies()...), cells(fx, k("d", "a", 1), k("l", "c", 9), k("w", "c", 9)))
 	})
 
+	t.Run("Rows", func(t *testing.T) { testExclusiveRows(t, es) })
 	t.Run("HoldsRow", func(t *testing.T) { testExclusiveHoldsRow(t, es) })
 	t.Run("OneWinner", func(t *testing.T) { testExclusiveOneWinner(t, es) })
 	t.Run("ReadsAfterTs", func(t *testing.T) { testExclusiveReadsAfterTs(t, es) })
@@ -392,5 +393,77 @@ func testExclusiveReadsAfterTs(t *testing.T, es percolator.ExclusiveStore) {
 	for i := range rows {
 		want := cells(fx, k("l", "c", writeTs[i].Load()))
 		checkCells(t, "lock of "+rowKey(i), readRow(t, es, rowKey(i), allFamilies()...), want)
+	}
+}
+
+// testExclusiveRows tests CheckAndMutateRowsAt: a predicate matching in
+// any row applies nothing; else every row's mutations are applied; a
+// mutation of a row not checked, or a failing ts, applies nothing.
+func testExclusiveRows(t *testing.T, es percolator.ExclusiveStore) {
+	ctx := t.Context()
+	lockPred := []fl{{Family: "l", Column: "c"}}
+	rows := []string{"x/rows/a", "x/rows/b", "x/rows/c"}
+	var tsCalls, builds int
+	call := func(checks []percolator.RowPredicate, ts uint64, tsErr error, extra string) (string, error) {
+		tsCalls, builds = 0, 0
+		return es.CheckAndMutateRowsAt(ctx, checks,
+			func() (uint64, error) {
+				tsCalls++
+				return ts, tsErr
+			},
+			func(got uint64) []percolator.RowMutation {
+				builds++
+				var rm []percolator.RowMutation
+				for _, c := range checks {
+					rm = append(rm, percolator.RowMutation{Row: c.Row, Mutations: muts{fput("l", "c", got), fput("w", "c", got)}})
+				}
+				if extra != "" {
+					rm = append(rm, percolator.RowMutation{Row: extra, Mutations: muts{fput("w", "c", got)}})
+				}
+				return rm
+			})
+	}
+	checks := func(rows ...string) []percolator.RowPredicate {
+		var cs []percolator.RowPredicate
+		for _, r := range rows {
+			cs = append(cs, percolator.RowPredicate{Row: r, Filters: lockPred})
+		}
+		return cs
+	}
+	for _, r := range rows {
+		mutate(t, es, r, fput("d", "a", 1))
+	}
+	mutate(t, es, rows[2], fput("l", "c", 5))
+	before := cells(fx, k("d", "a", 1))
+
+	// The third row's lock matches: nothing is applied.
+	matched, err := call(checks(rows...), 7, nil, "")
+	if err != nil || matched != rows[2] || tsCalls != 0 || builds != 0 {
+		t.Errorf("a lock in the third row: matched %q, err %v, ts calls %d, builds %d; want %q, nil, 0, 0", matched, err, tsCalls, builds, rows[2])
+	}
+	for _, r := range rows[:2] {
+		checkCells(t, r+" after a match", readRow(t, es, r, allFamilies()...), before)
+	}
+
+	// A failing ts applies nothing.
+	if _, err := call(checks(rows[:2]...), 8, errOracle, ""); err == nil {
+		t.Error("a failing ts: no error")
+	}
+	// A mutation of a row not checked is refused, and nothing is applied.
+	if _, err := call(checks(rows[:2]...), 9, nil, "x/rows/unchecked"); err == nil {
+		t.Error("a mutation of a row not checked: no error")
+	}
+	for _, r := range rows[:2] {
+		checkCells(t, r+" after refused calls", readRow(t, es, r, allFamilies()...), before)
+	}
+	checkCells(t, "the row not checked", readRow(t, es, "x/rows/unchecked", allFamilies()...), nil)
+
+	// No match: every row is written at the timestamp taken.
+	matched, err = call(checks(rows[:2]...), 10, nil, "")
+	if err != nil || matched != "" || tsCalls != 1 || builds != 1 {
+		t.Fatalf("no match: matched %q, err %v, ts calls %d, builds %d; want \"\", nil, 1, 1", matched, err, tsCalls, builds)
+	}
+	for _, r := range rows[:2] {
+		checkCells(t, r, readRow(t, es, r, allFamilies()...), cells(fx, k("d", "a", 1), k("l", "c", 10), k("w", "c", 10)))
 	}
 }

@@ -217,6 +217,37 @@ func (s *Model) CheckAndMutateRowAt(ctx context.Context, row string, predicate [
 	return false, s.apply(row, ifNoMatch(t))
 }
 
+// CheckAndMutateRowsAt implements percolator.ExclusiveStore.
+func (s *Model) CheckAndMutateRowsAt(ctx context.Context, checks []percolator.RowPredicate, ts func() (uint64, error), ifNoMatch func(ts uint64) []percolator.RowMutation) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return "", err
+	}
+	checked := make(map[string]bool, len(checks))
+	for _, c := range checks {
+		if len(s.read(c.Row, c.Filters)) > 0 {
+			return c.Row, nil
+		}
+		checked[c.Row] = true
+	}
+	t, err := ts()
+	if err != nil {
+		return "", fmt.Errorf("storetest: model: timestamp: %w", err)
+	}
+	rows := ifNoMatch(t)
+	for _, r := range rows {
+		if !checked[r.Row] {
+			return "", fmt.Errorf("storetest: model: row %q is not one of the rows checked", r.Row)
+		}
+	}
+	var errs []error
+	for _, r := range rows {
+		errs = append(errs, s.apply(r.Row, r.Mutations))
+	}
+	return "", errors.Join(errs...)
+}
+
 // MutateRows implements percolator.Store.
 func (s *Model) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {
 	s.mu.Lock()
