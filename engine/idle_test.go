@@ -17,14 +17,7 @@ func TestWorkerStill(t *testing.T) {
 	if !e.workerStill() {
 		t.Error("a worker that never ran is not still")
 	}
-	if err := e.DB.Notify(ctx, "r", webtable.DocDirty); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-started:
-	case <-ctx.Done():
-		t.Fatal("the observer never ran")
-	}
+	startRun(t, e, ctx, started)
 	if e.workerStill() {
 		t.Error("still while an observer runs")
 	}
@@ -79,14 +72,7 @@ func heldEngine(t *testing.T) (e *Engine, ctx context.Context, release, started 
 // that did nothing since keeps serving the busy one.
 func TestStatsTurnIdleBeforeExpiry(t *testing.T) {
 	e, ctx, release, started := heldEngine(t)
-	if err := e.DB.Notify(ctx, "r", webtable.DocDirty); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-started:
-	case <-ctx.Done():
-		t.Fatal("the observer never ran")
-	}
+	startRun(t, e, ctx, started)
 	s, err := e.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -131,5 +117,19 @@ func TestStatsTurnIdleBeforeExpiry(t *testing.T) {
 	defer e.statsMu.Unlock()
 	if e.statsWork == work {
 		t.Error("the idle Stats was not computed afresh")
+	}
+}
+
+// startRun notifies heldEngine's observer and returns once its run has
+// begun (and holds until release is closed).
+func startRun(t *testing.T, e *Engine, ctx context.Context, started <-chan struct{}) {
+	t.Helper()
+	if err := e.DB.Notify(ctx, "r", webtable.DocDirty); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the observer never ran")
 	}
 }

@@ -41,18 +41,24 @@ func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) e
 		slots[i] = s.slot(r.Row)
 		ops[i] = rowOp{st: &s.stripes[slots[i]], row: r.Row, muts: r.Mutations}
 	}
-	// Lock in ascending order so that concurrent calls cannot deadlock.
+	defer s.hold(slots)()
+	return s.write(s.families(), ops)
+}
+
+// hold holds the stripes of slots (which it sorts) for writing, in
+// ascending order so that concurrent calls cannot deadlock, and returns
+// the function that lets them go.
+func (s *Store) hold(slots []int) (release func()) {
 	slices.Sort(slots)
 	slots = slices.Compact(slots)
 	for _, i := range slots {
 		s.stripes[i].lock()
 	}
-	defer func() {
+	return func() {
 		for _, i := range slots {
 			s.stripes[i].unlock()
 		}
-	}()
-	return s.write(s.families(), ops)
+	}
 }
 
 // CheckAndMutateRow implements percolator.Store.
@@ -110,8 +116,8 @@ func (s *Store) CheckAndMutateRowAt(ctx context.Context, row string, predicate [
 }
 
 // CheckAndMutateRowsAt implements percolator.ExclusiveStore: the rows'
-// stripes are held in ascending order (as MutateRows holds them), and the
-// mutations are one write (see flush).
+// stripes are held as MutateRows holds them, and the mutations are one
+// write (see flush).
 func (s *Store) CheckAndMutateRowsAt(ctx context.Context, checks []percolator.RowPredicate, ts func() (uint64, error), ifNoMatch func(ts uint64) []percolator.RowMutation) (string, error) {
 	if err := s.usable(); err != nil {
 		return "", err
@@ -125,16 +131,7 @@ func (s *Store) CheckAndMutateRowsAt(ctx context.Context, checks []percolator.Ro
 		slots[i] = s.slot(c.Row)
 		held[c.Row] = slots[i]
 	}
-	slices.Sort(slots)
-	slots = slices.Compact(slots)
-	for _, i := range slots {
-		s.stripes[i].lock()
-	}
-	defer func() {
-		for _, i := range slots {
-			s.stripes[i].unlock()
-		}
-	}()
+	defer s.hold(slots)()
 	fams := s.families()
 	for _, c := range checks {
 		matched, err := s.matches(&s.stripes[held[c.Row]], fams, c.Row, c.Filters)
