@@ -218,15 +218,7 @@ func inLangs(m mapping.IndexMapping, langs []string, q query.Query, stopWords bo
 	if !stopWords {
 		stop = nil
 	}
-	var stops []query.Query
-	for _, a := range stop {
-		for _, l := range langsOfAnalyzer(a) {
-			t := query.NewTermQuery(l)
-			t.SetField(fLang)
-			t.SetBoost(stopClauseBoost)
-			stops = append(stops, t)
-		}
-	}
+	stops := langClauses(stop)
 	n := float64(len(as) + len(stops))
 	if len(as) <= 1 && len(stops) == 0 {
 		setAnalyzer(q, analyzer, 1)
@@ -258,6 +250,16 @@ func inLangs(m mapping.IndexMapping, langs []string, q query.Query, stopWords bo
 // final r, which is "handles" in English). The language clause adds next
 // to nothing to the score.
 func ofLangs(q query.Query, analyzers []string) query.Query {
+	ls := langClauses(analyzers)
+	if len(ls) == 0 {
+		return q
+	}
+	return query.NewConjunctionQuery([]query.Query{q, query.NewDisjunctionQuery(ls)})
+}
+
+// langClauses returns a clause for each language of analyzers, matching
+// the pages of that language and adding next to nothing to their score.
+func langClauses(analyzers []string) []query.Query {
 	var ls []query.Query
 	for _, a := range analyzers {
 		for _, l := range langsOfAnalyzer(a) {
@@ -267,10 +269,7 @@ func ofLangs(q query.Query, analyzers []string) query.Query {
 			ls = append(ls, t)
 		}
 	}
-	if len(ls) == 0 {
-		return q
-	}
-	return query.NewConjunctionQuery([]query.Query{q, query.NewDisjunctionQuery(ls)})
+	return ls
 }
 
 // setAnalyzer names q's analyzer and multiplies its boost by f.
