@@ -21,7 +21,9 @@ import (
 //   - a page publishes exactly its links (webtable.LinksOut is the links
 //     of webtable.Links, none when the page is not ok), and every
 //     published link, and only those, has its webtable.InPrefix cell in
-//     its target with its anchors;
+//     its target with its anchors, or its spilled row (webtable.ScanIn);
+//     a row keeps at most maxInCells of them, and is marked when it has
+//     spilled ones;
 //   - a redirect's target has its webtable.AliasPrefix cell, and only
 //     redirects have such cells; a row marked unaliased has none;
 //   - an ok page is a member of the cluster of its hash and of no other;
@@ -43,7 +45,10 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 	}
 	type page struct {
 		cols    map[string]string
-		in      map[string]string // source row → anchor
+		in      map[string]string // source row → anchor, in the row or spilled
+		inRow   int               // of them, in the row
+		spilled int               // of them, spilled
+		marked  bool              // webtable.InSpilled
 		aliases []string
 	}
 	pages := make(map[string]*page)
@@ -69,8 +74,11 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 			}
 			p := get(row)
 			switch {
+			case col == webtable.InSpilled:
+				p.marked = true
 			case prefix == webtable.InPrefix:
 				p.in[col[len(prefix):]] = string(v)
+				p.inRow++
 			case prefix == webtable.AliasPrefix:
 				p.aliases = append(p.aliases, col[len(prefix):])
 			default:
@@ -82,7 +90,24 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 			return nil, err
 		}
 	}
-	err := tx.Scan(ctx, webtable.ClusterPrefix, clusterEnd, "", func(row, col string, v []byte) bool {
+	err := tx.Scan(ctx, webtable.InSpillPrefix, webtable.InSpillEnd, webtable.InSpill, func(row, _ string, v []byte) bool {
+		t, src, ok := webtable.ParseInSpillRow(row)
+		if !ok {
+			add("spill row %q: not a link's", row)
+			return true
+		}
+		p := get(t)
+		if a, ok := p.in[src]; ok {
+			add("%s: link of %s both in the row (%q) and spilled (%q)", t, src, a, v)
+		}
+		p.in[src] = string(v)
+		p.spilled++
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = tx.Scan(ctx, webtable.ClusterPrefix, clusterEnd, "", func(row, col string, v []byte) bool {
 		h := row[len(webtable.ClusterPrefix):]
 		c := clusters[h]
 		if c == nil {
@@ -165,6 +190,13 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 			if got, ok := published[src][s]; !ok || got != a {
 				add("%s: in: cell of %s (%q), which publishes %q here (%v)", s, src, a, got, ok)
 			}
+		}
+		// Inbound links bounded in the row (spillIn).
+		if p.inRow > maxInCells {
+			add("%s: %d in: cells in the row, more than %d", s, p.inRow, maxInCells)
+		}
+		if p.spilled > 0 && !p.marked {
+			add("%s: %d links spilled, the row is not marked %s", s, p.spilled, webtable.InSpilled)
 		}
 		// Aliases.
 		if alias := p.cols[webtable.AliasOf]; alias != "" {

@@ -155,8 +155,8 @@ func inbound(ctx context.Context, tx *percolator.Tx, row string, notes *buildNot
 	var out []inLink
 	for _, t := range targets {
 		n := len(out)
-		err := tx.Scan(ctx, t, t+"\x00", webtable.InPrefix, func(_, col string, v []byte) bool {
-			out = append(out, inLink{src: strings.TrimPrefix(col, webtable.InPrefix), text: string(v)})
+		err := webtable.ScanIn(ctx, tx, t, func(src string, v []byte) bool {
+			out = append(out, inLink{src: src, text: string(v)})
 			return true
 		})
 		if err != nil {

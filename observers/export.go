@@ -65,6 +65,11 @@ func (r *registry) export(ctx context.Context, tx *percolator.Tx, row string) er
 	if strings.HasPrefix(row, "!") {
 		return nil // not a page
 	}
+	// Every new linker notifies this run (webtable.DocLinked), whatever
+	// the page's standing: its row keeps its links bounded here.
+	if err := spillIn(ctx, tx, row); err != nil {
+		return err
+	}
 	get := func(r, col string) (string, error) {
 		v, err := tx.Get(ctx, r, col)
 		return string(v), err

@@ -9,3 +9,11 @@ func SetMaxLinkChanges(t testing.TB, n int) {
 	maxLinkChanges = n
 	t.Cleanup(func() { maxLinkChanges = old })
 }
+
+// SetMaxInCells makes a page row keep at most n inbound links (spillIn)
+// for the rest of the test.
+func SetMaxInCells(t testing.TB, n int) {
+	old := maxInCells
+	maxInCells = n
+	t.Cleanup(func() { maxInCells = old })
+}

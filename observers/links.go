@@ -13,7 +13,8 @@ import (
 
 // Links returns the observer that inverts a page's outlinks
 // (webtable.Links): for each link S→T with anchor A it keeps the cell
-// in:S = A in T's row, and removes the cells of links S no longer has. Each
+// in:S = A in T's row, and removes the cells of links S no longer has
+// (and their copies that T's export moved out of T's row, spillIn). Each
 // source writes only its own cells, so sources never conflict, however
 // popular the target. The target's document is notified in the background
 // (webtable.DocLinked: only its anchors changed). (PageRank
@@ -117,14 +118,17 @@ func invertLinks(ctx context.Context, tx *percolator.Tx, row, col string) error 
 	added := false // a link to a page not linked before
 	for _, t := range changed {
 		a, ok := now[t]
+		_, was := prev[t]
 		if ok {
-			_, was := prev[t]
 			added = added || !was
 			err = tx.Set(t, webtable.InPrefix+row, []byte(a))
 			prev[t] = a
 		} else {
 			err = tx.Delete(t, webtable.InPrefix+row)
 			delete(prev, t)
+		}
+		if err == nil && was {
+			err = unspill(ctx, tx, t, row)
 		}
 		if err != nil {
 			return err

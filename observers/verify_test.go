@@ -106,7 +106,28 @@ func TestVerifyLinksInParts(t *testing.T) {
 	verifyRounds(t)
 }
 
-func verifyRounds(t *testing.T) {
+// The same with a page row keeping two inbound links at most: the rest
+// move in and out of spill rows as links come and go.
+func TestVerifyLinksSpilled(t *testing.T) {
+	observers.SetMaxInCells(t, 2)
+	e := verifyRounds(t)
+	n := 0
+	err := e.db.View(bg, func(tx *percolator.Tx) error {
+		return tx.Scan(bg, webtable.InSpillPrefix, webtable.InSpillEnd, webtable.InSpill, func(string, string, []byte) bool {
+			n++
+			return true
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no link spilled: the test proves nothing")
+	}
+	t.Logf("%d links spilled", n)
+}
+
+func verifyRounds(t *testing.T) *env {
 	e := newEnv(t)
 	w := newRandomWeb(1, 150)
 	for i := range w.n {
@@ -122,6 +143,7 @@ func verifyRounds(t *testing.T) {
 		verify(t, e)
 		t.Logf("round %d verified", round)
 	}
+	return e
 }
 
 // Killing the indexer at random points, many times, while pages keep
@@ -133,6 +155,13 @@ func TestIndexerCrashes(t *testing.T) { indexerCrashes(t) }
 // between two parts loses none.
 func TestIndexerCrashesLinksInParts(t *testing.T) {
 	observers.SetMaxLinkChanges(t, 2)
+	indexerCrashes(t)
+}
+
+// The same with a page row keeping two inbound links at most: a crash
+// never leaves a link in both places or in neither.
+func TestIndexerCrashesLinksSpilled(t *testing.T) {
+	observers.SetMaxInCells(t, 2)
 	indexerCrashes(t)
 }
 
@@ -207,6 +236,8 @@ func TestVerifyFindsBrokenInvariants(t *testing.T) {
 		{"none", "", "", "", ""},
 		{"in cell lost", "in: cell", h + "/b", webtable.InPrefix + "test.broken:http/a", ""},
 		{"in cell stray", "in: cell of", h + "/c", webtable.InPrefix + "test.broken:http/b", "x"},
+		{"spilled unmarked", "not marked", webtable.InSpillRow("test.broken:http/a", "test.broken:http/b"), webtable.InSpill, "to a"},
+		{"in cell twice", "both in the row", webtable.InSpillRow("test.broken:http/a", "test.broken:http/b"), webtable.InSpill, "to a"},
 		{"alias lost", "no alias: cell", h + "/a", webtable.AliasPrefix + "test.broken:http/r", ""},
 		{"canonical", "elect", "!dup/", webtable.ClusterCanon, "test.broken:http/zzz"},
 		{"member size", "cluster size", h + "/d1", webtable.ClusterSize, "7"},

@@ -89,7 +89,9 @@ const (
 	// part, and the links-more observer goes on with the rest.
 	LinksMore = "links:more"
 	// InPrefix + source row, in the TARGET row: the anchor text of the
-	// source's link to it. Written by the links observer.
+	// source's link to it. Written by the links observer; past a limit the
+	// export observer moves them into rows of their own (inbound.go:
+	// InSpillRow, InSpilled; read both with ScanIn).
 	InPrefix = "in:"
 	// AliasPrefix + redirecting row, in the redirect TARGET's row: that row
 	// redirects here. Written by the parse observer of the redirecting row.

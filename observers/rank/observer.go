@@ -314,9 +314,9 @@ func touchLinkers(ctx context.Context, tx *percolator.Tx, dir *directory, row st
 	}
 	var aliases []string
 	var bad error
-	err := tx.Scan(ctx, row, row+"\x00", webtable.InPrefix, func(_, col string, _ []byte) bool {
+	err := webtable.ScanIn(ctx, tx, row, func(src string, _ []byte) bool {
 		var b string
-		if b, bad = dir.row(col[len(webtable.InPrefix):]); bad != nil {
+		if b, bad = dir.row(src); bad != nil {
 			return false
 		}
 		if !done[b] {

@@ -109,10 +109,7 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *serving.Index, name, 
 		err := tx.Scan(ctx, row, row+"\x00", "", func(_, col string, v []byte) bool {
 			found = true
 			switch {
-			case strings.HasPrefix(col, webtable.InPrefix):
-				if u, err := webtable.URL(strings.TrimPrefix(col, webtable.InPrefix)); err == nil {
-					info.Inlinks = append(info.Inlinks, Inlink{URL: u, Anchor: string(v)})
-				}
+			case strings.HasPrefix(col, webtable.InPrefix): // below
 			case strings.HasPrefix(col, webtable.AliasPrefix):
 				aliases = append(aliases, strings.TrimPrefix(col, webtable.AliasPrefix))
 			default:
@@ -123,11 +120,19 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *serving.Index, name, 
 		if err != nil || !found {
 			return err
 		}
+		err = webtable.ScanIn(ctx, tx, row, func(src string, v []byte) bool {
+			if u, err := webtable.URL(src); err == nil {
+				info.Inlinks = append(info.Inlinks, Inlink{URL: u, Anchor: string(v)})
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
 		// Links to the URLs that redirect here are links here.
 		for _, a := range aliases[:min(len(aliases), maxAliases)] {
 			via, _ := webtable.URL(a)
-			err := tx.Scan(ctx, a, a+"\x00", webtable.InPrefix, func(_, col string, v []byte) bool {
-				src := strings.TrimPrefix(col, webtable.InPrefix)
+			err := webtable.ScanIn(ctx, tx, a, func(src string, v []byte) bool {
 				if src == row {
 					return true // the page linking to itself through the redirect
 				}
