@@ -19,6 +19,10 @@ import (
 type buildNotes struct {
 	unaliased []string          // rows found without aliases, not marked so (colUnaliased)
 	inbound   map[string]string // member → inboundDigest of its inbound links
+	// row's inbound links as the build's transaction sees them, if read
+	// before (spillIn); nil if not.
+	row   string
+	links []inLink
 }
 
 // buildDoc builds the document of the cluster whose canonical is row, as
@@ -155,11 +159,12 @@ func inbound(ctx context.Context, tx *percolator.Tx, row string, notes *buildNot
 	var out []inLink
 	for _, t := range targets {
 		n := len(out)
-		err := webtable.ScanIn(ctx, tx, t, func(src string, v []byte) bool {
+		if notes != nil && notes.links != nil && t == notes.row {
+			out = append(out, notes.links...)
+		} else if err := webtable.ScanIn(ctx, tx, t, func(src string, v []byte) bool {
 			out = append(out, inLink{src: src, text: string(v)})
 			return true
-		})
-		if err != nil {
+		}); err != nil {
 			return nil, err
 		}
 		for i := n; i < len(out); i++ {

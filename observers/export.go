@@ -67,7 +67,8 @@ func (r *registry) export(ctx context.Context, tx *percolator.Tx, row string) er
 	}
 	// Every new linker notifies this run (webtable.DocLinked), whatever
 	// the page's standing: its row keeps its links bounded here.
-	if err := spillIn(ctx, tx, row); err != nil {
+	links, err := spillIn(ctx, tx, row)
+	if err != nil {
 		return err
 	}
 	get := func(r, col string) (string, error) {
@@ -127,7 +128,7 @@ func (r *registry) export(ctx context.Context, tx *percolator.Tx, row string) er
 		// writes the value, so build it once, then.
 		return nil
 	}
-	notes := buildNotes{inbound: make(map[string]string)}
+	notes := buildNotes{inbound: make(map[string]string), row: row, links: links}
 	doc, err := buildDoc(ctx, tx, row, &notes)
 	if err != nil {
 		return err

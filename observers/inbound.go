@@ -28,12 +28,17 @@ const maxSpillMoves = 5000
 // ones move back, and the mark goes with the last.
 // A row holds at most maxInCells plus the links published between two
 // export runs of it: each publication notifies one (webtable.DocLinked).
-func spillIn(ctx context.Context, tx *percolator.Tx, row string) error {
+//
+// When it moved nothing and the row has no spilled links, it returns the
+// row's links as webtable.ScanIn would (the export's document reads them
+// again otherwise: on Bigtable a call), else nil.
+func spillIn(ctx context.Context, tx *percolator.Tx, row string) ([]inLink, error) {
 	type cell struct {
 		col string
 		v   []byte
 	}
 	var over []cell
+	var links []inLink
 	n, marked := 0, false
 	err := tx.Scan(ctx, row, row+"\x00", webtable.InPrefix, func(_, col string, v []byte) bool {
 		if col == webtable.InSpilled {
@@ -42,15 +47,20 @@ func spillIn(ctx context.Context, tx *percolator.Tx, row string) error {
 		}
 		if n++; n > maxInCells {
 			over = append(over, cell{col, v})
+		} else {
+			links = append(links, inLink{src: col[len(webtable.InPrefix):], text: string(v)})
 		}
 		return len(over) <= maxSpillMoves
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(over) == 0 {
 		if !marked {
-			return nil
+			if links == nil {
+				links = []inLink{}
+			}
+			return links, nil
 		}
 		// Links went: the spilled ones come back while the row has room.
 		var back []cell
@@ -65,39 +75,39 @@ func spillIn(ctx context.Context, tx *percolator.Tx, row string) error {
 			return true
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, c := range back {
 			if err := tx.Set(row, webtable.InPrefix+c.col, c.v); err != nil {
-				return err
+				return nil, err
 			}
 			if err := tx.Delete(webtable.InSpillRow(row, c.col), webtable.InSpill); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if rest {
-			return nil
+			return nil, nil
 		}
-		return tx.Delete(row, webtable.InSpilled)
+		return nil, tx.Delete(row, webtable.InSpilled)
 	}
 	if len(over) > maxSpillMoves {
 		over = over[:maxSpillMoves]
 		if err := tx.Notify(row, webtable.DocLinked); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, c := range over {
 		if err := tx.Set(webtable.InSpillRow(row, c.col[len(webtable.InPrefix):]), webtable.InSpill, c.v); err != nil {
-			return err
+			return nil, err
 		}
 		if err := tx.Delete(row, c.col); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if marked {
-		return nil
+		return nil, nil
 	}
-	return tx.Set(row, webtable.InSpilled, nil)
+	return nil, tx.Set(row, webtable.InSpilled, nil)
 }
 
 // unspill deletes the link from source to target from the spill rows, in
