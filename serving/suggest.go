@@ -11,6 +11,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 )
@@ -113,7 +115,7 @@ func (ix *Index) suggest(ctx context.Context, q string, words []string) (string,
 				surface = form
 				break
 			}
-			n, err := ix.together(ctx, before, c.term, after)
+			n, err := together(ctx, r, ix.bi.Mapping(), before, c.term, after)
 			if err != nil {
 				return "", err
 			}
@@ -176,8 +178,11 @@ func otherTerms(an analysis.Analyzer, words []string, w string) (before, after [
 // together counts the pages whose text has term with the terms before
 // and after it as a phrase, and those that have them all anywhere: how
 // often a correction comes with the query's other words, next to them
-// first.
-func (ix *Index) together(ctx context.Context, before []string, term string, after []string) ([2]uint64, error) {
+// first. Each count stops at togetherMax: past it a candidate is common
+// enough with the other words, and counting every page costs as much as
+// scoring them (a third of the CPU of the judged queries over a million
+// documents).
+func together(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, before []string, term string, after []string) ([2]uint64, error) {
 	var out [2]uint64
 	terms := slices.Concat(before, []string{term}, after)
 	qs := make([]query.Query, len(terms))
@@ -187,15 +192,39 @@ func (ix *Index) together(ctx context.Context, before []string, term string, aft
 		qs[i] = tq
 	}
 	for i, q := range []query.Query{query.NewPhraseQuery(terms, fText), query.NewConjunctionQuery(qs)} {
-		req := bleve.NewSearchRequestOptions(q, 0, 0, false)
-		req.Score = "none"
-		res, err := ix.bi.SearchInContext(ctx, req)
+		n, err := countUpTo(ctx, r, m, q, togetherMax)
 		if err != nil {
 			return out, fmt.Errorf("serving: suggest: %w", err)
 		}
-		out[i] = res.Total
+		out[i] = n
 	}
 	return out, nil
+}
+
+// togetherMax is where together stops counting.
+const togetherMax = 1000
+
+// countUpTo returns how many documents q matches in r, counting up to max.
+func countUpTo(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, q query.Query, max uint64) (uint64, error) {
+	s, err := q.Searcher(ctx, r, m, search.SearcherOptions{Score: "none"})
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(s.DocumentMatchPoolSize(), 0)}
+	var n uint64
+	for n < max {
+		if n%256 == 0 && ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		d, err := s.Next(sctx)
+		if err != nil || d == nil {
+			return n, err
+		}
+		n++
+		sctx.DocumentMatchPool.Put(d)
+	}
+	return n, nil
 }
 
 // isWord tells a word worth correcting: letters, and underscores between
