@@ -3,6 +3,7 @@ package serving
 import (
 	"context"
 	"fmt"
+	"github.com/blevesearch/bleve/v2/search/query"
 	"slices"
 	"testing"
 
@@ -275,5 +276,43 @@ func TestSuggestionContext(t *testing.T) {
 		if got := lookup(t, ix, c.q).Suggestion; got != c.want {
 			t.Errorf("%q: suggestion %q, want %q", c.q, got, c.want)
 		}
+	}
+}
+
+// The counts that choose a correction stop where told: past it a
+// candidate is common enough, and counting every page of a big index
+// cost as much as scoring them.
+func TestCountUpTo(t *testing.T) {
+	ix := openIndex(t)
+	var es []webtable.Export
+	for i := range 7 {
+		es = append(es, upsert(1, fmt.Sprint("p", i), fmt.Sprintf("http://count.test/p%d.html", i),
+			fmt.Sprintf("Page %d", i), "the termination handler of page", 1))
+	}
+	apply(t, ix, es...)
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	an := ix.bi.Mapping().AnalyzerNamed(analyzer)
+	term := string(an.Analyze([]byte("handler"))[0].Term)
+	before := []string{string(an.Analyze([]byte("termination"))[0].Term)}
+	for _, c := range []struct {
+		max  uint64
+		want uint64
+	}{{3, 3}, {7, 7}, {100, 7}} {
+		q := query.NewTermQuery(term)
+		q.SetField(fText)
+		if n, err := countUpTo(t.Context(), r, ix.bi.Mapping(), q, c.max); err != nil || n != c.want {
+			t.Errorf("countUpTo(%d) = %d, %v; want %d", c.max, n, err, c.want)
+		}
+	}
+	if n, err := together(t.Context(), r, ix.bi.Mapping(), before, term, nil); err != nil || n != [2]uint64{7, 7} {
+		t.Errorf("together = %v, %v; want 7 as a phrase and 7 anywhere", n, err)
 	}
 }
