@@ -78,6 +78,7 @@ func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNo
 	if doc.Anchors, err = anchorsOf(ctx, tx, members, notes); err != nil {
 		return nil, err
 	}
+	doc.CutAnchors(webtable.MaxAnchors)
 	return doc, nil
 }
 

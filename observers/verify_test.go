@@ -106,11 +106,25 @@ func TestVerifyLinksInParts(t *testing.T) {
 	verifyRounds(t)
 }
 
-// The same with a page row keeping two inbound links at most: the rest
-// move in and out of spill rows as links come and go.
+// The same with a page row keeping two inbound links at most (the rest
+// move in and out of spill rows as links come and go) and a document
+// three anchors (webtable.Doc.CutAnchors).
 func TestVerifyLinksSpilled(t *testing.T) {
 	observers.SetMaxInCells(t, 2)
+	old := webtable.MaxAnchors
+	webtable.MaxAnchors = 3
+	t.Cleanup(func() { webtable.MaxAnchors = old })
 	e := verifyRounds(t)
+	cut := 0
+	for _, d := range verify(t, e).Docs {
+		if d.MoreAnchors > 0 {
+			cut++
+		}
+	}
+	if cut == 0 {
+		t.Fatal("no document's anchors cut: the test proves nothing of them")
+	}
+	t.Logf("%d documents' anchors cut", cut)
 	n := 0
 	err := e.db.View(bg, func(tx *percolator.Tx) error {
 		return tx.Scan(bg, webtable.InSpillPrefix, webtable.InSpillEnd, webtable.InSpill, func(string, string, []byte) bool {

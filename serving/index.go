@@ -345,7 +345,7 @@ func fields(d *webtable.Doc, version uint64, now time.Time) document {
 		count[a.Text]++
 	}
 	doc.Inbound = float64(d.CrossHostAnchors())
-	doc.InboundHost = float64(len(d.Anchors)) - doc.Inbound
+	doc.InboundHost = float64(d.AnchorCount()) - doc.Inbound
 	texts := sortedKeys(count)
 	slices.SortStableFunc(texts, func(a, b string) int { return cmp.Compare(count[b], count[a]) })
 	doc.TopAnchors = texts[:min(len(texts), topAnchors)]

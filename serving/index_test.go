@@ -180,4 +180,13 @@ func TestTop(t *testing.T) {
 	if err != nil || len(top.Pages) != 1 || top.Pages[0].Inbound != 1 || top.Pages[0].InboundHost != 2 {
 		t.Fatalf("inbound: %+v %v", top, err)
 	}
+
+	// Anchors a document left out (webtable.Doc.CutAnchors) count too.
+	e = upsert(3, "c", "http://c.example/", "C", "x", 4, "from other")
+	e.Doc.MoreAnchors, e.Doc.MoreCrossHost = 10, 4
+	apply(t, ix, e)
+	top, err = ix.Top(context.Background(), "c.example", 10)
+	if err != nil || len(top.Pages) != 1 || top.Pages[0].Inbound != 5 || top.Pages[0].InboundHost != 6 {
+		t.Fatalf("inbound with anchors left out: %+v %v", top, err)
+	}
 }

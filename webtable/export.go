@@ -1,8 +1,10 @@
 package webtable
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -25,8 +27,12 @@ type Doc struct {
 	ClusterSize int       `json:"cluster_size"`
 	Duplicates  []string  `json:"duplicates,omitempty"` // the other members' URLs
 	Similar     []string  `json:"similar,omitempty"`    // the near-copies folded under this document: their URLs (observers.NearBits)
-	Anchors     []Anchor  `json:"anchors,omitempty"`    // inbound links to any member or alias
-	Sections    []Section `json:"sections,omitempty"`   // the page's headings with a fragment, in page order
+	Anchors     []Anchor  `json:"anchors,omitempty"`    // inbound links to any member or alias, at most MaxAnchors (CutAnchors)
+	// MoreAnchors is how many inbound links CutAnchors left out of
+	// Anchors, MoreCrossHost how many of them are from other hosts.
+	MoreAnchors   int       `json:"more_anchors,omitempty"`
+	MoreCrossHost int       `json:"more_cross_host,omitempty"`
+	Sections      []Section `json:"sections,omitempty"` // the page's headings with a fragment, in page order
 }
 
 // Section is a heading of a page that a link can point to: URL#ID shows
@@ -70,15 +76,76 @@ type Anchor struct {
 	Text string `json:"text"`
 }
 
-// CrossHostAnchors counts the document's inbound anchors from other hosts.
+// CrossHostAnchors counts the document's inbound anchors from other
+// hosts, those CutAnchors left out included.
 func (d *Doc) CrossHostAnchors() int {
-	n := 0
+	n := d.MoreCrossHost
 	for _, a := range d.Anchors {
 		if HostOf(a.From) != d.Host {
 			n++
 		}
 	}
 	return n
+}
+
+// AnchorCount counts the document's inbound anchors, those CutAnchors
+// left out included.
+func (d *Doc) AnchorCount() int { return len(d.Anchors) + d.MoreAnchors }
+
+// MaxAnchors is how many inbound anchors a document carries at most: a
+// page that every page of a big site links to would carry a line a
+// linker (some 16 MB at 200,000 linkers) in its export queue entries, in
+// its row's export:last cell and in the index's anchors field, where
+// past a few repeats a text weighs no more (BM25 saturates). A variable
+// so that tests can make it small.
+var MaxAnchors = 1000
+
+// CutAnchors keeps at most max of d.Anchors, counting the rest in
+// MoreAnchors and MoreCrossHost: every distinct text once before any
+// twice, and so on, the texts most links have first (then in text
+// order), each text's anchors in the order of d.Anchors. What it keeps is
+// left in the order it was. The choice depends only on the anchors, so
+// the export observer and the batch cut alike.
+func (d *Doc) CutAnchors(max int) {
+	if len(d.Anchors) <= max {
+		return
+	}
+	byText := make(map[string][]int) // text → indexes in d.Anchors
+	var texts []string
+	for i, a := range d.Anchors {
+		if _, ok := byText[a.Text]; !ok {
+			texts = append(texts, a.Text)
+		}
+		byText[a.Text] = append(byText[a.Text], i)
+	}
+	slices.SortFunc(texts, func(a, b string) int {
+		if c := cmp.Compare(len(byText[b]), len(byText[a])); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	keep := make([]bool, len(d.Anchors))
+	for n, round := 0, 0; n < max; round++ {
+		for _, t := range texts {
+			if is := byText[t]; round < len(is) && n < max {
+				keep[is[round]] = true
+				n++
+			}
+		}
+	}
+	kept := d.Anchors[:0:0]
+	for i, a := range d.Anchors {
+		switch {
+		case keep[i]:
+			kept = append(kept, a)
+		case HostOf(a.From) != d.Host:
+			d.MoreAnchors++
+			d.MoreCrossHost++
+		default:
+			d.MoreAnchors++
+		}
+	}
+	d.Anchors = kept
 }
 
 // Op is what an export queue entry does to the index.
