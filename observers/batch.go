@@ -210,6 +210,7 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 			}
 		}
 		slices.Sort(doc.Duplicates)
+		doc.Duplicates = doc.Duplicates[:min(len(doc.Duplicates), webtable.MaxDuplicates)]
 		targets := slices.Clone(ms)
 		for i := 0; i < len(targets) && i < 10_000; i++ {
 			targets = append(targets, aliases[targets[i]]...)

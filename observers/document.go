@@ -75,6 +75,7 @@ func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNo
 		}
 	}
 	slices.Sort(doc.Duplicates)
+	doc.Duplicates = doc.Duplicates[:min(len(doc.Duplicates), webtable.MaxDuplicates)]
 	if doc.Anchors, err = anchorsOf(ctx, tx, members, notes); err != nil {
 		return nil, err
 	}

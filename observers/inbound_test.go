@@ -125,3 +125,30 @@ func TestInboundLinksSpill(t *testing.T) {
 	}
 	check("two linkers", false)
 }
+
+// A document lists at most webtable.MaxDuplicates of its duplicates (the
+// first in URL order); its cluster size counts them all.
+func TestDuplicatesListed(t *testing.T) {
+	e := newEnv(t)
+	const n = webtable.MaxDuplicates + 3
+	for i := range n {
+		e.fetch(fmt.Sprintf("%s/soft404/p%03d", host, i), 200, page("Not found", "the page you asked for is not here"))
+	}
+	for i := range 10 {
+		e.fetch(fmt.Sprintf("%s/doc%d", host, i), 200, page(fmt.Sprintf("Doc %d", i), fmt.Sprintf("document number %d", i), "/soft404/p000", "missing"))
+	}
+	e.idle()
+	verify(t, e)
+	var doc *webtable.Doc
+	for _, d := range e.index() {
+		if d.ClusterSize == n {
+			doc = d
+		}
+	}
+	if doc == nil {
+		t.Fatalf("no document of the %d duplicates", n)
+	}
+	if len(doc.Duplicates) != webtable.MaxDuplicates || !slices.IsSorted(doc.Duplicates) {
+		t.Errorf("%d duplicates listed (sorted %v), want the first %d", len(doc.Duplicates), slices.IsSorted(doc.Duplicates), webtable.MaxDuplicates)
+	}
+}

@@ -25,7 +25,7 @@ type Doc struct {
 	PageRank    float64   `json:"pagerank"`
 	FetchedAt   time.Time `json:"fetched_at"`
 	ClusterSize int       `json:"cluster_size"`
-	Duplicates  []string  `json:"duplicates,omitempty"` // the other members' URLs
+	Duplicates  []string  `json:"duplicates,omitempty"` // the other members' URLs, in order, the first MaxDuplicates (ClusterSize counts them all)
 	Similar     []string  `json:"similar,omitempty"`    // the near-copies folded under this document: their URLs (observers.NearBits)
 	Anchors     []Anchor  `json:"anchors,omitempty"`    // inbound links to any member or alias, at most MaxAnchors (CutAnchors)
 	// MoreAnchors is how many inbound links CutAnchors left out of
@@ -91,6 +91,12 @@ func (d *Doc) CrossHostAnchors() int {
 // AnchorCount counts the document's inbound anchors, those CutAnchors
 // left out included.
 func (d *Doc) AnchorCount() int { return len(d.Anchors) + d.MoreAnchors }
+
+// MaxDuplicates is how many of its duplicates' URLs a document lists at
+// most (Doc.Duplicates, in URL order): the same page on every URL of a
+// site (a soft 404) would list them all in every export of the
+// cluster's document. ClusterSize counts them all.
+const MaxDuplicates = 100
 
 // MaxAnchors is how many inbound anchors a document carries at most: a
 // page that every page of a big site links to would carry a line a
