@@ -125,6 +125,19 @@ func Canonical(members []string, rankOf func(row string) float64) string {
 	return best.row
 }
 
+// memberSize is the webtable.ClusterSize an election writes in the rows
+// of a cluster of n members: "1" alone, else "2" (two or more). What
+// reads it asks whether a page is alone (rank's alone); writing the exact
+// size would rewrite every member's row each time one joins, so a cluster
+// of the same page on thousands of URLs (a soft 404) would cost writes in
+// the square of its members. The document counts them all (ClusterSize).
+func memberSize(n int) string {
+	if n <= 1 {
+		return "1"
+	}
+	return "2"
+}
+
 // colMembers, in a cluster row: a digest of the members at the last
 // election, so the canonical's document is rebuilt only when they change.
 const colMembers = "dup:members"
@@ -182,7 +195,7 @@ func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
 		values[m] = v
 	}
 	canon := Canonical(members, func(r string) float64 { return ranks[r] })
-	size := strconv.Itoa(len(members))
+	size := memberSize(len(members))
 	rebuild := string(old) != canon
 	if rebuild {
 		if err := tx.Set(k, webtable.ClusterCanon, []byte(canon)); err != nil {

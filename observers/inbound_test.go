@@ -127,7 +127,8 @@ func TestInboundLinksSpill(t *testing.T) {
 }
 
 // A document lists at most webtable.MaxDuplicates of its duplicates (the
-// first in URL order); its cluster size counts them all.
+// first in URL order); its cluster size counts them all, and the members'
+// rows only whether they have company.
 func TestDuplicatesListed(t *testing.T) {
 	e := newEnv(t)
 	const n = webtable.MaxDuplicates + 3
@@ -147,6 +148,11 @@ func TestDuplicatesListed(t *testing.T) {
 	}
 	if doc == nil {
 		t.Fatalf("no document of the %d duplicates", n)
+	}
+	// A member's row says it has company, not how much: an exact size
+	// would rewrite every member's row each time one joins.
+	if got := e.get(host+"/soft404/p050", webtable.ClusterSize); got != "2" {
+		t.Errorf("a member's %s = %q, want \"2\"", webtable.ClusterSize, got)
 	}
 	if len(doc.Duplicates) != webtable.MaxDuplicates || !slices.IsSorted(doc.Duplicates) {
 		t.Errorf("%d duplicates listed (sorted %v), want the first %d", len(doc.Duplicates), slices.IsSorted(doc.Duplicates), webtable.MaxDuplicates)

@@ -100,7 +100,7 @@ const (
 	// Written by the cluster observer (observes Hash).
 	ClusterHash = "cluster:hash"  // the hash under which the page is a member of a cluster row
 	ClusterOf   = "cluster:canon" // the canonical row of the page's cluster (written by elect)
-	ClusterSize = "cluster:size"  // members in the page's cluster (written by elect)
+	ClusterSize = "cluster:size"  // "1" when the page is alone in its cluster, "2" when it has company (written by elect; tables elected before wrote the exact count, which reads the same)
 
 	// Written by the near observer (observes SimHash): the fingerprint
 	// under which the page's band rows (NearRow) list it; deleted with them.
