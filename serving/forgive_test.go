@@ -290,14 +290,7 @@ func TestCountUpTo(t *testing.T) {
 			fmt.Sprintf("Page %d", i), "the termination handler of page", 1))
 	}
 	apply(t, ix, es...)
-	adv, err := ix.bi.Advanced()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := adv.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := reader(t, ix)
 	defer r.Close()
 	an := ix.bi.Mapping().AnalyzerNamed(analyzer)
 	term := string(an.Analyze([]byte("handler"))[0].Term)

@@ -162,6 +162,14 @@ func sameRanking(t *testing.T, ix *Index, name string, pq query.Query) {
 // snapshot returns the index's current snapshot.
 func snapshot(t *testing.T, ix *Index) index.IndexReader {
 	t.Helper()
+	r := reader(t, ix)
+	r.Close() // the pointer is all the caller compares
+	return r
+}
+
+// reader returns a reader of the index's current snapshot, to close.
+func reader(t *testing.T, ix *Index) index.IndexReader {
+	t.Helper()
 	bi, err := ix.bi.Advanced()
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +178,6 @@ func snapshot(t *testing.T, ix *Index) index.IndexReader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Close() // the pointer is all the caller compares
 	return r
 }
 
