@@ -197,7 +197,7 @@ func RunBatch(ctx context.Context, db *percolator.DB) (*Batch, error) {
 			continue
 		}
 		doc := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: p.page.Title, TitleCore: p.page.TitleCore, Text: p.page.Text,
-			LinkDensity: density(p.page.LinkDensity), Description: p.page.Description,
+			LinkDensity: density(p.page.LinkDensity), Description: p.page.Description, LangMismatch: p.page.LangMismatch,
 			Lang: p.page.Lang, Kind: p.kind, PageRank: b.Rank[c], FetchedAt: p.fetchedAt, ClusterSize: len(ms),
 			Sections: p.page.Sections}
 		inCluster := make(map[string]bool)
@@ -340,6 +340,9 @@ func Verify(ctx context.Context, db *percolator.DB, rankTol float64, limit int) 
 				}
 				if fmt.Sprint(last.Sections) != fmt.Sprint(want.Sections) {
 					add("%s: exported sections %v, batch %v", r, last.Sections, want.Sections)
+				}
+				if last.LangMismatch != want.LangMismatch {
+					add("%s: exported lang mismatch %v, batch %v", r, last.LangMismatch, want.LangMismatch)
 				}
 				if last.TitleCore != want.TitleCore || last.LinkDensity != want.LinkDensity {
 					add("%s: exported title core %q and link density %g, batch %q and %g", r, last.TitleCore, last.LinkDensity, want.TitleCore, want.LinkDensity)

@@ -29,7 +29,7 @@ type buildNotes struct {
 // seen by tx, taking notes if notes is not nil.
 func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNotes) (*webtable.Doc, error) {
 	cols := make(map[string]string)
-	for _, c := range []string{webtable.Title, webtable.TitleCore, webtable.Text, webtable.LinkDensity, webtable.Description, webtable.Lang, webtable.Kind, webtable.Sections, webtable.Rank, webtable.FetchedAt, webtable.ClusterHash} {
+	for _, c := range []string{webtable.Title, webtable.TitleCore, webtable.Text, webtable.LinkDensity, webtable.Description, webtable.Lang, webtable.Kind, webtable.Sections, webtable.Rank, webtable.FetchedAt, webtable.ClusterHash, webtable.LangMismatch} {
 		v, err := tx.Get(ctx, row, c)
 		if err != nil {
 			return nil, err
@@ -47,6 +47,7 @@ func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNo
 	doc.Kind = cols[webtable.Kind]
 	doc.Sections = webtable.DecodeSections(cols[webtable.Sections])
 	doc.LinkDensity, _ = strconv.ParseFloat(cols[webtable.LinkDensity], 64)
+	doc.LangMismatch = cols[webtable.LangMismatch] != ""
 	if ms, err := strconv.ParseInt(cols[webtable.FetchedAt], 10, 64); err == nil {
 		doc.FetchedAt = time.UnixMilli(ms).UTC()
 	}

@@ -46,7 +46,7 @@ const (
 
 // indexFields are the fields of an indexed document (see document).
 var indexFields = []string{fURL, fHost, fLang, fFileType, fTitle, fTitleWords, fTitleShown, fText, fAnchors, fHeadings,
-	fTopAnchors, fDuplicates, fSimilar, fPageRank, fLinkDensity, fClusterSize, fInbound, fInboundHost, fVersion, fFetchedAt, fIndexedAt, fSections}
+	fTopAnchors, fDuplicates, fSimilar, fPageRank, fLinkDensity, fMismatch, fClusterSize, fInbound, fInboundHost, fVersion, fFetchedAt, fIndexedAt, fSections}
 
 type fieldLengthsJSON struct {
 	Docs float64            `json:"docs"`

@@ -313,6 +313,7 @@ type document struct {
 	Headings    []string  `json:"headings,omitempty"`
 	PageRank    float64   `json:"pagerank"`
 	LinkDensity float64   `json:"link_density"`
+	Mismatch    float64   `json:"lang_mismatch"`
 	ClusterSize float64   `json:"cluster_size"`
 	Inbound     float64   `json:"inbound"`
 	InboundHost float64   `json:"inbound_host"`
@@ -330,6 +331,9 @@ func fields(d *webtable.Doc, version uint64, now time.Time) document {
 		Duplicates: d.Duplicates, Similar: d.Similar, PageRank: d.PageRank, ClusterSize: float64(d.ClusterSize),
 		Version: float64(version), FetchedAt: d.FetchedAt, IndexedAt: now, LinkDensity: d.LinkDensity,
 		Sections: webtable.EncodeSections(d.Sections), Headings: headings(d.Sections),
+	}
+	if d.LangMismatch {
+		doc.Mismatch = 1
 	}
 	if d.TitleCore != "" && d.TitleCore != d.Title {
 		// The site's affix (" — Python 3.11 documentation") is on every

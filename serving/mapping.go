@@ -14,9 +14,10 @@ const (
 	fURL         = "url"
 	fHost        = "host"
 	fTitle       = "title"
-	fTitleWords  = "title_words"  // the title word for word, stop words kept (see wordsAnalyzer)
-	fTitleShown  = "title_shown"  // the whole title, stored only, when title (indexed) is without its site's affix
-	fLinkDensity = "link_density" // share of the page's text in links; the score reads it (see Score)
+	fTitleWords  = "title_words"   // the title word for word, stop words kept (see wordsAnalyzer)
+	fTitleShown  = "title_shown"   // the whole title, stored only, when title (indexed) is without its site's affix
+	fLinkDensity = "link_density"  // share of the page's text in links; the score reads it (see Score)
+	fMismatch    = "lang_mismatch" // 1 when the page declares a language its text is not; the score reads it (MismatchFactor)
 	fText        = "text"
 	fAnchors     = "anchors"     // every inbound anchor text, indexed (repeats count)
 	fHeadings    = "headings"    // the headings of the page's sections (webtable.Doc.Sections), one value each, indexed only (see headings.go)
@@ -135,6 +136,7 @@ func docMapping(textAnalyzer string) *mapping.DocumentMapping {
 	doc.AddFieldMappingsAt(fSections, keywordField(false, true))
 	doc.AddFieldMappingsAt(fPageRank, number(true))
 	doc.AddFieldMappingsAt(fLinkDensity, number(true))
+	doc.AddFieldMappingsAt(fMismatch, number(true))
 	doc.AddFieldMappingsAt(fClusterSize, number(false))
 	doc.AddFieldMappingsAt(fInbound, number(false))
 	doc.AddFieldMappingsAt(fInboundHost, number(false))

@@ -99,3 +99,27 @@ func TestHeadingsRank(t *testing.T) {
 		t.Errorf("headings:maximum: %v", got)
 	}
 }
+
+// A page that declares a language its text is not (an untranslated copy
+// under a site's cs-CZ/ tree) ranks below the page it copies, by
+// MismatchFactor, though it has a little more PageRank.
+func TestLangMismatchRanksLower(t *testing.T) {
+	ix := openIndex(t)
+	en := upsert(1, "en", "http://handbook.example/en-US/sect.backup.html", "Backup", "Backups are made with rsync; restoring a machine without a backup takes longer.", 1)
+	cs := upsert(1, "cs", "http://handbook.example/cs-CZ/sect.backup.html", "Backup", "Backups are made with rsync; restoring a machine without a backup takes longer.", 1)
+	cs.Doc.LangMismatch = true
+	en.Doc.Anchors = []webtable.Anchor{{From: "http://handbook.example/en-US/index.html", Text: "Backup"}}
+	cs.Doc.Anchors = []webtable.Anchor{{From: "http://handbook.example/cs-CZ/index.html", Text: "Backup"}}
+	cs.Doc.PageRank = en.Doc.PageRank * 1.1
+	apply(t, ix, en, cs)
+	r, err := ix.Search(t.Context(), Query{Q: "backup", N: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Results) != 2 || r.Results[0].URL != en.URL {
+		t.Fatalf("results %v, want the en-US page first", r.Results)
+	}
+	if f := MismatchFactor(1); !(f < 1 && f > 0.5) || MismatchFactor(0) != 1 {
+		t.Errorf("MismatchFactor(1) = %g, MismatchFactor(0) = %g", f, MismatchFactor(0))
+	}
+}

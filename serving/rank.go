@@ -58,8 +58,9 @@ func fullRank(q query.Query) query.Query {
 	return query.NewCustomScoreQueryWithScorer(q, func(_ context.Context, d *search.DocumentMatch) (float64, error) {
 		pr, _ := d.Fields[fPageRank].(float64)
 		ld, _ := d.Fields[fLinkDensity].(float64)
-		return Score(d.Score, pr) * HubFactor(ld), nil
-	}, []string{fPageRank, fLinkDensity}, nil)
+		mm, _ := d.Fields[fMismatch].(float64)
+		return Score(d.Score, pr) * (HubFactor(ld) * MismatchFactor(mm)), nil
+	}, []string{fPageRank, fLinkDensity, fMismatch}, nil)
 }
 
 func (q *rankQuery) Searcher(ctx context.Context, r index.IndexReader, m mapping.IndexMapping, opt search.SearcherOptions) (search.Searcher, error) {
@@ -226,15 +227,15 @@ func (c *segRanks) load(is *scorch.IndexSnapshot, n, off uint64) error {
 	if c.loaded.Load() {
 		return nil
 	}
-	dvr, err := is.DocValueReader([]string{fPageRank, fLinkDensity})
+	dvr, err := is.DocValueReader([]string{fPageRank, fLinkDensity, fMismatch})
 	if err != nil {
 		return fmt.Errorf("serving: rank columns: %w", err)
 	}
 	f := make([]factors, n)
-	var pr, ld docValue
+	var pr, ld, mm docValue
 	id := make(index.IndexInternalID, 0, 8)
 	for local := range n {
-		pr, ld = docValue{}, docValue{}
+		pr, ld, mm = docValue{}, docValue{}, docValue{}
 		id = index.NewIndexInternalID(id[:0], off+local)
 		err := dvr.VisitDocValues(id, func(field string, term []byte) {
 			switch field {
@@ -242,12 +243,14 @@ func (c *segRanks) load(is *scorch.IndexSnapshot, n, off uint64) error {
 				pr.add(term)
 			case fLinkDensity:
 				ld.add(term)
+			case fMismatch:
+				mm.add(term)
 			}
 		})
 		if err != nil {
 			return fmt.Errorf("serving: rank columns: %w", err)
 		}
-		f[local] = factors{rankFactor(pr.float()), HubFactor(ld.float())}
+		f[local] = factors{rankFactor(pr.float()), HubFactor(ld.float()) * MismatchFactor(mm.float())}
 		c.maxF = max(c.maxF, f[local].rank*f[local].hub)
 	}
 	c.f = f
@@ -344,7 +347,7 @@ func (s *rankSearcher) score(d *search.DocumentMatch) error {
 	}
 	local := n - o[s.seg]
 	f := s.cols.segs[s.seg].f[local]
-	d.Score = d.Score * f.rank * f.hub // = Score(bm25, pagerank) * HubFactor(linkDensity)
+	d.Score = d.Score * f.rank * f.hub // = Score(bm25, pagerank) * (HubFactor(linkDensity) * MismatchFactor(mismatch))
 	if s.pref != nil && s.pref[s.seg].Contains(uint32(local)) {
 		d.Score *= langBoost
 	}

@@ -39,7 +39,7 @@ func TestRankColumnsAreExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		d := &webtable.Doc{URL: u, Host: webtable.HostOf(u), Title: pg.Title, Text: pg.Text, LinkDensity: pg.LinkDensity,
-			PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: time.Unix(1, 0).UTC(), ClusterSize: 1}
+			PageRank: 0.15 + rng.ExpFloat64(), FetchedAt: time.Unix(1, 0).UTC(), ClusterSize: 1, LangMismatch: rng.IntN(10) == 0}
 		for _, l := range pg.Links[:min(len(pg.Links), 3)] {
 			d.Anchors = append(d.Anchors, webtable.Anchor{From: l.URL, Text: l.Anchor})
 		}

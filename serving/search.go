@@ -54,6 +54,21 @@ func HubFactor(linkDensity float64) float64 {
 	return 1 - hubCut*x
 }
 
+// MismatchFactor scales the score of a page that declares a language its
+// text is not (webtable.Doc.LangMismatch; mismatch 1): the English pages
+// copied untranslated under a site's cs-CZ/ or ko-KR/ tree, which
+// otherwise rank beside, or above, the en-US/ page they copy when their
+// texts differ too much to be folded as near-copies (the navigation words
+// are translated).
+func MismatchFactor(mismatch float64) float64 {
+	if mismatch > 0 {
+		return mismatchCut
+	}
+	return 1
+}
+
+const mismatchCut = 0.8
+
 const (
 	hubFrom = 0.35
 	hubSpan = 0.4

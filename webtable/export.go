@@ -13,21 +13,25 @@ import (
 // canonical page by the export observer: what the export queue carries to
 // serving.
 type Doc struct {
-	URL         string    `json:"url"`
-	Host        string    `json:"host"`
-	Title       string    `json:"title"`
-	TitleCore   string    `json:"title_core,omitempty"`   // Title without its site's affix, "" when it has none
-	Text        string    `json:"text"`                   // the page's own text, without boilerplate
-	LinkDensity float64   `json:"link_density,omitempty"` // share of the page's visible text in links (0.00–1.00)
-	Description string    `json:"description,omitempty"`
-	Lang        string    `json:"lang,omitempty"`
-	Kind        string    `json:"kind,omitempty"` // pdf | txt; "" for HTML
-	PageRank    float64   `json:"pagerank"`
-	FetchedAt   time.Time `json:"fetched_at"`
-	ClusterSize int       `json:"cluster_size"`
-	Duplicates  []string  `json:"duplicates,omitempty"` // the other members' URLs, in order, the first MaxDuplicates (ClusterSize counts them all)
-	Similar     []string  `json:"similar,omitempty"`    // the near-copies folded under this document: their URLs (observers.NearBits)
-	Anchors     []Anchor  `json:"anchors,omitempty"`    // inbound links to any member or alias, at most MaxAnchors (CutAnchors)
+	URL         string  `json:"url"`
+	Host        string  `json:"host"`
+	Title       string  `json:"title"`
+	TitleCore   string  `json:"title_core,omitempty"`   // Title without its site's affix, "" when it has none
+	Text        string  `json:"text"`                   // the page's own text, without boilerplate
+	LinkDensity float64 `json:"link_density,omitempty"` // share of the page's visible text in links (0.00–1.00)
+	Description string  `json:"description,omitempty"`
+	Lang        string  `json:"lang,omitempty"`
+	// LangMismatch: the page declares a language its text clearly is not
+	// (page:lang-mismatch), as an untranslated copy in another language's
+	// part of a site does; such a page ranks a little lower.
+	LangMismatch bool      `json:"lang_mismatch,omitempty"`
+	Kind         string    `json:"kind,omitempty"` // pdf | txt; "" for HTML
+	PageRank     float64   `json:"pagerank"`
+	FetchedAt    time.Time `json:"fetched_at"`
+	ClusterSize  int       `json:"cluster_size"`
+	Duplicates   []string  `json:"duplicates,omitempty"` // the other members' URLs, in order, the first MaxDuplicates (ClusterSize counts them all)
+	Similar      []string  `json:"similar,omitempty"`    // the near-copies folded under this document: their URLs (observers.NearBits)
+	Anchors      []Anchor  `json:"anchors,omitempty"`    // inbound links to any member or alias, at most MaxAnchors (CutAnchors)
 	// MoreAnchors is how many inbound links CutAnchors left out of
 	// Anchors, MoreCrossHost how many of them are from other hosts.
 	MoreAnchors   int       `json:"more_anchors,omitempty"`
