@@ -211,6 +211,16 @@ func indexerCrashes(t *testing.T) {
 	if err := final.WaitIdle(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Shown only if the check below fails: what the worker left.
+	failed, err := e.db.Failed(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending, err := e.db.Pending(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("when idle: %d parked failures %v, pending %v", len(failed), failed, pending)
 	folded(t, verify(t, e))
 }
 
