@@ -2,6 +2,7 @@ package webtable
 
 import (
 	"context"
+	"strings"
 
 	"github.com/caffeine-go/caffeine/percolator"
 )
@@ -44,13 +45,8 @@ func ParseInSpillRow(row string) (target, source string, ok bool) {
 	if len(row) <= len(InSpillPrefix) || row[:len(InSpillPrefix)] != InSpillPrefix {
 		return "", "", false
 	}
-	rest := row[len(InSpillPrefix):]
-	for i := 0; i < len(rest); i++ {
-		if rest[i] == 0 {
-			return rest[:i], rest[i+1:], i > 0 && i+1 < len(rest)
-		}
-	}
-	return "", "", false
+	target, source, ok = strings.Cut(row[len(InSpillPrefix):], "\x00")
+	return target, source, ok && target != "" && source != ""
 }
 
 // ScanIn calls fn with the source row and anchor text of every link to
@@ -61,22 +57,21 @@ func ParseInSpillRow(row string) (target, source string, ok bool) {
 // change of anchor deletes the spilled one) is given once, with the
 // anchor of row's cell.
 func ScanIn(ctx context.Context, tx *percolator.Tx, row string, fn func(source string, anchor []byte) bool) error {
-	var seen map[string]bool
-	more, spilled := true, false
+	var seen map[string]bool // the row's sources, kept once the mark is met: it comes first
+	more := true
 	err := tx.Scan(ctx, row, row+"\x00", InPrefix, func(_, col string, v []byte) bool {
 		if col == InSpilled {
-			spilled = true
+			seen = make(map[string]bool)
 			return true
 		}
 		src := col[len(InPrefix):]
-		if seen == nil {
-			seen = make(map[string]bool)
+		if seen != nil {
+			seen[src] = true
 		}
-		seen[src] = true
 		more = fn(src, v)
 		return more
 	})
-	if err != nil || !more || !spilled {
+	if err != nil || !more || seen == nil {
 		return err
 	}
 	start, end := InSpillRange(row)
