@@ -3,6 +3,7 @@ package percolator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -139,4 +140,100 @@ func (tx *Tx) prefetch(ctx context.Context, row, col string, next []string) (row
 	}
 	tx.cache[row] = rc
 	return rc, nil
+}
+
+// prefetchRows bounds the rows Prefetch reads with one store call.
+const prefetchRows = 200
+
+// Prefetch reads cols of rows in the transaction's snapshot with as few
+// store calls as the store allows, so that the transaction's Gets of those
+// cells that follow cost none: on a store that reads a list of rows with
+// one call (RowListReader: Bigtable), a call for up to 200 rows instead of
+// a call a row. Call it before a loop of Gets over many rows (the
+// canonicals of a page's linkers, the members of a cluster). Rows the
+// transaction has already read, and every row on other stores, are left
+// to Get. A prefetched cell found locked is read again by Get, which waits
+// for or cleans up after its writer as always.
+func (tx *Tx) Prefetch(ctx context.Context, rows []string, cols ...string) error {
+	if tx.done {
+		return ErrTxDone
+	}
+	rl, ok := tx.db.st.(RowListReader)
+	if !ok || tx.db.ex != nil || len(cols) == 0 {
+		return nil
+	}
+	for _, c := range cols {
+		if err := checkCell("x", c); err != nil {
+			return err
+		}
+	}
+	if safe := tx.db.safe.Load(); tx.startTs < safe {
+		return fmt.Errorf("%w: reading at %d < safe point %d", ErrTooOld, tx.startTs, safe)
+	}
+	var todo []string
+	for _, r := range rows {
+		if _, cached := tx.cache[r]; !cached && r != "" && r[0] != 0 {
+			todo = append(todo, r)
+		}
+	}
+	slices.Sort(todo)
+	todo = slices.Compact(todo)
+	switch {
+	case len(todo) == 0 || len(todo) == 1 && len(cols) == 1:
+		return nil // Get's own read (and its prefetch of a row) costs the same
+	case len(todo) == 1:
+		// One row: the columns with those learned to follow the first.
+		next := cols[1:]
+		for _, c := range tx.db.predict(cols[0]) {
+			if !slices.Contains(cols, c) {
+				next = append(next[:len(next):len(next)], c)
+			}
+		}
+		_, err := tx.prefetch(ctx, todo[0], cols[0], next)
+		return err
+	}
+	filters := make([]Filter, 0, 2*len(cols))
+	for _, c := range cols {
+		filters = append(filters,
+			Filter{Family: famLock, Column: c, MaxTs: tx.startTs, KeysOnly: true},
+			Filter{Family: famWrite, Column: c, MaxTs: tx.startTs, Latest: true})
+	}
+	if tx.cache == nil {
+		tx.cache = make(map[string]rowCache, len(todo))
+	}
+	for len(todo) > 0 {
+		batch := todo[:min(len(todo), prefetchRows)]
+		todo = todo[len(batch):]
+		for _, r := range batch {
+			rc := make(rowCache, len(cols))
+			for _, c := range cols {
+				rc[c] = cachedCol{}
+			}
+			tx.cache[r] = rc
+		}
+		err := rl.ReadRowList(ctx, batch, func(row string, cells []Cell) bool {
+			rc := tx.cache[row]
+			for _, c := range cells {
+				e, ok := rc[c.Column]
+				if !ok {
+					continue
+				}
+				switch c.Family {
+				case famLock:
+					e.locked = true
+				case famWrite:
+					e.write, e.hasWrite = c, true
+				}
+				rc[c.Column] = e
+			}
+			return true
+		}, filters...)
+		if err != nil {
+			for _, r := range batch {
+				delete(tx.cache, r)
+			}
+			return fmt.Errorf("percolator: prefetch %d rows: %w", len(batch), err)
+		}
+	}
+	return nil
 }

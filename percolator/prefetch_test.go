@@ -163,3 +163,284 @@ func TestScanReadsValuesOfARowAtOnce(t *testing.T) {
 		t.Errorf("a scan of %d long values made %d ReadRow calls, want at most 2", n, reads)
 	}
 }
+
+// listCounter counts the ReadRow and ReadRowList calls of a store that
+// reads lists of rows.
+type listCounter struct {
+	percolator.Store
+	reads, lists atomic.Int64
+}
+
+func (r *listCounter) ReadRow(ctx context.Context, row string, filters ...percolator.Filter) ([]percolator.Cell, error) {
+	r.reads.Add(1)
+	return r.Store.ReadRow(ctx, row, filters...)
+}
+
+func (r *listCounter) ReadRowList(ctx context.Context, rows []string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	r.lists.Add(1)
+	return r.Store.(percolator.RowListReader).ReadRowList(ctx, rows, fn, filters...)
+}
+
+// Prefetch reads a column of many rows with one call a batch, and the
+// Gets that follow see exactly what they would have read one by one: long
+// values, deleted and never written cells, the snapshot (not a commit
+// after the start), the transaction's own writes, and a crashed writer's
+// lock, which Get resolves.
+func TestPrefetchRows(t *testing.T) {
+	st := &listCounter{Store: percolatortest.Shared(openStore(t, t.TempDir()))}
+	db := percolatortest.OpenOn(t, st, percolator.Options{InlineMax: 8, LockTTL: 100 * time.Millisecond})
+	const n = 450 // three batches
+	rows := make([]string, n)
+	long := 0
+	for i := range rows {
+		rows[i] = fmt.Sprintf("row%03d", i)
+		switch i % 5 {
+		case 0: // never written
+		case 1:
+			set(t, db, rows[i], "p:c", fmt.Sprint(i))
+		case 2:
+			set(t, db, rows[i], "p:c", fmt.Sprintf("a long value of row %d", i))
+			long++
+		case 3:
+			set(t, db, rows[i], "p:c", "gone")
+			if err := db.Update(bg, func(tx *percolator.Tx) error { return tx.Delete(rows[i], "p:c") }); err != nil {
+				t.Fatal(err)
+			}
+		case 4:
+			set(t, db, rows[i], "p:other", "x")
+		}
+	}
+	read := func(tx *percolator.Tx) map[string]string {
+		got := make(map[string]string)
+		for _, r := range rows {
+			v, err := tx.Get(bg, r, "p:c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v != nil {
+				got[r] = string(v)
+			}
+		}
+		return got
+	}
+	var want map[string]string
+	if err := db.View(bg, func(tx *percolator.Tx) error { want = read(tx); return nil }); err != nil {
+		t.Fatal(err)
+	}
+
+	tx, err := db.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	set(t, db, rows[1], "p:c", "committed after the start")
+	// A crashed writer (its commit point reached) that started after tx:
+	// tx must not see its value, but its lock is in the rows.
+	crashed, err := db.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed.Set(rows[6], "p:c", []byte("later"))
+	crashed.Set(rows[11], "p:c", []byte("later"))
+	percolator.SetCrash(crashed, func(p percolator.CrashPoint) bool { return p == percolator.CrashAfterPrimaryCommit })
+	if err := crashed.Commit(bg); !errors.Is(err, percolator.ErrCrashed) {
+		t.Fatalf("Commit = %v, want the crash", err)
+	}
+	tx.Set(rows[2], "p:c", []byte("mine"))
+	reads, lists := st.reads.Load(), st.lists.Load()
+	if err := tx.Prefetch(bg, append(rows, rows[:10]...), "p:c"); err != nil {
+		t.Fatal(err)
+	}
+	got := read(tx)
+	want[rows[2]] = "mine"
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("after Prefetch the Gets saw\n%v\nwant\n%v", got, want)
+	}
+	reads, lists = st.reads.Load()-reads, st.lists.Load()-lists
+	t.Logf("%d rows: %d list reads, %d row reads (%d long values)", n, lists, reads, long)
+	if lists != 3 || reads > int64(long) {
+		t.Errorf("%d rows: %d list reads and %d row reads, want 3 and at most %d (the long values' data)", n, lists, reads, long)
+	}
+	if _, err := db.CleanLocks(bg); err != nil {
+		t.Fatal(err)
+	}
+
+	// One row, several columns: one read for all of them.
+	set(t, db, "solo", "p:c", "c")
+	set(t, db, "solo", "p:d", "d")
+	reads = st.reads.Load()
+	err = db.View(bg, func(tx *percolator.Tx) error {
+		if err := tx.Prefetch(bg, []string{"solo"}, "p:c", "p:d", "p:e"); err != nil {
+			return err
+		}
+		var got []string
+		for _, c := range []string{"p:c", "p:d", "p:e"} {
+			v, err := tx.Get(bg, "solo", c)
+			if err != nil {
+				return err
+			}
+			got = append(got, string(v))
+		}
+		if want := []string{"c", "d", ""}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("one row: %q, want %q", got, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.reads.Load() - reads; n != 1 {
+		t.Errorf("one row's three columns: %d reads, want 1", n)
+	}
+}
+
+// A lock a prefetch finds below the start timestamp is resolved by Get:
+// a crashed writer whose commit point was reached is rolled forward.
+func TestPrefetchRowsLocked(t *testing.T) {
+	st := &listCounter{Store: percolatortest.Shared(openStore(t, t.TempDir()))}
+	db := percolatortest.OpenOn(t, st, percolator.Options{LockTTL: 100 * time.Millisecond})
+	rows := []string{"a", "b", "c", "d"}
+	for _, r := range rows {
+		set(t, db, r, "p:c", "old "+r)
+	}
+	crashed, err := db.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed.Set("b", "p:c", []byte("new b"))
+	crashed.Set("c", "p:c", []byte("new c"))
+	percolator.SetCrash(crashed, func(p percolator.CrashPoint) bool { return p == percolator.CrashAfterPrimaryCommit })
+	if err := crashed.Commit(bg); !errors.Is(err, percolator.ErrCrashed) {
+		t.Fatalf("Commit = %v, want the crash", err)
+	}
+	var got []string
+	err = db.View(bg, func(tx *percolator.Tx) error {
+		got = got[:0]
+		if err := tx.Prefetch(bg, rows, "p:c"); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			v, err := tx.Get(bg, r, "p:c")
+			if err != nil {
+				return err
+			}
+			got = append(got, string(v))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"old a", "new b", "new c", "old d"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if st.lists.Load() != 1 {
+		t.Errorf("%d list reads, want 1", st.lists.Load())
+	}
+}
+
+// rangeCounter counts the ReadRows and ReadRanges calls of a store that
+// reads lists of ranges.
+type rangeCounter struct {
+	percolator.Store
+	scans, lists atomic.Int64
+}
+
+func (r *rangeCounter) ReadRows(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	r.scans.Add(1)
+	return r.Store.ReadRows(ctx, start, end, fn, filters...)
+}
+
+func (r *rangeCounter) ReadRanges(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	r.lists.Add(1)
+	return r.Store.(percolator.RangeReader).ReadRanges(ctx, ranges, fn, filters...)
+}
+
+// ScanRanges sees what the scans of its ranges one after the other see,
+// own writes, deletes, locks and an early stop included, with one store
+// call on a store that reads lists of ranges; bad ranges are refused.
+func TestScanRanges(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			var st percolator.Store = openStore(t, t.TempDir())
+			counter := &rangeCounter{}
+			if shared {
+				counter.Store = percolatortest.Shared(st)
+				st = counter
+			}
+			db := percolatortest.OpenOn(t, st, percolator.Options{InlineMax: 8, LockTTL: 100 * time.Millisecond})
+			for _, p := range []string{"a", "b", "c", "d"} {
+				for i := range 4 {
+					row := fmt.Sprintf("%s/%d", p, i)
+					set(t, db, row, "f:x", fmt.Sprintf("value of %s", row))
+					set(t, db, row, "g:y", "y")
+				}
+			}
+			if err := db.Update(bg, func(tx *percolator.Tx) error { return tx.Delete("b/2", "f:x") }); err != nil {
+				t.Fatal(err)
+			}
+			crashed, err := db.Begin(bg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crashed.Set("d/1", "f:x", []byte("rolled forward"))
+			crashed.Set("a/9", "f:x", []byte("new row"))
+			percolator.SetCrash(crashed, func(p percolator.CrashPoint) bool { return p == percolator.CrashAfterPrimaryCommit })
+			if err := crashed.Commit(bg); !errors.Is(err, percolator.ErrCrashed) {
+				t.Fatalf("Commit = %v, want the crash", err)
+			}
+			ranges := []percolator.KeyRange{{Start: "a/", End: "a0"}, {Start: "b/1", End: "b/3"}, {Start: "d/", End: "d0"}}
+			collect := func(many bool, limit int) []string {
+				var got []string
+				err := db.Update(bg, func(tx *percolator.Tx) error {
+					got = got[:0]
+					tx.Set("b/1", "f:x", []byte("mine"))
+					tx.Set("d/7", "f:x", []byte("mine too"))
+					tx.Set("c/0", "f:x", []byte("outside"))
+					fn := func(row, col string, v []byte) bool {
+						got = append(got, row+" "+col+" "+string(v))
+						return len(got) < limit
+					}
+					if many {
+						return tx.ScanRanges(bg, ranges, "f:", fn)
+					}
+					for _, r := range ranges {
+						if err := tx.Scan(bg, r.Start, r.End, "f:", fn); err != nil || len(got) >= limit {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			for _, limit := range []int{1000, 3, 7} {
+				want := collect(false, limit)
+				lists := counter.lists.Load()
+				got := collect(true, limit)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("limit %d: ScanRanges saw\n%q\nthe scans\n%q", limit, got, want)
+				}
+				if shared && counter.lists.Load()-lists != 1 {
+					t.Errorf("limit %d: %d ReadRanges calls, want 1", limit, counter.lists.Load()-lists)
+				}
+				t.Logf("limit %d: %d cells", limit, len(got))
+			}
+			for _, bad := range [][]percolator.KeyRange{
+				{{Start: "b", End: "c"}, {Start: "a", End: "b"}},
+				{{Start: "a", End: "c"}, {Start: "b", End: "d"}},
+				{{Start: "a", End: ""}, {Start: "b", End: "d"}},
+				{{Start: "c", End: "b"}},
+			} {
+				err := db.View(bg, func(tx *percolator.Tx) error {
+					return tx.ScanRanges(bg, bad, "", func(string, string, []byte) bool { return true })
+				})
+				if !errors.Is(err, percolator.ErrInvalid) {
+					t.Errorf("ScanRanges(%q) = %v, want ErrInvalid", bad, err)
+				}
+			}
+		})
+	}
+}

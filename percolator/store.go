@@ -290,3 +290,25 @@ type BucketStore interface {
 type IndexRepairer interface {
 	RepairIndex(ctx context.Context) error
 }
+
+// RowListReader is implemented by stores that read a list of rows with one
+// call (Bigtable's ReadRows over a row list), where a call is a round trip
+// whatever it reads: a transaction's Prefetch then costs one call for many
+// rows instead of one call a row.
+type RowListReader interface {
+	// ReadRowList calls fn for every row of rows (sorted, distinct) that
+	// has at least one cell matching the filters, in row order, with the
+	// row's matching cells sorted as by ReadRow. fn returning false stops
+	// the read, and ReadRowList then returns nil. Each row is read
+	// atomically; the rows together are not a snapshot.
+	ReadRowList(ctx context.Context, rows []string, fn func(row string, cells []Cell) bool, filters ...Filter) error
+}
+
+// RangeReader is implemented by stores that read several key ranges with
+// one call (Bigtable's ReadRows over a row range list): a transaction's
+// ScanRanges then costs one call instead of one a range.
+type RangeReader interface {
+	// ReadRanges is ReadRows over every range of ranges (sorted and
+	// disjoint), in row order.
+	ReadRanges(ctx context.Context, ranges []KeyRange, fn func(row string, cells []Cell) bool, filters ...Filter) error
+}

@@ -397,6 +397,40 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 	if tx.done {
 		return ErrTxDone
 	}
+	return tx.scan(ctx, []KeyRange{{start, end}}, colPrefix, fn)
+}
+
+// ScanRanges is Scan over several ranges of rows, sorted and disjoint, in
+// row order: one store call for all of them on a store that reads a list
+// of ranges at once (RangeReader: Bigtable), else a scan a range.
+func (tx *Tx) ScanRanges(ctx context.Context, ranges []KeyRange, colPrefix string, fn func(row, col string, value []byte) bool) error {
+	if tx.done {
+		return ErrTxDone
+	}
+	for i, r := range ranges {
+		if r.End != "" && r.End < r.Start || i > 0 && (ranges[i-1].End == "" || r.Start < ranges[i-1].End) {
+			return fmt.Errorf("%w: scan ranges not sorted and disjoint: %q", ErrInvalid, ranges)
+		}
+	}
+	if _, ok := tx.db.st.(RangeReader); ok && tx.db.ex == nil {
+		return tx.scan(ctx, ranges, colPrefix, fn)
+	}
+	stopped := false
+	for _, r := range ranges {
+		err := tx.scan(ctx, []KeyRange{r}, colPrefix, func(row, col string, value []byte) bool {
+			stopped = !fn(row, col, value)
+			return !stopped
+		})
+		if err != nil || stopped {
+			return err
+		}
+	}
+	return nil
+}
+
+// scan is Scan over ranges: sorted, disjoint, and only one unless the
+// store is a RangeReader.
+func (tx *Tx) scan(ctx context.Context, ranges []KeyRange, colPrefix string, fn func(row, col string, value []byte) bool) error {
 	// Wait for one-phase commits that took their commit timestamp before our
 	// start timestamp: the store's scan may otherwise start before they land.
 	tx.db.gate.Lock()
@@ -406,7 +440,10 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 		return ErrTooOld
 	}
 
-	own := tx.ownWrites(start, end, colPrefix)
+	var own []ownWrite
+	for _, r := range ranges {
+		own = append(own, tx.ownWrites(r.Start, r.End, colPrefix)...)
+	}
 	var (
 		stop    bool
 		cbErr   error
@@ -423,7 +460,13 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 			}
 		}
 	)
-	scanErr := tx.db.st.ReadRows(ctx, start, end, func(row string, cells []Cell) bool {
+	read := func(fn func(row string, cells []Cell) bool, filters ...Filter) error {
+		if len(ranges) == 1 {
+			return tx.db.st.ReadRows(ctx, ranges[0].Start, ranges[0].End, fn, filters...)
+		}
+		return tx.db.st.(RangeReader).ReadRanges(ctx, ranges, fn, filters...)
+	}
+	scanErr := read(func(row string, cells []Cell) bool {
 		cols := make(map[string]*Cell) // newest write record per column
 		locked := make(map[string]Cell)
 		var names []string

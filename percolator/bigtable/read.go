@@ -192,10 +192,44 @@ func (s *Store) ReadRows(ctx context.Context, start, end string, fn func(row str
 	return s.scanTable(ctx, rr, end == start+"\x00", fn, filters)
 }
 
+// ReadRanges implements percolator.RangeReader: the rows of every range
+// with one ReadRows call.
+func (s *Store) ReadRanges(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	if len(filters) == 0 {
+		return errNoFilter
+	}
+	if s.groupOnly(filters) {
+		for _, r := range ranges { // the index reads its own way
+			stop := false
+			err := s.index.scan(ctx, r.Start, r.End, func(row string, cells []percolator.Cell) bool {
+				stop = !fn(row, cells)
+				return !stop
+			}, filters)
+			if err != nil || stop {
+				return err
+			}
+		}
+		return nil
+	}
+	var set bigtable.RowRangeList
+	for _, r := range ranges {
+		if rr, ok := rowRange(r.Start, r.End); ok {
+			set = append(set, rr)
+		}
+	}
+	switch len(set) {
+	case 0:
+		return nil
+	case 1:
+		return s.scanTable(ctx, set[0], false, fn, filters)
+	}
+	return s.scanTable(ctx, set, false, fn, filters)
+}
+
 // scanTable reads the rows of rr; oneRow says rr is one row's range, key
 // to key+"\x00" (a transaction's scan of a row's columns).
-func (s *Store) scanTable(ctx context.Context, rr bigtable.RowRange, oneRow bool, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
-	if rr.String() == wholeTable {
+func (s *Store) scanTable(ctx context.Context, rr bigtable.RowSet, oneRow bool, fn func(row string, cells []percolator.Cell) bool, filters []percolator.Filter) error {
+	if r, ok := rr.(bigtable.RowRange); ok && r.String() == wholeTable {
 		s.calls.add(callReadAll) // reads every row server side, whatever the filters
 	} else {
 		s.calls.add(callReadRows)
@@ -258,4 +292,34 @@ func (s *Store) RepairIndex(ctx context.Context) error {
 	}
 	slices.SortFunc(filters, func(a, b percolator.Filter) int { return strings.Compare(a.Family, b.Family) })
 	return s.index.sweep(ctx, filters)
+}
+
+var (
+	_ percolator.RowListReader = (*Store)(nil)
+	_ percolator.RangeReader   = (*Store)(nil)
+)
+
+// listBatch bounds the rows of one ReadRowList call.
+const listBatch = 1000
+
+// ReadRowList implements percolator.RowListReader: one ReadRows call over
+// the list (a call per listBatch rows).
+func (s *Store) ReadRowList(ctx context.Context, rows []string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	if len(filters) == 0 {
+		return errNoFilter
+	}
+	for len(rows) > 0 {
+		batch := rows[:min(len(rows), listBatch)]
+		rows = rows[len(batch):]
+		got, err := s.readList(ctx, batch, filters)
+		if err != nil {
+			return err
+		}
+		for _, r := range batch {
+			if cs := got[r]; len(cs) > 0 && !fn(r, cs) {
+				return nil
+			}
+		}
+	}
+	return nil
 }

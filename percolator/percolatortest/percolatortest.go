@@ -41,16 +41,50 @@ const EnvShared = "CAFFEINE_TEST_SHARED_STORE"
 // Shared returns st as a store other processes could reach, as Bigtable
 // is: it hides percolator.ExclusiveStore (and the store's other optional
 // methods but Compactor), so the DB commits every transaction in two
-// phases and decides locks by heartbeats and TTLs. Closing it closes st.
+// phases and decides locks by heartbeats and TTLs. It reads lists of rows
+// and of ranges (percolator.RowListReader, RangeReader) as Bigtable does,
+// a row or a range at a time here, so that transactions read as they do
+// there. Closing it closes st.
 func Shared(st percolator.Store) percolator.Store {
 	if c, ok := st.(percolator.Compactor); ok {
-		return sharedCompactor{struct{ percolator.Store }{st}, c}
+		return sharedCompactor{shared{st}, c}
 	}
-	return struct{ percolator.Store }{st}
+	return shared{st}
+}
+
+type shared struct{ percolator.Store }
+
+// ReadRowList implements percolator.RowListReader with a ReadRow a row.
+func (s shared) ReadRowList(ctx context.Context, rows []string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	for _, r := range rows {
+		cells, err := s.ReadRow(ctx, r, filters...)
+		if err != nil {
+			return err
+		}
+		if len(cells) > 0 && !fn(r, cells) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// ReadRanges implements percolator.RangeReader with a ReadRows a range.
+func (s shared) ReadRanges(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	stopped := false
+	for _, r := range ranges {
+		err := s.ReadRows(ctx, r.Start, r.End, func(row string, cells []percolator.Cell) bool {
+			stopped = !fn(row, cells)
+			return !stopped
+		}, filters...)
+		if err != nil || stopped {
+			return err
+		}
+	}
+	return nil
 }
 
 type sharedCompactor struct {
-	percolator.Store
+	shared
 	percolator.Compactor
 }
 

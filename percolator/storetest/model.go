@@ -302,3 +302,32 @@ func (s *Model) Close() error {
 	s.closed = true
 	return nil
 }
+
+// ReadRowList implements percolator.RowListReader: a ReadRow a row.
+func (s *Model) ReadRowList(ctx context.Context, rows []string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	for _, r := range rows {
+		cs, err := s.ReadRow(ctx, r, filters...)
+		if err != nil {
+			return err
+		}
+		if len(cs) > 0 && !fn(r, cs) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// ReadRanges implements percolator.RangeReader: a ReadRows a range.
+func (s *Model) ReadRanges(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	stopped := false
+	for _, r := range ranges {
+		err := s.ReadRows(ctx, r.Start, r.End, func(row string, cells []percolator.Cell) bool {
+			stopped = !fn(row, cells)
+			return !stopped
+		}, filters...)
+		if err != nil || stopped {
+			return err
+		}
+	}
+	return nil
+}

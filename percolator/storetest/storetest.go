@@ -76,6 +76,7 @@ var suite = []suiteTest{
 	{"ReadRowsFilters", testReadRowsFilters},
 	{"ReadRowsStop", testReadRowsStop},
 	{"ReadRowsCellsOwned", testReadRowsCellsOwned},
+	{"ReadLists", testReadLists},
 	{"CheckAndMutateRow", testCheckAndMutateRow},
 	{"CheckAndMutateRowOneWinner", testCheckAndMutateRowOneWinner},
 	{"MutateRows", testMutateRows},
@@ -97,8 +98,9 @@ var suite = []suiteTest{
 // after open returns, so cleanups that open registered, such as removing a
 // t.TempDir, run after Close); open must not close the store itself.
 //
-// Optional interfaces (percolator.ExclusiveStore, percolator.Compactor) are
-// tested when the store implements them and skipped otherwise.
+// Optional interfaces (percolator.ExclusiveStore, percolator.Compactor,
+// percolator.RowListReader, percolator.RangeReader) are tested when the
+// store implements them and skipped otherwise.
 func Run(t *testing.T, open func(t *testing.T) percolator.Store) {
 	for _, st := range suite {
 		t.Run(st.name, func(t *testing.T) {
