@@ -170,6 +170,13 @@ func inbound(ctx context.Context, tx *percolator.Tx, row string, notes *buildNot
 		}); err != nil {
 			return nil, err
 		}
+		srcs := make([]string, 0, len(out)-n)
+		for _, l := range out[n:] {
+			srcs = append(srcs, l.src)
+		}
+		if err := tx.Prefetch(ctx, srcs, webtable.ClusterOf); err != nil {
+			return nil, err
+		}
 		for i := n; i < len(out); i++ {
 			c, err := tx.Get(ctx, out[i].src, webtable.ClusterOf)
 			if err != nil {

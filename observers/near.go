@@ -174,7 +174,11 @@ func nearDocs(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 			docs[q] = true
 		}
 	}
-	for _, p := range slices.Sorted(maps.Keys(docs)) {
+	pages := slices.Sorted(maps.Keys(docs))
+	if err := tx.Prefetch(ctx, pages, webtable.ClusterOf); err != nil {
+		return err
+	}
+	for _, p := range pages {
 		c, err := tx.Get(ctx, p, webtable.ClusterOf)
 		if err != nil {
 			return err
@@ -246,29 +250,38 @@ func recordStanding(ctx context.Context, tx *percolator.Tx, row string, hidden b
 }
 
 // nearFingerprints returns the pages whose band rows put them within
-// NearBits of fp, with their fingerprints: 4 prefix reads.
+// NearBits of fp, with their fingerprints: 4 prefix reads, one store call
+// on Bigtable.
 func nearFingerprints(ctx context.Context, tx *percolator.Tx, fp uint64) (map[string]uint64, error) {
 	out := make(map[string]uint64)
+	prefixes := make([]string, webtable.NearBands)
+	ranges := make([]percolator.KeyRange, webtable.NearBands)
 	for b := range webtable.NearBands {
-		prefix := webtable.NearBlock(b, fp)
-		var perr error
-		err := tx.Scan(ctx, prefix, prefix+"\xff", webtable.NearFP, func(r, _ string, v []byte) bool {
-			got, err := webtable.ParseNearFP(string(v))
-			if err != nil {
-				perr = err
-				return false
-			}
-			if extract.SimDistance(fp, got) <= NearBits {
-				out[strings.TrimPrefix(r, prefix)] = got
-			}
-			return true
-		})
+		prefixes[b] = webtable.NearBlock(b, fp)
+		ranges[b] = percolator.KeyRange{Start: prefixes[b], End: prefixes[b] + "\xff"}
+	}
+	var perr error
+	err := tx.ScanRanges(ctx, ranges, webtable.NearFP, func(r, _ string, v []byte) bool {
+		got, err := webtable.ParseNearFP(string(v))
 		if err != nil {
-			return nil, err
+			perr = err
+			return false
 		}
-		if perr != nil {
-			return nil, perr
+		if extract.SimDistance(fp, got) <= NearBits {
+			for _, p := range prefixes {
+				if strings.HasPrefix(r, p) {
+					out[strings.TrimPrefix(r, p)] = got
+					break
+				}
+			}
 		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if perr != nil {
+		return nil, perr
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/caffeine-go/caffeine/observers"
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 	"github.com/caffeine-go/caffeine/webtable"
 )
 
@@ -99,6 +100,13 @@ func folded(t *testing.T, b *observers.Batch) {
 // The incremental chain agrees with the batch recomputation after every
 // round of changes.
 func TestVerifyAgainstBatch(t *testing.T) { verifyRounds(t) }
+
+// The same on a table other processes could reach (two-phase commits, and
+// reads of many rows or ranges with one store call, as on Bigtable).
+func TestVerifyAgainstBatchShared(t *testing.T) {
+	t.Setenv(percolatortest.EnvShared, "1")
+	verifyRounds(t)
+}
 
 // The same with every page's links published two at a time (links-more).
 func TestVerifyLinksInParts(t *testing.T) {

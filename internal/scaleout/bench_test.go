@@ -2,10 +2,13 @@ package scaleout_test
 
 import (
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,6 +34,7 @@ func BenchmarkPipeline(b *testing.B) {
 		b.Run(fmt.Sprintf("indexers=%d", n), func(b *testing.B) {
 			var secs float64
 			var calls int64
+			byKind := map[string]map[string]int64{} // role → kind → calls
 			for i := range b.N {
 				table := fmt.Sprintf("bigtable://caffeine/emulator/bench-%d-%d-%d", os.Getpid(), n, i)
 				began := time.Now()
@@ -53,7 +57,24 @@ func BenchmarkPipeline(b *testing.B) {
 				}
 				for _, p := range append(indexers, crawler, until) {
 					calls += p.calls()
+					role := "indexers"
+					if p == crawler {
+						role = "crawler"
+					}
+					if byKind[role] == nil {
+						byKind[role] = map[string]int64{}
+					}
+					for k, v := range p.callsByKind() {
+						byKind[role][k] += v
+					}
 				}
+			}
+			for _, role := range []string{"crawler", "indexers"} {
+				var line []string
+				for _, k := range slices.Sorted(maps.Keys(byKind[role])) {
+					line = append(line, fmt.Sprintf("%s=%.1f", k, float64(byKind[role][k])/float64(len(pages)*b.N)))
+				}
+				b.Logf("%s calls a page: %s", role, strings.Join(line, " "))
 			}
 			b.ReportMetric(float64(len(pages)*b.N)/secs, "pages/s")
 			b.ReportMetric(float64(calls)/float64(len(pages)*b.N), "calls/page")

@@ -111,7 +111,7 @@ func fill(b *testing.B, table string, rows int) {
 	}
 }
 
-var callsLine = regexp.MustCompile(`msg="bigtable calls".*`)
+var callsLine = regexp.MustCompile(`bigtable calls.*`)
 var callsPair = regexp.MustCompile(`("[^"]+"|[A-Za-z()]+)=(\d+)`)
 
 // callsByKind returns the Bigtable calls the process logged at its exit,

@@ -211,6 +211,17 @@ func (o *observer) runBlock(ctx context.Context, tx *percolator.Tx, b string) er
 	elections := make(map[string]bool)
 	more := false // pages left to write by the next run
 	writes := 0
+	// The pages whose value may be published read their election's
+	// cells below (firstValue, alone): one call for all on Bigtable.
+	var publishing []string
+	for i, u := range nodes {
+		if v := old[u]; !v.published || math.Abs(v.pub-x[i]) > o.opt.PublishThreshold*v.pub {
+			publishing = append(publishing, u)
+		}
+	}
+	if err := tx.Prefetch(ctx, publishing, webtable.ClusterOf, webtable.ClusterSize); err != nil {
+		return err
+	}
 	for i, u := range nodes {
 		v := old[u]
 		v.x = x[i]
