@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -299,5 +300,51 @@ func TestMigrateRowIndex(t *testing.T) {
 	// A second open finds nothing to move.
 	if err := m.EnsureFamilies(ctx, storetest.Families); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGroupIndexWritesTogether checks that the index writes of concurrent
+// calls go with fewer index calls than calls (group commit), that every
+// call returns only once its cells are indexed.
+func TestGroupIndexWritesTogether(t *testing.T) {
+	s := openGroupTest(t)
+	const n = 64
+	before := s.Calls()["index writes"]
+	var wg sync.WaitGroup
+	var missing atomic.Int64
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			row := fmt.Sprintf("r%02d", i)
+			if _, err := s.CheckAndMutateRow(t.Context(), row, []percolator.Filter{{Family: "l"}}, nil, []percolator.Mutation{set("l", "c", 9), set("n", "c", 9)}); err != nil {
+				t.Error(err)
+				return
+			}
+			// Indexed by the time the call returns.
+			var found bool
+			err := s.ReadBuckets(t.Context(), []percolator.KeyRange{{Start: percolator.BucketKey(row), End: percolator.BucketKey(row) + "\x00"}}, func(string, []percolator.Cell) bool {
+				found = true
+				return true
+			}, percolator.Filter{Family: "n"})
+			if err != nil {
+				t.Error(err)
+			}
+			if !found {
+				missing.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if m := missing.Load(); m > 0 {
+		t.Errorf("%d of %d calls returned before their notify cell was indexed", m, n)
+	}
+	if got := indexed(t, s); len(got) != n {
+		t.Errorf("%d index cells, want %d", len(got), n)
+	}
+	writes := s.Calls()["index writes"] - before
+	t.Logf("%d concurrent calls, %d index writes", n, writes)
+	if writes >= n {
+		t.Errorf("%d concurrent calls made %d index writes, want fewer", n, writes)
 	}
 }
