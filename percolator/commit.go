@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -294,16 +295,7 @@ func (tx *Tx) crashed(p CrashPoint) bool {
 }
 
 func (tx *Tx) prewrite(ctx context.Context, r rowWrites, lk lock) error {
-	muts := make([]Mutation, 0, 2*len(r.cols))
-	for i, col := range r.cols {
-		p := r.ps[i]
-		if p.kind == kindPut && !tx.inline(p) {
-			muts = append(muts, Mutation{Op: SetCell, Family: famData, Column: col, Ts: tx.startTs, Value: p.value})
-		}
-		muts = append(muts, Mutation{Op: SetCell, Family: famLock, Column: col, Ts: tx.startTs, Value: tx.lockOf(lk, p).encode()})
-	}
-	muts = tx.db.notifyMutations(r, tx.startTs, muts)
-	matched, err := tx.db.st.CheckAndMutateRow(ctx, r.row, tx.conflictPredicate(r), nil, muts)
+	matched, err := tx.db.st.CheckAndMutateRow(ctx, r.row, tx.conflictPredicate(r), nil, tx.prewriteMutations(r, lk))
 	if err != nil {
 		return fmt.Errorf("percolator: prewrite %q: %w", r.row, err)
 	}
@@ -312,6 +304,33 @@ func (tx *Tx) prewrite(ctx context.Context, r rowWrites, lk lock) error {
 		return fmt.Errorf("%w: row %q", ErrConflict, r.row)
 	}
 	return nil
+}
+
+// prewriteMutations are the locks (and long values) of r's writes, and
+// the notify cells of its observed columns.
+func (tx *Tx) prewriteMutations(r rowWrites, lk lock) []Mutation {
+	muts := make([]Mutation, 0, 2*len(r.cols))
+	for i, col := range r.cols {
+		p := r.ps[i]
+		if p.kind == kindPut && !tx.inline(p) {
+			muts = append(muts, Mutation{Op: SetCell, Family: famData, Column: col, Ts: tx.startTs, Value: p.value})
+		}
+		muts = append(muts, Mutation{Op: SetCell, Family: famLock, Column: col, Ts: tx.startTs, Value: tx.lockOf(lk, p).encode()})
+	}
+	return tx.db.notifyMutations(r, tx.startTs, muts)
+}
+
+// notifyOnly reports whether r writes only the internal cells that carry
+// Tx.Notify's notifications. Their names hold the start timestamp, so no
+// other transaction writes or locks them: the prewrite has no conflict to
+// check.
+func notifyOnly(r rowWrites) bool {
+	for _, col := range r.cols {
+		if !strings.HasPrefix(col, notifyPrefix) {
+			return false
+		}
+	}
+	return true
 }
 
 // resolveBlockers resolves the locks on r's cells whose writers are dead
@@ -347,16 +366,42 @@ func (tx *Tx) resolveBlockers(ctx context.Context, r rowWrites) {
 // makes progress it keeps the primary lock's wall time fresh (every
 // LockTTL/3), so readers do not take a long commit for a stuck one; a writer
 // that stops making progress stops refreshing and is cleaned up after the
-// TTL, as the paper wants for live but stuck workers.
+// TTL, as the paper wants for live but stuck workers. The rows that only
+// carry notifications (notifyOnly: the targets of a page's links, say)
+// have nothing to check: their locks are written together, with one
+// MutateRows, instead of a conditional mutation a row.
 func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, lk lock) error {
 	if len(rows) == 0 {
 		return nil
+	}
+	var checked, blind []rowWrites
+	for _, r := range rows {
+		if notifyOnly(r) {
+			blind = append(blind, r)
+		} else {
+			checked = append(checked, r)
+		}
+	}
+	if len(blind) < 2 {
+		checked, blind = rows, nil // one conditional mutation costs the same
 	}
 	var mu sync.Mutex // guards refreshed, serializes refreshes
 	refreshed := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(tx.db.opt.CommitParallelism)
-	for _, r := range rows {
+	if len(blind) > 0 {
+		g.Go(func() error {
+			muts := make([]RowMutation, len(blind))
+			for i, r := range blind {
+				muts[i] = RowMutation{Row: r.row, Mutations: tx.prewriteMutations(r, lk)}
+			}
+			if err := tx.db.st.MutateRows(gctx, muts); err != nil {
+				return fmt.Errorf("percolator: prewrite %d rows' notifications: %w", len(blind), err)
+			}
+			return nil
+		})
+	}
+	for _, r := range checked {
 		g.Go(func() error {
 			if err := tx.prewrite(gctx, r, lk); err != nil {
 				return err

@@ -849,3 +849,101 @@ func TestWatch(t *testing.T) {
 		t.Error("told after stop")
 	}
 }
+
+// sharedCounter counts a shared store's conditional mutations and MutateRows calls.
+type sharedCounter struct {
+	percolator.Store
+	cams, mutates atomic.Int64
+}
+
+func (c *sharedCounter) CheckAndMutateRow(ctx context.Context, row string, predicate []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
+	c.cams.Add(1)
+	return c.Store.CheckAndMutateRow(ctx, row, predicate, ifMatch, ifNoMatch)
+}
+
+func (c *sharedCounter) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {
+	c.mutates.Add(1)
+	return c.Store.MutateRows(ctx, rows)
+}
+
+// On a shared store the rows a transaction only notifies are prewritten
+// together, with one call, and their notifications still come with the
+// commit and only then: none when the transaction dies before its commit
+// point, all of them when it dies after it.
+func TestTxNotifyManyRows(t *testing.T) {
+	st := &sharedCounter{Store: percolatortest.Shared(openStore(t, t.TempDir()))}
+	db := percolatortest.OpenOn(t, st, percolator.Options{Weak: []string{"w"}, LockTTL: 100 * time.Millisecond})
+	var mu sync.Mutex
+	seen := make(map[string]string)
+	var w *percolator.Worker
+	const n = 20
+	notify := func(value string, crash percolator.CrashPoint) error {
+		tx, err := db.Begin(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx.Set("src", "x", []byte(value))
+		for i := range n {
+			if err := tx.Notify(fmt.Sprintf("t%02d", i), "w"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if crash != 0 {
+			percolator.SetCrash(tx, func(p percolator.CrashPoint) bool { return p == crash })
+		}
+		return tx.Commit(bg)
+	}
+	check := func(want string) {
+		t.Helper()
+		waitIdle(t, w)
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range n {
+			if r := fmt.Sprintf("t%02d", i); seen[r] != want {
+				t.Errorf("%s: observer saw %q, want %q", r, seen[r], want)
+			}
+		}
+		clear(seen)
+	}
+
+	cams, mutates := st.cams.Load(), st.mutates.Load()
+	if err := notify("1", 0); err != nil {
+		t.Fatal(err)
+	}
+	cams, mutates = st.cams.Load()-cams, st.mutates.Load()-mutates
+	t.Logf("a transaction notifying %d rows: %d conditional mutations, %d MutateRows", n, cams, mutates)
+	if cams != 2 || mutates != 3 {
+		t.Errorf("a transaction notifying %d rows: %d conditional mutations and %d MutateRows, want 2 (the primary's prewrite and commit) and 3 (the lock index entry, the notified rows' prewrite, the secondaries' commit)", n, cams, mutates)
+	}
+	// The worker after the count: its own calls (leases, beats) stay out.
+	w = startWorker(t, db, percolator.WorkerOptions{}, percolator.Observer{Name: "seen", Column: "w",
+		Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+			v, err := tx.Get(ctx, "src", "x")
+			mu.Lock()
+			seen[row] = string(v)
+			mu.Unlock()
+			return err
+		}})
+	check("1")
+
+	if err := notify("2", percolator.CrashAfterPrewrites); !errors.Is(err, percolator.ErrCrashed) {
+		t.Fatalf("Commit = %v, want the crash", err)
+	}
+	if _, err := db.CleanLocks(bg); err != nil { // rolls it back once the TTL passed
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := db.CleanLocks(bg); err != nil {
+		t.Fatal(err)
+	}
+	check("")
+
+	if err := notify("3", percolator.CrashAfterPrimaryCommit); !errors.Is(err, percolator.ErrCrashed) {
+		t.Fatalf("Commit = %v, want the crash", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := db.CleanLocks(bg); err != nil { // rolls it forward
+		t.Fatal(err)
+	}
+	check("3")
+}
