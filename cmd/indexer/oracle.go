@@ -49,6 +49,7 @@ func runOracle(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
+	defer storeflag.LogCalls(slog.Default(), st) // what serving cost the table
 	srv, err := percolator.NewOracleServer(st, percolator.OracleServerOptions{ID: *id, LeaseTTL: *ttl, ClockSkew: *skew, Logger: slog.Default()})
 	if err != nil {
 		return err

@@ -16,10 +16,11 @@ import (
 )
 
 // BenchmarkPipeline crawls and indexes the PostgreSQL manual on one
-// emulator table with one crawler and 1, 2 and 3 indexer processes, and
-// reports pages a second from the crawler's start until indexer
+// emulator table with one crawler and 1, 2 and 3 indexer processes (and
+// 2 with an oracle server, indexer oracle, instead of the table's oracle
+// row), and reports pages a second from the crawler's start until indexer
 // -until-idle returns (the whole table idle), and the Bigtable calls a
-// page cost (all processes' "bigtable calls" log lines):
+// page cost (all processes' "bigtable calls" log lines, logged by kind):
 //
 //	go test -run '^$' -bench Pipeline -benchtime 1x ./internal/scaleout/
 //
@@ -30,36 +31,62 @@ func BenchmarkPipeline(b *testing.B) {
 	pages := corpus.Pages(b)
 	site := httptest.NewServer(corpus.Handler(pages, nil))
 	defer site.Close()
-	for _, n := range []int{1, 2, 3} {
-		b.Run(fmt.Sprintf("indexers=%d", n), func(b *testing.B) {
+	type setup struct {
+		indexers int
+		server   bool // timestamps from an oracle server (indexer oracle), not the table's row
+	}
+	for _, c := range []setup{{1, false}, {2, false}, {3, false}, {2, true}} {
+		n := c.indexers
+		name := fmt.Sprintf("indexers=%d", n)
+		if c.server {
+			name += "-oracle-server"
+		}
+		b.Run(name, func(b *testing.B) {
 			var secs float64
 			var calls int64
 			byKind := map[string]map[string]int64{} // role → kind → calls
 			for i := range b.N {
 				table := fmt.Sprintf("bigtable://caffeine/emulator/bench-%d-%d-%d", os.Getpid(), n, i)
+				tableArgs := []string{"-table", table}
+				var oracle *proc
+				if c.server {
+					addr := freeAddr(b)
+					oracle = start(b, bin, "indexer oracle", "oracle", "-table", table, "-listen", addr)
+					tableArgs = append(tableArgs, "-oracle", addr)
+				}
 				began := time.Now()
 				var indexers []*proc
 				for k := range n {
-					indexers = append(indexers, start(b, bin, fmt.Sprintf("indexer %d", k+1), "-table", table))
+					indexers = append(indexers, start(b, bin, fmt.Sprintf("indexer %d", k+1), tableArgs...))
 				}
-				crawler := start(b, bin, "crawler", "-table", table, "-seeds", site.URL+"/index.html", "-allow-private",
-					"-delay", "0", "-parallel", "8", "-once", "-no-sitemaps")
+				crawler := start(b, bin, "crawler", append(tableArgs, "-seeds", site.URL+"/index.html", "-allow-private",
+					"-delay", "0", "-parallel", "8", "-once", "-no-sitemaps")...)
 				if err := crawler.wait(b, 20*time.Minute); err != nil {
 					b.Fatalf("crawler: %v\n%s", err, crawler.out.String())
 				}
-				until := start(b, bin, "indexer -until-idle", "-table", table, "-until-idle")
+				until := start(b, bin, "indexer -until-idle", append(tableArgs, "-until-idle")...)
 				if err := until.wait(b, 20*time.Minute); err != nil {
 					b.Fatalf("indexer -until-idle: %v\n%s", err, until.out.String())
 				}
 				secs += time.Since(began).Seconds()
+				all := append(slices.Clone(indexers), crawler, until)
+				if oracle != nil {
+					all = append(all, oracle)
+				}
 				for _, p := range indexers {
 					p.stop(b)
 				}
-				for _, p := range append(indexers, crawler, until) {
+				if oracle != nil {
+					oracle.stop(b)
+				}
+				for _, p := range all {
 					calls += p.calls()
 					role := "indexers"
-					if p == crawler {
+					switch p {
+					case crawler:
 						role = "crawler"
+					case oracle:
+						role = "oracle server"
 					}
 					if byKind[role] == nil {
 						byKind[role] = map[string]int64{}
@@ -69,7 +96,10 @@ func BenchmarkPipeline(b *testing.B) {
 					}
 				}
 			}
-			for _, role := range []string{"crawler", "indexers"} {
+			for _, role := range []string{"crawler", "indexers", "oracle server"} {
+				if byKind[role] == nil {
+					continue
+				}
 				var line []string
 				for _, k := range slices.Sorted(maps.Keys(byKind[role])) {
 					line = append(line, fmt.Sprintf("%s=%.1f", k, float64(byKind[role][k])/float64(len(pages)*b.N)))
