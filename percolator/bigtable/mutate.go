@@ -60,12 +60,13 @@ func btMutation(muts []percolator.Mutation) (*bigtable.Mutation, error) {
 
 // MutateRows implements percolator.Store with one MutateRows call (the
 // client retries it: every mutation has an explicit timestamp, so it is
-// idempotent).
+// idempotent), shared with the calls made while another is in flight
+// (mutateGroup).
 func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {
 	keys := make([]string, 0, len(rows))
 	ms := make([]*bigtable.Mutation, 0, len(rows))
-	idx := make([]int, 0, len(rows))
-	for i, r := range rows {
+	kept := make([]percolator.RowMutation, 0, len(rows))
+	for _, r := range rows {
 		m, err := btMutation(r.Mutations)
 		if err != nil {
 			return fmt.Errorf("row %q: %w", r.Row, err)
@@ -75,31 +76,21 @@ func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) e
 		}
 		keys = append(keys, r.Row)
 		ms = append(ms, m)
-		idx = append(idx, i)
+		kept = append(kept, r)
 	}
 	if len(ms) == 0 {
 		return nil
 	}
-	var errs []error
-	s.calls.add(callMutateRows)
-	rowErrs, err := s.tbl.ApplyBulk(ctx, keys, ms)
+	rowErrs, err := s.mutations.apply(ctx, s, keys, ms, kept)
 	if err != nil {
 		return fmt.Errorf("bigtable: mutate rows: %w", err)
 	}
-	var applied []percolator.RowMutation
+	var errs []error
 	for j, e := range rowErrs {
 		if e != nil {
 			errs = append(errs, fmt.Errorf("bigtable: mutate row %q: %w", keys[j], e))
-			continue
-		}
-		applied = append(applied, rows[idx[j]])
-	}
-	if rowErrs == nil {
-		for _, i := range idx {
-			applied = append(applied, rows[i])
 		}
 	}
-	s.index.add(ctx, applied)
 	return errors.Join(errs...)
 }
 

@@ -90,7 +90,9 @@ type Store struct {
 	admin  *bigtable.AdminClient
 	tbl    *bigtable.Table
 	index  *groupIndex
-	conn   *grpc.ClientConn // the emulator connection of sizeOptions, or nil
+	// mutations gathers concurrent MutateRows calls (batch.go).
+	mutations mutateGroup
+	conn      *grpc.ClientConn // the emulator connection of sizeOptions, or nil
 	// interleave has reads of several filters use Bigtable's interleave
 	// on the emulator too (tests; see readFilter).
 	interleave bool
