@@ -44,14 +44,12 @@ func readQueue(ctx context.Context, tx *percolator.Tx, q webtable.Queue, from ui
 		return es, cut, err
 	}
 	chunk, chunkBytes := max((3*batch+2*n-1)/(2*n), 2), max(3*maxBytes/(2*n), 1)
-	type stream struct {
-		buf  []entry
-		next string // where the bucket's next chunk starts
-		done bool   // the bucket has no entries past buf
-	}
 	streams := make([]stream, n)
 	for b := range streams {
 		streams[b].next = q.From(b, from)
+	}
+	if err := readAll(ctx, tx, q, streams, chunk*n, chunkBytes*n); err != nil {
+		return nil, false, err
 	}
 	refill := func(b int) error {
 		s := &streams[b]
@@ -103,6 +101,50 @@ func readQueue(ctx context.Context, tx *percolator.Tx, q webtable.Queue, from ui
 			return es, true, nil
 		}
 	}
+}
+
+// stream is what readQueue has read of one bucket.
+type stream struct {
+	buf  []entry
+	next string // where the bucket's next chunk starts
+	done bool   // the bucket has no entries past buf
+}
+
+// readAll reads every bucket from its next entry with one ScanRanges (one
+// store call on Bigtable, where an idle feeder's look would otherwise be
+// a scan a bucket), up to limit entries or limitBytes in all: the buckets
+// read to their end are done, the one the limit stopped in holds what it
+// read, and those after it are left for readQueue's chunks.
+func readAll(ctx context.Context, tx *percolator.Tx, q webtable.Queue, streams []stream, limit, limitBytes int) error {
+	ranges := make([]percolator.KeyRange, len(streams))
+	for b := range streams {
+		ranges[b] = percolator.KeyRange{Start: streams[b].next, End: q.BucketEnd(b)}
+	}
+	count, size, stopped, b := 0, 0, -1, 0
+	err := tx.ScanRanges(ctx, ranges, webtable.ExportDoc, func(row, _ string, v []byte) bool {
+		for b+1 < len(ranges) && row >= ranges[b+1].Start {
+			b++
+		}
+		streams[b].buf = append(streams[b].buf, entry{row, q.Version(row), v})
+		count++
+		size += len(v)
+		if count >= limit || size >= limitBytes {
+			stopped = b
+			return false
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	for b := range streams {
+		s := &streams[b]
+		s.done = stopped < 0 || b < stopped
+		if len(s.buf) > 0 {
+			s.next = s.buf[len(s.buf)-1].row + "\x00"
+		}
+	}
+	return nil
 }
 
 func entryLess(a, b entry) bool {

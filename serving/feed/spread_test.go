@@ -1,17 +1,23 @@
 package feed
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/caffeine-go/caffeine/percolator"
+	"github.com/caffeine-go/caffeine/percolator/badger"
 	"github.com/caffeine-go/caffeine/percolator/bigtable"
 	"github.com/caffeine-go/caffeine/percolator/bigtable/emulator"
 	"github.com/caffeine-go/caffeine/percolator/percolatortest"
@@ -304,4 +310,116 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rangeCounter counts the reads of a shared store that reads lists of
+// ranges.
+type rangeCounter struct {
+	percolator.Store
+	scans, lists atomic.Int64
+}
+
+func (r *rangeCounter) ReadRows(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	r.scans.Add(1)
+	return r.Store.ReadRows(ctx, start, end, fn, filters...)
+}
+
+func (r *rangeCounter) ReadRanges(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	r.lists.Add(1)
+	return r.Store.(percolator.RangeReader).ReadRanges(ctx, ranges, fn, filters...)
+}
+
+// TestReadQueueMerges: readQueue of a queue of 16 buckets gives the
+// entries from a version on in version order, cut at its limits exactly
+// where a merge of everything would be, on the embedded store and on a
+// shared one, where an empty or short queue is read with one store call.
+func TestReadQueueMerges(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
+			st, err := badger.Open(t.TempDir(), badger.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			counter := &rangeCounter{}
+			var store percolator.Store = st
+			if shared {
+				counter.Store = percolatortest.Shared(st)
+				store = counter
+			}
+			db := percolatortest.OpenOn(t, store, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+			if _, err := webtable.InitSpread(bg, db, 16); err != nil {
+				t.Fatal(err)
+			}
+			q := webtable.SpreadQueue(webtable.DefaultIndex, 16)
+			read := func(from uint64, batch, maxBytes int) []entry {
+				var es []entry
+				err := db.View(bg, func(tx *percolator.Tx) error {
+					var err error
+					es, _, err = readQueue(bg, tx, q, from, batch, maxBytes)
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return es
+			}
+			lists := counter.lists.Load()
+			if es := read(0, 500, 2<<20); len(es) != 0 {
+				t.Fatalf("empty queue: %d entries", len(es))
+			}
+			if shared && (counter.lists.Load()-lists != 1) {
+				t.Errorf("an empty queue's read: %d multi-range reads, want 1", counter.lists.Load()-lists)
+			}
+			r := rand.New(rand.NewPCG(7, 7))
+			byRow := make(map[string]entry)
+			for range 300 {
+				row := fmt.Sprintf("com.example/p%03d", r.IntN(120))
+				version := uint64(1000 + r.IntN(200))
+				v := []byte(strings.Repeat("x", 10+r.IntN(300)))
+				err := db.Update(bg, func(tx *percolator.Tx) error { return tx.Set(q.Row(version, row), webtable.ExportDoc, v) })
+				if err != nil {
+					t.Fatal(err)
+				}
+				byRow[q.Row(version, row)] = entry{q.Row(version, row), version, v}
+			}
+			all := slices.SortedFunc(maps.Values(byRow), func(a, b entry) int {
+				return cmp.Or(cmp.Compare(a.version, b.version), cmp.Compare(a.row, b.row))
+			})
+			for _, c := range []struct {
+				from            uint64
+				batch, maxBytes int
+			}{{0, 1000, 1 << 30}, {0, 40, 1 << 30}, {1100, 25, 1 << 30}, {0, 1000, 3000}, {1150, 7, 900}, {1199, 500, 2 << 20}} {
+				var want []entry
+				size := 0
+				for _, e := range all {
+					if e.version < c.from {
+						continue
+					}
+					if len(want) > 0 && size+len(e.v) > c.maxBytes {
+						break
+					}
+					want = append(want, e)
+					size += len(e.v)
+					if len(want) >= c.batch || size >= c.maxBytes {
+						break
+					}
+				}
+				lists := counter.lists.Load()
+				got := read(c.from, c.batch, c.maxBytes)
+				if len(got) != len(want) {
+					t.Errorf("from %d, batch %d, %d bytes: %d entries, want %d", c.from, c.batch, c.maxBytes, len(got), len(want))
+					continue
+				}
+				for i := range got {
+					if got[i].row != want[i].row || !bytes.Equal(got[i].v, want[i].v) {
+						t.Errorf("from %d, batch %d, %d bytes: entry %d is %s, want %s", c.from, c.batch, c.maxBytes, i, got[i].row, want[i].row)
+						break
+					}
+				}
+				if shared {
+					t.Logf("from %d, batch %d, %d bytes: %d entries, %d multi-range reads", c.from, c.batch, c.maxBytes, len(got), counter.lists.Load()-lists)
+				}
+			}
+		})
+	}
 }
