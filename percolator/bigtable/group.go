@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"cloud.google.com/go/bigtable"
@@ -48,20 +47,14 @@ type groupIndex struct {
 	s   *Store
 	tbl *bigtable.Table
 
-	// Index writes of concurrent calls go together (group commit): while
-	// one is being written, the next ones wait in pending and are written
-	// with one call when it returns, by one of their callers.
-	mu      sync.Mutex
-	idle    sync.Cond // signalled when a write returns
-	busy    bool      // a write is in flight
-	pending *indexBatch
+	// Index writes of concurrent calls go together, one call a round.
+	writes together[indexWrite, struct{}]
 }
 
-// indexBatch is index writes that go with one call.
-type indexBatch struct {
-	keys    []string
-	ms      []*bigtable.Mutation
-	written bool
+// indexWrite is a mutation of an index row.
+type indexWrite struct {
+	key string
+	m   *bigtable.Mutation
 }
 
 // add applies to the index the changes rows made to grouped cells: sets
@@ -70,8 +63,7 @@ type indexBatch struct {
 // written, the next sweep indexes what is missing, and a scan deletes an
 // index cell whose row cell is gone.
 func (g *groupIndex) add(ctx context.Context, rows []percolator.RowMutation) {
-	var keys []string
-	var ms []*bigtable.Mutation
+	var ws []indexWrite
 	for _, r := range rows {
 		var grouped []percolator.Mutation
 		for _, mu := range r.Mutations {
@@ -81,61 +73,29 @@ func (g *groupIndex) add(ctx context.Context, rows []percolator.RowMutation) {
 			}
 		}
 		if m, err := btMutation(grouped); err == nil && m != nil {
-			keys = append(keys, percolator.BucketKey(r.Row))
-			ms = append(ms, m)
+			ws = append(ws, indexWrite{percolator.BucketKey(r.Row), m})
 		}
 	}
-	if len(ms) > 0 {
-		g.write(ctx, keys, ms)
-	}
-}
-
-// write applies ms to the index rows keys, with the index writes of the
-// calls that come while another is in flight, and returns once they are
-// written (or failed: errors are dropped, as in add). The client splits a
-// call past Bigtable's bound on mutations.
-func (g *groupIndex) write(ctx context.Context, keys []string, ms []*bigtable.Mutation) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.idle.L == nil {
-		g.idle.L = &g.mu
-	}
-	b := g.pending
-	if b == nil {
-		b = &indexBatch{}
-		g.pending = b
-	}
-	b.keys = append(b.keys, keys...)
-	b.ms = append(b.ms, ms...)
-	for !b.written {
-		if !g.busy && g.pending == b {
-			g.flush(ctx, b)
-			continue
-		}
-		g.idle.Wait()
+	if len(ws) > 0 {
+		g.writes.join(ws, func(ws []indexWrite) struct{} {
+			// The round holds other callers' writes: one caller's
+			// deadline or cancellation must not drop them.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), indexWriteTimeout)
+			defer cancel()
+			keys := make([]string, len(ws))
+			ms := make([]*bigtable.Mutation, len(ws))
+			for i, w := range ws {
+				keys[i], ms[i] = w.key, w.m
+			}
+			g.s.calls.add(callIndexWrite)
+			g.tbl.ApplyBulk(ctx, keys, ms)
+			return struct{}{}
+		})
 	}
 }
 
 // indexWriteTimeout bounds an index write.
 const indexWriteTimeout = 10 * time.Second
-
-// flush writes b with one call, the lock released meanwhile.
-func (g *groupIndex) flush(ctx context.Context, b *indexBatch) {
-	g.busy = true
-	if g.pending == b {
-		g.pending = nil
-	}
-	g.mu.Unlock()
-	// The batch holds other callers' writes: one caller's deadline or
-	// cancellation must not drop them.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), indexWriteTimeout)
-	g.s.calls.add(callIndexWrite)
-	g.tbl.ApplyBulk(ctx, b.keys, b.ms)
-	cancel()
-	g.mu.Lock()
-	b.written, g.busy = true, false
-	g.idle.Broadcast()
-}
 
 // verifyBatch is how many index rows a scan checks against the table with
 // one read.

@@ -61,34 +61,29 @@ func btMutation(muts []percolator.Mutation) (*bigtable.Mutation, error) {
 // MutateRows implements percolator.Store with one MutateRows call (the
 // client retries it: every mutation has an explicit timestamp, so it is
 // idempotent), shared with the calls made while another is in flight
-// (mutateGroup).
+// (batch.go).
 func (s *Store) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {
-	keys := make([]string, 0, len(rows))
-	ms := make([]*bigtable.Mutation, 0, len(rows))
-	kept := make([]percolator.RowMutation, 0, len(rows))
+	ws := make([]rowWrite, 0, len(rows))
 	for _, r := range rows {
 		m, err := btMutation(r.Mutations)
 		if err != nil {
 			return fmt.Errorf("row %q: %w", r.Row, err)
 		}
-		if m == nil {
-			continue
+		if m != nil {
+			ws = append(ws, rowWrite{r.Row, m, r})
 		}
-		keys = append(keys, r.Row)
-		ms = append(ms, m)
-		kept = append(kept, r)
 	}
-	if len(ms) == 0 {
+	if len(ws) == 0 {
 		return nil
 	}
-	rowErrs, err := s.mutations.apply(ctx, s, keys, ms, kept)
+	rowErrs, err := s.mutate(ctx, ws)
 	if err != nil {
 		return fmt.Errorf("bigtable: mutate rows: %w", err)
 	}
 	var errs []error
 	for j, e := range rowErrs {
 		if e != nil {
-			errs = append(errs, fmt.Errorf("bigtable: mutate row %q: %w", keys[j], e))
+			errs = append(errs, fmt.Errorf("bigtable: mutate row %q: %w", ws[j].key, e))
 		}
 	}
 	return errors.Join(errs...)

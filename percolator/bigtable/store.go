@@ -91,7 +91,7 @@ type Store struct {
 	tbl    *bigtable.Table
 	index  *groupIndex
 	// mutations gathers concurrent MutateRows calls (batch.go).
-	mutations mutateGroup
+	mutations together[rowWrite, applied]
 	conn      *grpc.ClientConn // the emulator connection of sizeOptions, or nil
 	// interleave has reads of several filters use Bigtable's interleave
 	// on the emulator too (tests; see readFilter).
