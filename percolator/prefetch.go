@@ -35,6 +35,36 @@ type cachedCol struct {
 	locked   bool
 }
 
+// recordFilters select the locks at or below ts of cols and their newest
+// write records at or below it.
+func recordFilters(cols []string, ts uint64) []Filter {
+	filters := make([]Filter, 0, 2*len(cols))
+	for _, c := range cols {
+		filters = append(filters,
+			Filter{Family: famLock, Column: c, MaxTs: ts, KeysOnly: true},
+			Filter{Family: famWrite, Column: c, MaxTs: ts, Latest: true})
+	}
+	return filters
+}
+
+// add records what cells (a read's locks and write records) say of the
+// cached columns.
+func (rc rowCache) add(cells []Cell) {
+	for _, c := range cells {
+		e, ok := rc[c.Column]
+		if !ok {
+			continue
+		}
+		switch c.Family {
+		case famLock:
+			e.locked = true
+		case famWrite:
+			e.write, e.hasWrite = c, true
+		}
+		rc[c.Column] = e
+	}
+}
+
 // learned holds, per column read first in a row, the columns read after it.
 type learned struct {
 	mu   sync.Mutex
@@ -113,28 +143,16 @@ func (tx *Tx) readRecord(ctx context.Context, row, col string, wc *Cell) (bool, 
 // prefetch reads col and next of row with one store read and caches them.
 func (tx *Tx) prefetch(ctx context.Context, row, col string, next []string) (rowCache, error) {
 	cols := append([]string{col}, next...)
-	filters := make([]Filter, 0, 2*len(cols))
+	filters := recordFilters(cols, tx.startTs)
 	rc := make(rowCache, len(cols))
 	for _, c := range cols {
-		filters = append(filters,
-			Filter{Family: famLock, Column: c, MaxTs: tx.startTs, KeysOnly: true},
-			Filter{Family: famWrite, Column: c, MaxTs: tx.startTs, Latest: true})
 		rc[c] = cachedCol{}
 	}
 	cells, err := tx.db.st.ReadRow(ctx, row, filters...)
 	if err != nil {
 		return nil, fmt.Errorf("percolator: read %q: %w", row, err)
 	}
-	for _, c := range cells {
-		e := rc[c.Column]
-		switch c.Family {
-		case famLock:
-			e.locked = true
-		case famWrite:
-			e.write, e.hasWrite = c, true
-		}
-		rc[c.Column] = e
-	}
+	rc.add(cells)
 	if tx.cache == nil {
 		tx.cache = make(map[string]rowCache)
 	}
@@ -192,12 +210,7 @@ func (tx *Tx) Prefetch(ctx context.Context, rows []string, cols ...string) error
 		_, err := tx.prefetch(ctx, todo[0], cols[0], next)
 		return err
 	}
-	filters := make([]Filter, 0, 2*len(cols))
-	for _, c := range cols {
-		filters = append(filters,
-			Filter{Family: famLock, Column: c, MaxTs: tx.startTs, KeysOnly: true},
-			Filter{Family: famWrite, Column: c, MaxTs: tx.startTs, Latest: true})
-	}
+	filters := recordFilters(cols, tx.startTs)
 	if tx.cache == nil {
 		tx.cache = make(map[string]rowCache, len(todo))
 	}
@@ -212,20 +225,7 @@ func (tx *Tx) Prefetch(ctx context.Context, rows []string, cols ...string) error
 			tx.cache[r] = rc
 		}
 		err := rl.ReadRowList(ctx, batch, func(row string, cells []Cell) bool {
-			rc := tx.cache[row]
-			for _, c := range cells {
-				e, ok := rc[c.Column]
-				if !ok {
-					continue
-				}
-				switch c.Family {
-				case famLock:
-					e.locked = true
-				case famWrite:
-					e.write, e.hasWrite = c, true
-				}
-				rc[c.Column] = e
-			}
+			tx.cache[row].add(cells)
 			return true
 		}, filters...)
 		if err != nil {
