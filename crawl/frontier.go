@@ -249,6 +249,40 @@ func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int
 			}
 			return err
 		}
+		if n > 1 {
+			// Every bucket first with one call (Bigtable: one call, not a
+			// scan a bucket), up to 1.5 times limit: the buckets read to
+			// their end need no chunk.
+			ranges := make([]percolator.KeyRange, n)
+			for b := range streams {
+				start, stop := streams[b].next, webtable.DueIn(n, b, end)
+				ranges[b] = percolator.KeyRange{Start: start, End: max(start, stop)}
+			}
+			read, stopped, b := 0, -1, 0
+			err := tx.ScanRanges(ctx, ranges, webtable.DuePage, func(key, _ string, _ []byte) bool {
+				c.indexRead.Add(1)
+				for b+1 < n && key >= ranges[b+1].Start {
+					b++
+				}
+				s := &streams[b]
+				if ms, row, ok := webtable.ParseDueRow(key); ok {
+					s.buf = append(s.buf, candidate{key: key, pos: webtable.DuePos(key), due: ms, row: row})
+				}
+				s.next = key + "\x00"
+				read++
+				if read >= chunk*n {
+					stopped = b
+					return false
+				}
+				return true
+			})
+			if err != nil {
+				return err
+			}
+			for b := range streams {
+				streams[b].done = stopped < 0 || b < stopped
+			}
+		}
 		for len(out) < limit {
 			best := -1
 			for b := range streams {
