@@ -947,3 +947,55 @@ func TestTxNotifyManyRows(t *testing.T) {
 	}
 	check("3")
 }
+
+// hintLists counts a shared store's ReadRowList calls.
+type hintLists struct {
+	percolator.Store
+	lists atomic.Int64
+}
+
+func (h *hintLists) ReadRowList(ctx context.Context, rows []string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	h.lists.Add(1)
+	return h.Store.(percolator.RowListReader).ReadRowList(ctx, rows, fn, filters...)
+}
+
+// On a shared store the worker reads the notifications of the rows this
+// process hinted several at a time (a list read, one Bigtable call), and
+// every notified row still runs.
+func TestFollowerReadsHintsTogether(t *testing.T) {
+	st := &hintLists{Store: percolatortest.Shared(openStore(t, t.TempDir()))}
+	db := percolatortest.OpenOn(t, st, percolator.Options{Observed: []string{"c"}})
+	var mu sync.Mutex
+	ran := make(map[string]int)
+	w := startWorker(t, db, percolator.WorkerOptions{}, percolator.Observer{Name: "o", Column: "c",
+		Run: func(ctx context.Context, tx *percolator.Tx, row, col string) error {
+			mu.Lock()
+			ran[row]++
+			mu.Unlock()
+			return nil
+		}})
+	const n = 40
+	err := db.Update(bg, func(tx *percolator.Tx) error {
+		for i := range n {
+			if err := tx.Set(fmt.Sprintf("r%02d", i), "c", []byte("x")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, w)
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range n {
+		if r := fmt.Sprintf("r%02d", i); ran[r] == 0 {
+			t.Errorf("%s never ran", r)
+		}
+	}
+	t.Logf("%d hinted rows, %d list reads", n, st.lists.Load())
+	if st.lists.Load() == 0 {
+		t.Error("no list read: the hinted rows were read one by one")
+	}
+}
