@@ -3,7 +3,6 @@ package percolator
 import (
 	"context"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"time"
 )
@@ -126,18 +125,10 @@ func (w *Worker) follow() {
 		case <-w.hints.ready:
 		}
 		rows := w.hints.take()
-		var read map[string][]Cell // the next hintRead rows' notify cells, on a RowListReader
 		for i, row := range rows {
 			w.following.Store(int64(len(rows) - i))
 			w.noteBacklog(len(rows) - i)
-			if _, ok := read[row]; !ok {
-				read = w.readHints(rows[i:min(i+hintRead, len(rows))])
-			}
-			cells, ok := read[row]
-			var err error
-			if !ok {
-				cells, err = w.db.st.ReadRow(w.ctx, row, Filter{Family: famNotify, KeysOnly: true})
-			}
+			cells, err := w.db.st.ReadRow(w.ctx, row, Filter{Family: famNotify, KeysOnly: true})
 			if err != nil {
 				if w.ctx.Err() == nil {
 					w.opt.Logger.Warn("notification read failed", "row", row, "err", err)
@@ -157,34 +148,6 @@ func (w *Worker) follow() {
 		}
 		w.following.Store(0)
 	}
-}
-
-// hintRead bounds the hinted rows read with one call: the cells read
-// wait for the rows before them to be dispatched.
-const hintRead = 16
-
-// readHints reads the notify cells of rows (hinted rows, distinct) with
-// one call on a store that reads lists of rows (Bigtable), keyed by row,
-// every row of rows present; nil on other stores or on an error, which
-// leaves each row to its own read.
-func (w *Worker) readHints(rows []string) map[string][]Cell {
-	rl, ok := w.db.st.(RowListReader)
-	if !ok || w.db.ex != nil || len(rows) < 2 {
-		return nil
-	}
-	sorted := slices.Sorted(slices.Values(rows))
-	out := make(map[string][]Cell, len(rows))
-	for _, r := range rows {
-		out[r] = nil
-	}
-	err := rl.ReadRowList(w.ctx, sorted, func(row string, cells []Cell) bool {
-		out[row] = cells
-		return true
-	}, Filter{Family: famNotify, KeysOnly: true})
-	if err != nil {
-		return nil
-	}
-	return out
 }
 
 // dispatch hands t, whose row the caller locked, to the pool reading ch.
