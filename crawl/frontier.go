@@ -258,12 +258,9 @@ func (c *Crawler) scanDue(ctx context.Context, from string, now int64, limit int
 				start, stop := streams[b].next, webtable.DueIn(n, b, end)
 				ranges[b] = percolator.KeyRange{Start: start, End: max(start, stop)}
 			}
-			read, stopped, b := 0, -1, 0
-			err := tx.ScanRanges(ctx, ranges, webtable.DuePage, func(key, _ string, _ []byte) bool {
+			read, stopped := 0, -1
+			err := tx.ScanRanges(ctx, ranges, webtable.DuePage, func(b int, key, _ string, _ []byte) bool {
 				c.indexRead.Add(1)
-				for b+1 < n && key >= ranges[b+1].Start {
-					b++
-				}
 				s := &streams[b]
 				if ms, row, ok := webtable.ParseDueRow(key); ok {
 					s.buf = append(s.buf, candidate{key: key, pos: webtable.DuePos(key), due: ms, row: row})

@@ -261,19 +261,14 @@ func nearFingerprints(ctx context.Context, tx *percolator.Tx, fp uint64) (map[st
 		ranges[b] = percolator.KeyRange{Start: prefixes[b], End: prefixes[b] + "\xff"}
 	}
 	var perr error
-	err := tx.ScanRanges(ctx, ranges, webtable.NearFP, func(r, _ string, v []byte) bool {
+	err := tx.ScanRanges(ctx, ranges, webtable.NearFP, func(b int, r, _ string, v []byte) bool {
 		got, err := webtable.ParseNearFP(string(v))
 		if err != nil {
 			perr = err
 			return false
 		}
 		if extract.SimDistance(fp, got) <= NearBits {
-			for _, p := range prefixes {
-				if strings.HasPrefix(r, p) {
-					out[strings.TrimPrefix(r, p)] = got
-					break
-				}
-			}
+			out[strings.TrimPrefix(r, prefixes[b])] = got
 		}
 		return true
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -402,7 +403,12 @@ func TestScanRanges(t *testing.T) {
 						return len(got) < limit
 					}
 					if many {
-						return tx.ScanRanges(bg, ranges, "f:", fn)
+						return tx.ScanRanges(bg, ranges, "f:", func(r int, row, col string, v []byte) bool {
+							if !strings.HasPrefix(row, ranges[r].Start[:1]) {
+								t.Errorf("row %s reported in range %d, %q", row, r, ranges[r])
+							}
+							return fn(row, col, v)
+						})
 					}
 					for _, r := range ranges {
 						if err := tx.Scan(bg, r.Start, r.End, "f:", fn); err != nil || len(got) >= limit {
@@ -435,7 +441,7 @@ func TestScanRanges(t *testing.T) {
 				{{Start: "c", End: "b"}},
 			} {
 				err := db.View(bg, func(tx *percolator.Tx) error {
-					return tx.ScanRanges(bg, bad, "", func(string, string, []byte) bool { return true })
+					return tx.ScanRanges(bg, bad, "", func(int, string, string, []byte) bool { return true })
 				})
 				if !errors.Is(err, percolator.ErrInvalid) {
 					t.Errorf("ScanRanges(%q) = %v, want ErrInvalid", bad, err)

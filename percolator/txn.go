@@ -397,13 +397,14 @@ func (tx *Tx) Scan(ctx context.Context, start, end, colPrefix string, fn func(ro
 	if tx.done {
 		return ErrTxDone
 	}
-	return tx.scan(ctx, []KeyRange{{start, end}}, colPrefix, fn)
+	return tx.scan(ctx, start, end, nil, colPrefix, fn)
 }
 
 // ScanRanges is Scan over several ranges of rows, sorted and disjoint, in
-// row order: one store call for all of them on a store that reads a list
-// of ranges at once (RangeReader: Bigtable), else a scan a range.
-func (tx *Tx) ScanRanges(ctx context.Context, ranges []KeyRange, colPrefix string, fn func(row, col string, value []byte) bool) error {
+// row order, telling fn which range (its index) a cell's row is in: one
+// store call for all of them on a store that reads a list of ranges at
+// once (RangeReader: Bigtable), else a scan a range.
+func (tx *Tx) ScanRanges(ctx context.Context, ranges []KeyRange, colPrefix string, fn func(r int, row, col string, value []byte) bool) error {
 	if tx.done {
 		return ErrTxDone
 	}
@@ -412,25 +413,30 @@ func (tx *Tx) ScanRanges(ctx context.Context, ranges []KeyRange, colPrefix strin
 			return fmt.Errorf("%w: scan ranges not sorted and disjoint: %q", ErrInvalid, ranges)
 		}
 	}
-	if _, ok := tx.db.st.(RangeReader); ok && tx.db.ex == nil {
-		return tx.scan(ctx, ranges, colPrefix, fn)
+	// Cells come in row order: the range is the last one starting at or
+	// before the row.
+	i, stopped := 0, false
+	emit := func(row, col string, value []byte) bool {
+		for i+1 < len(ranges) && row >= ranges[i+1].Start {
+			i++
+		}
+		stopped = !fn(i, row, col, value)
+		return !stopped
 	}
-	stopped := false
+	if _, ok := tx.db.st.(RangeReader); ok && tx.db.ex == nil && len(ranges) > 1 {
+		return tx.scan(ctx, "", "", ranges, colPrefix, emit)
+	}
 	for _, r := range ranges {
-		err := tx.scan(ctx, []KeyRange{r}, colPrefix, func(row, col string, value []byte) bool {
-			stopped = !fn(row, col, value)
-			return !stopped
-		})
-		if err != nil || stopped {
+		if err := tx.scan(ctx, r.Start, r.End, nil, colPrefix, emit); err != nil || stopped {
 			return err
 		}
 	}
 	return nil
 }
 
-// scan is Scan over ranges: sorted, disjoint, and only one unless the
-// store is a RangeReader.
-func (tx *Tx) scan(ctx context.Context, ranges []KeyRange, colPrefix string, fn func(row, col string, value []byte) bool) error {
+// scan is Scan over [start, end), or over ranges (sorted, disjoint) when
+// there are any, which takes a RangeReader.
+func (tx *Tx) scan(ctx context.Context, start, end string, ranges []KeyRange, colPrefix string, fn func(row, col string, value []byte) bool) error {
 	// Wait for one-phase commits that took their commit timestamp before our
 	// start timestamp: the store's scan may otherwise start before they land.
 	tx.db.gate.Lock()
@@ -441,6 +447,9 @@ func (tx *Tx) scan(ctx context.Context, ranges []KeyRange, colPrefix string, fn 
 	}
 
 	var own []ownWrite
+	if ranges == nil {
+		own = tx.ownWrites(start, end, colPrefix)
+	}
 	for _, r := range ranges {
 		own = append(own, tx.ownWrites(r.Start, r.End, colPrefix)...)
 	}
@@ -461,8 +470,8 @@ func (tx *Tx) scan(ctx context.Context, ranges []KeyRange, colPrefix string, fn 
 		}
 	)
 	read := func(fn func(row string, cells []Cell) bool, filters ...Filter) error {
-		if len(ranges) == 1 {
-			return tx.db.st.ReadRows(ctx, ranges[0].Start, ranges[0].End, fn, filters...)
+		if ranges == nil {
+			return tx.db.st.ReadRows(ctx, start, end, fn, filters...)
 		}
 		return tx.db.st.(RangeReader).ReadRanges(ctx, ranges, fn, filters...)
 	}

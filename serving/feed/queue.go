@@ -120,11 +120,8 @@ func readAll(ctx context.Context, tx *percolator.Tx, q webtable.Queue, streams [
 	for b := range streams {
 		ranges[b] = percolator.KeyRange{Start: streams[b].next, End: q.BucketEnd(b)}
 	}
-	count, size, stopped, b := 0, 0, -1, 0
-	err := tx.ScanRanges(ctx, ranges, webtable.ExportDoc, func(row, _ string, v []byte) bool {
-		for b+1 < len(ranges) && row >= ranges[b+1].Start {
-			b++
-		}
+	count, size, stopped := 0, 0, -1
+	err := tx.ScanRanges(ctx, ranges, webtable.ExportDoc, func(b int, row, _ string, v []byte) bool {
 		streams[b].buf = append(streams[b].buf, entry{row, q.Version(row), v})
 		count++
 		size += len(v)
