@@ -850,28 +850,13 @@ func TestWatch(t *testing.T) {
 	}
 }
 
-// sharedCounter counts a shared store's conditional mutations and MutateRows calls.
-type sharedCounter struct {
-	percolator.Store
-	cams, mutates atomic.Int64
-}
-
-func (c *sharedCounter) CheckAndMutateRow(ctx context.Context, row string, predicate []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
-	c.cams.Add(1)
-	return c.Store.CheckAndMutateRow(ctx, row, predicate, ifMatch, ifNoMatch)
-}
-
-func (c *sharedCounter) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {
-	c.mutates.Add(1)
-	return c.Store.MutateRows(ctx, rows)
-}
-
 // On a shared store the rows a transaction only notifies are prewritten
 // together, with one call, and their notifications still come with the
 // commit and only then: none when the transaction dies before its commit
 // point, all of them when it dies after it.
 func TestTxNotifyManyRows(t *testing.T) {
-	st := &sharedCounter{Store: percolatortest.Shared(openStore(t, t.TempDir()))}
+	calls := new(percolatortest.Calls)
+	st := percolatortest.SharedCounting(openStore(t, t.TempDir()), calls)
 	db := percolatortest.OpenOn(t, st, percolator.Options{Weak: []string{"w"}, LockTTL: 100 * time.Millisecond})
 	var mu sync.Mutex
 	seen := make(map[string]string)
@@ -906,11 +891,11 @@ func TestTxNotifyManyRows(t *testing.T) {
 		clear(seen)
 	}
 
-	cams, mutates := st.cams.Load(), st.mutates.Load()
+	cams, mutates := calls.CheckAndMutateRow.Load(), calls.MutateRows.Load()
 	if err := notify("1", 0); err != nil {
 		t.Fatal(err)
 	}
-	cams, mutates = st.cams.Load()-cams, st.mutates.Load()-mutates
+	cams, mutates = calls.CheckAndMutateRow.Load()-cams, calls.MutateRows.Load()-mutates
 	t.Logf("a transaction notifying %d rows: %d conditional mutations, %d MutateRows", n, cams, mutates)
 	if cams != 2 || mutates != 3 {
 		t.Errorf("a transaction notifying %d rows: %d conditional mutations and %d MutateRows, want 2 (the primary's prewrite and commit) and 3 (the lock index entry, the notified rows' prewrite, the secondaries' commit)", n, cams, mutates)

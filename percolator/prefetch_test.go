@@ -1,11 +1,9 @@
 package percolator_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,22 +11,12 @@ import (
 	"github.com/caffeine-go/caffeine/percolator/percolatortest"
 )
 
-// readCounter counts ReadRow calls of a store.
-type readCounter struct {
-	percolator.Store
-	reads atomic.Int64
-}
-
-func (r *readCounter) ReadRow(ctx context.Context, row string, filters ...percolator.Filter) ([]percolator.Cell, error) {
-	r.reads.Add(1)
-	return r.Store.ReadRow(ctx, row, filters...)
-}
-
 // On a shared store a transaction that reads the columns another read in
 // a row reads them with one store call, and sees exactly what it would
 // have read one by one, its own writes included.
 func TestPrefetch(t *testing.T) {
-	st := &readCounter{Store: percolatortest.Shared(openStore(t, t.TempDir()))}
+	calls := new(percolatortest.Calls)
+	st := percolatortest.SharedCounting(openStore(t, t.TempDir()), calls)
 	db := percolatortest.OpenOn(t, st, percolator.Options{})
 	cols := []string{"p:a", "p:b", "p:c", "p:d"}
 	for r := range 3 {
@@ -37,7 +25,7 @@ func TestPrefetch(t *testing.T) {
 		}
 	}
 	readAll := func(row string, own bool) (int64, []string) {
-		before := st.reads.Load()
+		before := calls.ReadRow.Load()
 		var got []string
 		err := db.Update(bg, func(tx *percolator.Tx) error {
 			got = got[:0]
@@ -56,7 +44,7 @@ func TestPrefetch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return st.reads.Load() - before, got
+		return calls.ReadRow.Load() - before, got
 	}
 	first, got := readAll("row0", false)
 	if want := []string{"v00", "v01", "v02", ""}; fmt.Sprint(got) != fmt.Sprint(want) {
@@ -124,7 +112,8 @@ func TestPrefetchLocked(t *testing.T) {
 // one store call a row, not one a value, and sees each column's newest
 // committed value, a deleted column not at all, and its own writes.
 func TestScanReadsValuesOfARowAtOnce(t *testing.T) {
-	st := &readCounter{Store: percolatortest.Shared(openStore(t, t.TempDir()))}
+	calls := new(percolatortest.Calls)
+	st := percolatortest.SharedCounting(openStore(t, t.TempDir()), calls)
 	db := percolatortest.OpenOn(t, st, percolator.Options{InlineMax: 4})
 	const n = 50
 	want := make(map[string]string)
@@ -143,7 +132,7 @@ func TestScanReadsValuesOfARowAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(want, "g:007")
-	before := st.reads.Load()
+	before := calls.ReadRow.Load()
 	got := make(map[string]string)
 	err := db.Update(bg, func(tx *percolator.Tx) error {
 		clear(got)
@@ -160,26 +149,9 @@ func TestScanReadsValuesOfARowAtOnce(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("scan saw %v\nwant %v", got, want)
 	}
-	if reads := st.reads.Load() - before; reads > 2 {
+	if reads := calls.ReadRow.Load() - before; reads > 2 {
 		t.Errorf("a scan of %d long values made %d ReadRow calls, want at most 2", n, reads)
 	}
-}
-
-// listCounter counts the ReadRow and ReadRowList calls of a store that
-// reads lists of rows.
-type listCounter struct {
-	percolator.Store
-	reads, lists atomic.Int64
-}
-
-func (r *listCounter) ReadRow(ctx context.Context, row string, filters ...percolator.Filter) ([]percolator.Cell, error) {
-	r.reads.Add(1)
-	return r.Store.ReadRow(ctx, row, filters...)
-}
-
-func (r *listCounter) ReadRowList(ctx context.Context, rows []string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
-	r.lists.Add(1)
-	return r.Store.(percolator.RowListReader).ReadRowList(ctx, rows, fn, filters...)
 }
 
 // Prefetch reads a column of many rows with one call a batch, and the
@@ -188,7 +160,8 @@ func (r *listCounter) ReadRowList(ctx context.Context, rows []string, fn func(ro
 // after the start), the transaction's own writes, and a crashed writer's
 // lock, which Get resolves.
 func TestPrefetchRows(t *testing.T) {
-	st := &listCounter{Store: percolatortest.Shared(openStore(t, t.TempDir()))}
+	calls := new(percolatortest.Calls)
+	st := percolatortest.SharedCounting(openStore(t, t.TempDir()), calls)
 	db := percolatortest.OpenOn(t, st, percolator.Options{InlineMax: 8, LockTTL: 100 * time.Millisecond})
 	const n = 450 // three batches
 	rows := make([]string, n)
@@ -248,7 +221,7 @@ func TestPrefetchRows(t *testing.T) {
 		t.Fatalf("Commit = %v, want the crash", err)
 	}
 	tx.Set(rows[2], "p:c", []byte("mine"))
-	reads, lists := st.reads.Load(), st.lists.Load()
+	reads, lists := calls.ReadRow.Load(), calls.ReadRowList.Load()
 	if err := tx.Prefetch(bg, append(rows, rows[:10]...), "p:c"); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +230,7 @@ func TestPrefetchRows(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("after Prefetch the Gets saw\n%v\nwant\n%v", got, want)
 	}
-	reads, lists = st.reads.Load()-reads, st.lists.Load()-lists
+	reads, lists = calls.ReadRow.Load()-reads, calls.ReadRowList.Load()-lists
 	t.Logf("%d rows: %d list reads, %d row reads (%d long values)", n, lists, reads, long)
 	if lists != 3 || reads > int64(long) {
 		t.Errorf("%d rows: %d list reads and %d row reads, want 3 and at most %d (the long values' data)", n, lists, reads, long)
@@ -269,7 +242,7 @@ func TestPrefetchRows(t *testing.T) {
 	// One row, several columns: one read for all of them.
 	set(t, db, "solo", "p:c", "c")
 	set(t, db, "solo", "p:d", "d")
-	reads = st.reads.Load()
+	reads = calls.ReadRow.Load()
 	err = db.View(bg, func(tx *percolator.Tx) error {
 		if err := tx.Prefetch(bg, []string{"solo"}, "p:c", "p:d", "p:e"); err != nil {
 			return err
@@ -290,7 +263,7 @@ func TestPrefetchRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := st.reads.Load() - reads; n != 1 {
+	if n := calls.ReadRow.Load() - reads; n != 1 {
 		t.Errorf("one row's three columns: %d reads, want 1", n)
 	}
 }
@@ -298,7 +271,8 @@ func TestPrefetchRows(t *testing.T) {
 // A lock a prefetch finds below the start timestamp is resolved by Get:
 // a crashed writer whose commit point was reached is rolled forward.
 func TestPrefetchRowsLocked(t *testing.T) {
-	st := &listCounter{Store: percolatortest.Shared(openStore(t, t.TempDir()))}
+	calls := new(percolatortest.Calls)
+	st := percolatortest.SharedCounting(openStore(t, t.TempDir()), calls)
 	db := percolatortest.OpenOn(t, st, percolator.Options{LockTTL: 100 * time.Millisecond})
 	rows := []string{"a", "b", "c", "d"}
 	for _, r := range rows {
@@ -335,26 +309,9 @@ func TestPrefetchRowsLocked(t *testing.T) {
 	if want := []string{"old a", "new b", "new c", "old d"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if st.lists.Load() != 1 {
-		t.Errorf("%d list reads, want 1", st.lists.Load())
+	if calls.ReadRowList.Load() != 1 {
+		t.Errorf("%d list reads, want 1", calls.ReadRowList.Load())
 	}
-}
-
-// rangeCounter counts the ReadRows and ReadRanges calls of a store that
-// reads lists of ranges.
-type rangeCounter struct {
-	percolator.Store
-	scans, lists atomic.Int64
-}
-
-func (r *rangeCounter) ReadRows(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
-	r.scans.Add(1)
-	return r.Store.ReadRows(ctx, start, end, fn, filters...)
-}
-
-func (r *rangeCounter) ReadRanges(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
-	r.lists.Add(1)
-	return r.Store.(percolator.RangeReader).ReadRanges(ctx, ranges, fn, filters...)
 }
 
 // ScanRanges sees what the scans of its ranges one after the other see,
@@ -364,10 +321,9 @@ func TestScanRanges(t *testing.T) {
 	for _, shared := range []bool{false, true} {
 		t.Run(fmt.Sprintf("shared=%v", shared), func(t *testing.T) {
 			var st percolator.Store = openStore(t, t.TempDir())
-			counter := &rangeCounter{}
+			calls := new(percolatortest.Calls)
 			if shared {
-				counter.Store = percolatortest.Shared(st)
-				st = counter
+				st = percolatortest.SharedCounting(st, calls)
 			}
 			db := percolatortest.OpenOn(t, st, percolator.Options{InlineMax: 8, LockTTL: 100 * time.Millisecond})
 			for _, p := range []string{"a", "b", "c", "d"} {
@@ -424,13 +380,13 @@ func TestScanRanges(t *testing.T) {
 			}
 			for _, limit := range []int{1000, 3, 7} {
 				want := collect(false, limit)
-				lists := counter.lists.Load()
+				lists := calls.ReadRanges.Load()
 				got := collect(true, limit)
 				if fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Errorf("limit %d: ScanRanges saw\n%q\nthe scans\n%q", limit, got, want)
 				}
-				if shared && counter.lists.Load()-lists != 1 {
-					t.Errorf("limit %d: %d ReadRanges calls, want 1", limit, counter.lists.Load()-lists)
+				if shared && calls.ReadRanges.Load()-lists != 1 {
+					t.Errorf("limit %d: %d ReadRanges calls, want 1", limit, calls.ReadRanges.Load()-lists)
 				}
 				t.Logf("limit %d: %d cells", limit, len(got))
 			}

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/caffeine-go/caffeine/percolator"
 	"github.com/caffeine-go/caffeine/percolator/badger"
+	"github.com/caffeine-go/caffeine/percolator/storetest"
 )
 
 // Open opens a DB with opt on a new Badger store in t.TempDir(). When the
@@ -45,42 +47,70 @@ const EnvShared = "CAFFEINE_TEST_SHARED_STORE"
 // and of ranges (percolator.RowListReader, RangeReader) as Bigtable does,
 // a row or a range at a time here, so that transactions read as they do
 // there. Closing it closes st.
-func Shared(st percolator.Store) percolator.Store {
-	if c, ok := st.(percolator.Compactor); ok {
-		return sharedCompactor{shared{st}, c}
-	}
-	return shared{st}
+func Shared(st percolator.Store) percolator.Store { return SharedCounting(st, nil) }
+
+// Calls counts the calls a store received, by method (a list read counts
+// as one call, not as the reads that make it).
+type Calls struct {
+	ReadRow, ReadRows, ReadRowList, ReadRanges, CheckAndMutateRow, MutateRows atomic.Int64
 }
 
-type shared struct{ percolator.Store }
+// SharedCounting is Shared(st) counting its calls in c (if not nil).
+func SharedCounting(st percolator.Store, c *Calls) percolator.Store {
+	s := shared{st, c}
+	if cp, ok := st.(percolator.Compactor); ok {
+		return sharedCompactor{s, cp}
+	}
+	return s
+}
+
+type shared struct {
+	percolator.Store
+	calls *Calls
+}
+
+func (s shared) ReadRow(ctx context.Context, row string, filters ...percolator.Filter) ([]percolator.Cell, error) {
+	if s.calls != nil {
+		s.calls.ReadRow.Add(1)
+	}
+	return s.Store.ReadRow(ctx, row, filters...)
+}
+
+func (s shared) ReadRows(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	if s.calls != nil {
+		s.calls.ReadRows.Add(1)
+	}
+	return s.Store.ReadRows(ctx, start, end, fn, filters...)
+}
+
+func (s shared) CheckAndMutateRow(ctx context.Context, row string, predicate []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
+	if s.calls != nil {
+		s.calls.CheckAndMutateRow.Add(1)
+	}
+	return s.Store.CheckAndMutateRow(ctx, row, predicate, ifMatch, ifNoMatch)
+}
+
+func (s shared) MutateRows(ctx context.Context, rows []percolator.RowMutation) error {
+	if s.calls != nil {
+		s.calls.MutateRows.Add(1)
+	}
+	return s.Store.MutateRows(ctx, rows)
+}
 
 // ReadRowList implements percolator.RowListReader with a ReadRow a row.
 func (s shared) ReadRowList(ctx context.Context, rows []string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
-	for _, r := range rows {
-		cells, err := s.ReadRow(ctx, r, filters...)
-		if err != nil {
-			return err
-		}
-		if len(cells) > 0 && !fn(r, cells) {
-			return nil
-		}
+	if s.calls != nil {
+		s.calls.ReadRowList.Add(1)
 	}
-	return nil
+	return storetest.RowByRow(ctx, s.Store, rows, fn, filters...)
 }
 
 // ReadRanges implements percolator.RangeReader with a ReadRows a range.
 func (s shared) ReadRanges(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
-	stopped := false
-	for _, r := range ranges {
-		err := s.ReadRows(ctx, r.Start, r.End, func(row string, cells []percolator.Cell) bool {
-			stopped = !fn(row, cells)
-			return !stopped
-		}, filters...)
-		if err != nil || stopped {
-			return err
-		}
+	if s.calls != nil {
+		s.calls.ReadRanges.Add(1)
 	}
-	return nil
+	return storetest.RangeByRange(ctx, s.Store, ranges, fn, filters...)
 }
 
 type sharedCompactor struct {

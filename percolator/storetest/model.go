@@ -305,6 +305,18 @@ func (s *Model) Close() error {
 
 // ReadRowList implements percolator.RowListReader: a ReadRow a row.
 func (s *Model) ReadRowList(ctx context.Context, rows []string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	return RowByRow(ctx, s, rows, fn, filters...)
+}
+
+// ReadRanges implements percolator.RangeReader: a ReadRows a range.
+func (s *Model) ReadRanges(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+	return RangeByRange(ctx, s, ranges, fn, filters...)
+}
+
+// RowByRow is percolator.RowListReader's ReadRowList made of s's ReadRow
+// calls, a row each: for stores (and wrappers) that read lists as Bigtable
+// does, but without its one call.
+func RowByRow(ctx context.Context, s percolator.Store, rows []string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
 	for _, r := range rows {
 		cs, err := s.ReadRow(ctx, r, filters...)
 		if err != nil {
@@ -317,8 +329,9 @@ func (s *Model) ReadRowList(ctx context.Context, rows []string, fn func(row stri
 	return nil
 }
 
-// ReadRanges implements percolator.RangeReader: a ReadRows a range.
-func (s *Model) ReadRanges(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
+// RangeByRange is percolator.RangeReader's ReadRanges made of s's
+// ReadRows calls, a range each.
+func RangeByRange(ctx context.Context, s percolator.Store, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
 	stopped := false
 	for _, r := range ranges {
 		err := s.ReadRows(ctx, r.Start, r.End, func(row string, cells []percolator.Cell) bool {

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -312,23 +311,6 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// rangeCounter counts the reads of a shared store that reads lists of
-// ranges.
-type rangeCounter struct {
-	percolator.Store
-	scans, lists atomic.Int64
-}
-
-func (r *rangeCounter) ReadRows(ctx context.Context, start, end string, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
-	r.scans.Add(1)
-	return r.Store.ReadRows(ctx, start, end, fn, filters...)
-}
-
-func (r *rangeCounter) ReadRanges(ctx context.Context, ranges []percolator.KeyRange, fn func(row string, cells []percolator.Cell) bool, filters ...percolator.Filter) error {
-	r.lists.Add(1)
-	return r.Store.(percolator.RangeReader).ReadRanges(ctx, ranges, fn, filters...)
-}
-
 // TestReadQueueMerges: readQueue of a queue of 16 buckets gives the
 // entries from a version on in version order, cut at its limits exactly
 // where a merge of everything would be, on the embedded store and on a
@@ -340,11 +322,10 @@ func TestReadQueueMerges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			counter := &rangeCounter{}
+			calls := new(percolatortest.Calls)
 			var store percolator.Store = st
 			if shared {
-				counter.Store = percolatortest.Shared(st)
-				store = counter
+				store = percolatortest.SharedCounting(st, calls)
 			}
 			db := percolatortest.OpenOn(t, store, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
 			if _, err := webtable.InitSpread(bg, db, 16); err != nil {
@@ -363,12 +344,12 @@ func TestReadQueueMerges(t *testing.T) {
 				}
 				return es
 			}
-			lists := counter.lists.Load()
+			lists := calls.ReadRanges.Load()
 			if es := read(0, 500, 2<<20); len(es) != 0 {
 				t.Fatalf("empty queue: %d entries", len(es))
 			}
-			if shared && (counter.lists.Load()-lists != 1) {
-				t.Errorf("an empty queue's read: %d multi-range reads, want 1", counter.lists.Load()-lists)
+			if shared && (calls.ReadRanges.Load()-lists != 1) {
+				t.Errorf("an empty queue's read: %d multi-range reads, want 1", calls.ReadRanges.Load()-lists)
 			}
 			r := rand.New(rand.NewPCG(7, 7))
 			byRow := make(map[string]entry)
@@ -404,7 +385,7 @@ func TestReadQueueMerges(t *testing.T) {
 						break
 					}
 				}
-				lists := counter.lists.Load()
+				lists := calls.ReadRanges.Load()
 				got := read(c.from, c.batch, c.maxBytes)
 				if len(got) != len(want) {
 					t.Errorf("from %d, batch %d, %d bytes: %d entries, want %d", c.from, c.batch, c.maxBytes, len(got), len(want))
@@ -417,7 +398,7 @@ func TestReadQueueMerges(t *testing.T) {
 					}
 				}
 				if shared {
-					t.Logf("from %d, batch %d, %d bytes: %d entries, %d multi-range reads", c.from, c.batch, c.maxBytes, len(got), counter.lists.Load()-lists)
+					t.Logf("from %d, batch %d, %d bytes: %d entries, %d multi-range reads", c.from, c.batch, c.maxBytes, len(got), calls.ReadRanges.Load()-lists)
 				}
 			}
 		})
