@@ -180,10 +180,8 @@ func (tx *Tx) Prefetch(ctx context.Context, rows []string, cols ...string) error
 	if !ok || tx.db.ex != nil || len(cols) == 0 {
 		return nil
 	}
-	for _, c := range cols {
-		if err := checkCell("x", c); err != nil {
-			return err
-		}
+	if slices.Contains(cols, "") {
+		return fmt.Errorf("%w: empty column", ErrInvalid)
 	}
 	if safe := tx.db.safe.Load(); tx.startTs < safe {
 		return fmt.Errorf("%w: reading at %d < safe point %d", ErrTooOld, tx.startTs, safe)

@@ -210,16 +210,7 @@ func TestPrefetchRows(t *testing.T) {
 	set(t, db, rows[1], "p:c", "committed after the start")
 	// A crashed writer (its commit point reached) that started after tx:
 	// tx must not see its value, but its lock is in the rows.
-	crashed, err := db.Begin(bg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crashed.Set(rows[6], "p:c", []byte("later"))
-	crashed.Set(rows[11], "p:c", []byte("later"))
-	percolator.SetCrash(crashed, func(p percolator.CrashPoint) bool { return p == percolator.CrashAfterPrimaryCommit })
-	if err := crashed.Commit(bg); !errors.Is(err, percolator.ErrCrashed) {
-		t.Fatalf("Commit = %v, want the crash", err)
-	}
+	crashCommit(t, db, percolator.CrashAfterPrimaryCommit, "p:c", "later", rows[6], rows[11])
 	tx.Set(rows[2], "p:c", []byte("mine"))
 	reads, lists := calls.ReadRow.Load(), calls.ReadRowList.Load()
 	if err := tx.Prefetch(bg, append(rows, rows[:10]...), "p:c"); err != nil {
@@ -278,18 +269,9 @@ func TestPrefetchRowsLocked(t *testing.T) {
 	for _, r := range rows {
 		set(t, db, r, "p:c", "old "+r)
 	}
-	crashed, err := db.Begin(bg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crashed.Set("b", "p:c", []byte("new b"))
-	crashed.Set("c", "p:c", []byte("new c"))
-	percolator.SetCrash(crashed, func(p percolator.CrashPoint) bool { return p == percolator.CrashAfterPrimaryCommit })
-	if err := crashed.Commit(bg); !errors.Is(err, percolator.ErrCrashed) {
-		t.Fatalf("Commit = %v, want the crash", err)
-	}
+	crashCommit(t, db, percolator.CrashAfterPrimaryCommit, "p:c", "new", "b", "c")
 	var got []string
-	err = db.View(bg, func(tx *percolator.Tx) error {
+	err := db.View(bg, func(tx *percolator.Tx) error {
 		got = got[:0]
 		if err := tx.Prefetch(bg, rows, "p:c"); err != nil {
 			return err
@@ -306,7 +288,7 @@ func TestPrefetchRowsLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"old a", "new b", "new c", "old d"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if want := []string{"old a", "new", "new", "old d"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	if calls.ReadRowList.Load() != 1 {
@@ -336,16 +318,7 @@ func TestScanRanges(t *testing.T) {
 			if err := db.Update(bg, func(tx *percolator.Tx) error { return tx.Delete("b/2", "f:x") }); err != nil {
 				t.Fatal(err)
 			}
-			crashed, err := db.Begin(bg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			crashed.Set("d/1", "f:x", []byte("rolled forward"))
-			crashed.Set("a/9", "f:x", []byte("new row"))
-			percolator.SetCrash(crashed, func(p percolator.CrashPoint) bool { return p == percolator.CrashAfterPrimaryCommit })
-			if err := crashed.Commit(bg); !errors.Is(err, percolator.ErrCrashed) {
-				t.Fatalf("Commit = %v, want the crash", err)
-			}
+			crashCommit(t, db, percolator.CrashAfterPrimaryCommit, "f:x", "rolled forward", "d/1", "a/9")
 			ranges := []percolator.KeyRange{{Start: "a/", End: "a0"}, {Start: "b/1", End: "b/3"}, {Start: "d/", End: "d0"}}
 			collect := func(many bool, limit int) []string {
 				var got []string
