@@ -176,12 +176,12 @@ func (tx *Tx) Prefetch(ctx context.Context, rows []string, cols ...string) error
 	if tx.done {
 		return ErrTxDone
 	}
+	if slices.Contains(cols, "") {
+		return fmt.Errorf("%w: empty column", ErrInvalid)
+	}
 	rl, ok := tx.db.st.(RowListReader)
 	if !ok || tx.db.ex != nil || len(cols) == 0 {
 		return nil
-	}
-	if slices.Contains(cols, "") {
-		return fmt.Errorf("%w: empty column", ErrInvalid)
 	}
 	if safe := tx.db.safe.Load(); tx.startTs < safe {
 		return fmt.Errorf("%w: reading at %d < safe point %d", ErrTooOld, tx.startTs, safe)
