@@ -24,9 +24,12 @@ import (
 //     its target with its anchors, or its spilled row (webtable.ScanIn);
 //     a row keeps at most maxInCells of them, and is marked when it has
 //     spilled ones;
-//   - a redirect's target has its webtable.AliasPrefix cell, and only
-//     redirects have such cells; a row marked unaliased has none;
-//   - an ok page is a member of the cluster of its hash and of no other;
+//   - a redirect's target has its redirect row (webtable.AliasRow, or a
+//     webtable.AliasPrefix cell in a table written before; never both),
+//     and only redirects have them; a row marked unaliased has none;
+//   - an ok page is a member of the cluster of its hash (a
+//     webtable.MemberRow, or a member cell in a table written before;
+//     never both) and of no other;
 //     a page that is not ok is in no cluster; every cluster with members
 //     elected the member with the highest PageRank (Canonical, on the
 //     values in the table), and every member records that canonical and
@@ -49,7 +52,9 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 		inRow   int               // of them, in the row
 		spilled int               // of them, spilled
 		marked  bool              // webtable.InSpilled
-		aliases []string
+		aliases []string          // the pages redirecting here: the row's cells first
+		// of them, cells of the row (a table written before)
+		aliasCells int
 	}
 	pages := make(map[string]*page)
 	get := func(row string) *page {
@@ -62,6 +67,7 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 	}
 	type cluster struct {
 		members []string
+		rows    map[string]bool // the members with a row (webtable.MemberRow)
 		canon   string
 		digest  string
 	}
@@ -80,7 +86,9 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 				p.in[col[len(prefix):]] = string(v)
 				p.inRow++
 			case prefix == webtable.AliasPrefix:
+				// A table written before kept redirects as cells.
 				p.aliases = append(p.aliases, col[len(prefix):])
+				p.aliasCells++
 			default:
 				p.cols[col] = string(v)
 			}
@@ -90,7 +98,23 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 			return nil, err
 		}
 	}
-	err := tx.Scan(ctx, webtable.InSpillPrefix, webtable.InSpillEnd, webtable.InSpill, func(row, _ string, v []byte) bool {
+	err := tx.Scan(ctx, webtable.AliasRowPrefix, webtable.AliasRowEnd, "", func(row, col string, _ []byte) bool {
+		t, from, ok := webtable.ParseAliasRow(row)
+		if !ok || col != webtable.AliasFrom {
+			add("redirect row %q: not a redirect's (column %q)", row, col)
+			return true
+		}
+		p := get(t)
+		if slices.Contains(p.aliases[:p.aliasCells], from) {
+			add("%s: redirect from %s both a cell and a row", t, from)
+		}
+		p.aliases = append(p.aliases, from)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = tx.Scan(ctx, webtable.InSpillPrefix, webtable.InSpillEnd, webtable.InSpill, func(row, _ string, v []byte) bool {
 		t, src, ok := webtable.ParseInSpillRow(row)
 		if !ok {
 			add("spill row %q: not a link's", row)
@@ -107,16 +131,42 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
-	err = tx.Scan(ctx, webtable.ClusterPrefix, clusterEnd, "", func(row, col string, v []byte) bool {
-		h := row[len(webtable.ClusterPrefix):]
+	clusterOf := func(h string) *cluster {
 		c := clusters[h]
 		if c == nil {
 			c = &cluster{}
 			clusters[h] = c
 		}
+		return c
+	}
+	err = tx.Scan(ctx, webtable.MemberRowPrefix, webtable.MemberRowEnd, "", func(row, col string, _ []byte) bool {
+		h, m, ok := webtable.ParseMemberRow(row)
+		if !ok || col != webtable.ClusterMember {
+			add("member row %q: not a member's (column %q)", row, col)
+			return true
+		}
+		c := clusterOf(h)
+		c.members = append(c.members, m)
+		if c.rows == nil {
+			c.rows = make(map[string]bool)
+		}
+		c.rows[m] = true
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = tx.Scan(ctx, webtable.ClusterPrefix, clusterEnd, "", func(row, col string, v []byte) bool {
+		h := row[len(webtable.ClusterPrefix):]
+		c := clusterOf(h)
 		switch {
 		case strings.HasPrefix(col, webtable.MemberPrefix):
-			c.members = append(c.members, col[len(webtable.MemberPrefix):])
+			// A table written before kept members as cells.
+			m := col[len(webtable.MemberPrefix):]
+			if c.rows[m] {
+				add("cluster %q: member %s both a cell and a row", h, m)
+			}
+			c.members = append(c.members, m)
 		case col == webtable.ClusterCanon:
 			c.canon = string(v)
 		case col == colMembers:
@@ -203,12 +253,12 @@ func check(ctx context.Context, tx *percolator.Tx, limit int) ([]string, error) 
 			if state != webtable.StateRedirect {
 				add("%s: redirects to %s but is %q", s, alias, state)
 			} else if !slices.Contains(get(alias).aliases, s) {
-				add("%s: redirects to %s, which has no alias: cell of it", s, alias)
+				add("%s: redirects to %s, which has no redirect row of it", s, alias)
 			}
 		}
 		for _, a := range p.aliases {
 			if ap := pages[a]; ap == nil || ap.cols[webtable.AliasOf] != s {
-				add("%s: alias: cell of %s, which does not redirect here", s, a)
+				add("%s: redirect row of %s, which does not redirect here", s, a)
 			}
 		}
 		if _, ok := p.cols[colUnaliased]; ok && len(p.aliases) > 0 {

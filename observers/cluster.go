@@ -16,10 +16,12 @@ import (
 )
 
 // Cluster returns the observer that keeps a page in the duplicate cluster
-// of its content hash (webtable.Hash): a member cell in the cluster row
-// !dup/HASH, moved when the content changes. Members are cells of their
-// own, and the election is a weak notification, so hundreds of duplicates
-// arriving at once never conflict (section 2.4 of the paper).
+// of its content hash (webtable.Hash): a member row of its own
+// (webtable.MemberRow), moved when the content changes, and a weak
+// notification of the cluster row !dup/HASH. Members are rows of their
+// own, so that no row grows with a cluster (the same page on thousands of
+// URLs), and the election is a weak notification, so hundreds of
+// duplicates arriving at once never conflict (section 2.4 of the paper).
 func Cluster() percolator.Observer {
 	return percolator.Observer{Name: "cluster", Column: webtable.Hash, Run: cluster}
 }
@@ -37,11 +39,10 @@ func cluster(ctx context.Context, tx *percolator.Tx, row, col string) error {
 		return nil
 	}
 	if old != nil {
-		k := webtable.ClusterPrefix + string(old)
-		if err := tx.Delete(k, webtable.MemberPrefix+row); err != nil {
+		if err := webtable.LeaveCluster(tx, string(old), row); err != nil {
 			return err
 		}
-		if err := tx.Notify(k, webtable.DupDirty); err != nil {
+		if err := tx.Notify(webtable.ClusterPrefix+string(old), webtable.DupDirty); err != nil {
 			return err
 		}
 	}
@@ -55,7 +56,7 @@ func cluster(ctx context.Context, tx *percolator.Tx, row, col string) error {
 		return tx.Notify(row, webtable.DocDirty)
 	}
 	k := webtable.ClusterPrefix + string(h)
-	if err := tx.Set(k, webtable.MemberPrefix+row, nil); err != nil {
+	if err := webtable.JoinCluster(tx, string(h), row); err != nil {
 		return err
 	}
 	if err := tx.Set(row, webtable.ClusterHash, h); err != nil {
@@ -151,22 +152,11 @@ func ElectRank() percolator.Observer {
 }
 
 func elect(ctx context.Context, tx *percolator.Tx, k, _ string) error {
-	var members []string
-	err := tx.Scan(ctx, k, k+"\x00", webtable.MemberPrefix, func(_, col string, _ []byte) bool {
-		members = append(members, strings.TrimPrefix(col, webtable.MemberPrefix))
-		return true
-	})
+	c, err := webtable.ReadCluster(ctx, tx, strings.TrimPrefix(k, webtable.ClusterPrefix))
 	if err != nil {
 		return err
 	}
-	old, err := tx.Get(ctx, k, webtable.ClusterCanon)
-	if err != nil {
-		return err
-	}
-	oldDigest, err := tx.Get(ctx, k, colMembers)
-	if err != nil {
-		return err
-	}
+	members, old, oldDigest := c.Members, c.Cells[webtable.ClusterCanon], c.Cells[colMembers]
 	if len(members) == 0 {
 		if old != nil {
 			if err := tx.Delete(k, webtable.ClusterCanon); err != nil {

@@ -53,15 +53,11 @@ func buildDoc(ctx context.Context, tx *percolator.Tx, row string, notes *buildNo
 	}
 	members := []string{row}
 	if h := cols[webtable.ClusterHash]; h != "" {
-		k := webtable.ClusterPrefix + h
-		members = members[:0]
-		err := tx.Scan(ctx, k, k+"\x00", webtable.MemberPrefix, func(_, col string, _ []byte) bool {
-			members = append(members, strings.TrimPrefix(col, webtable.MemberPrefix))
-			return true
-		})
+		c, err := webtable.ReadCluster(ctx, tx, h)
 		if err != nil {
 			return nil, err
 		}
+		members = c.Members
 		if !slices.Contains(members, row) {
 			members = append(members, row)
 		}
@@ -148,8 +144,8 @@ func inbound(ctx context.Context, tx *percolator.Tx, row string, notes *buildNot
 			continue
 		}
 		n := len(targets)
-		err := tx.Scan(ctx, t, t+"\x00", webtable.AliasPrefix, func(_, col string, _ []byte) bool {
-			targets = append(targets, strings.TrimPrefix(col, webtable.AliasPrefix))
+		err := webtable.ScanAliases(ctx, tx, t, func(from string) bool {
+			targets = append(targets, from)
 			return true
 		})
 		if err != nil {

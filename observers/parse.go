@@ -240,7 +240,7 @@ func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 	// so its document gathers their anchors.
 	if string(oldAlias) != p.aliasOf {
 		if len(oldAlias) > 0 {
-			if err := tx.Delete(string(oldAlias), webtable.AliasPrefix+row); err != nil {
+			if err := webtable.RemoveAlias(tx, string(oldAlias), row); err != nil {
 				return err
 			}
 			if err := tx.Notify(string(oldAlias), webtable.DocDirty); err != nil {
@@ -248,7 +248,7 @@ func parse(ctx context.Context, tx *percolator.Tx, row, _ string) error {
 			}
 		}
 		if p.aliasOf != "" {
-			if err := tx.Set(p.aliasOf, webtable.AliasPrefix+row, nil); err != nil {
+			if err := webtable.AddAlias(tx, p.aliasOf, row); err != nil {
 				return err
 			}
 			if err := tx.Delete(p.aliasOf, colUnaliased); err != nil {

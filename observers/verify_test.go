@@ -270,7 +270,11 @@ func TestVerifyFindsBrokenInvariants(t *testing.T) {
 		{"in cell stray", "in: cell of", h + "/c", webtable.InPrefix + "test.broken:http/b", "x"},
 		{"spilled unmarked", "not marked", webtable.InSpillRow("test.broken:http/a", "test.broken:http/b"), webtable.InSpill, "to a"},
 		{"in cell twice", "both in the row", webtable.InSpillRow("test.broken:http/a", "test.broken:http/b"), webtable.InSpill, "to a"},
-		{"alias lost", "no alias: cell", h + "/a", webtable.AliasPrefix + "test.broken:http/r", ""},
+		{"alias lost", "no redirect row", webtable.AliasRow("test.broken:http/a", "test.broken:http/r"), webtable.AliasFrom, ""},
+		{"alias twice", "both a cell and a row", h + "/a", webtable.AliasPrefix + "test.broken:http/r", "x"},
+		{"alias stray", "does not redirect here", webtable.AliasRow("test.broken:http/b", "test.broken:http/r"), webtable.AliasFrom, "x"},
+		{"member lost", "not a member of the cluster", "!dupm/", webtable.ClusterMember, ""},
+		{"member twice", "both a cell and a row", "!dup/", webtable.MemberPrefix + "test.broken:http/d1", "x"},
 		{"canonical", "elect", "!dup/", webtable.ClusterCanon, "test.broken:http/zzz"},
 		{"member size", "cluster size", h + "/d1", webtable.ClusterSize, "7"},
 		{"rank graph", "graph cell", "!rank/test.broken:http", "rg:test.broken:http/b", "ok"},
@@ -284,6 +288,9 @@ func TestVerifyFindsBrokenInvariants(t *testing.T) {
 		row := tc.row
 		if row == "!dup/" {
 			row += e.get(h+"/d1", webtable.Hash)
+		} else if row == "!dupm/" {
+			d1, _ := webtable.Row(h + "/d1")
+			row = webtable.MemberRow(e.get(h+"/d1", webtable.Hash), d1)
 		} else if row == "!near/" {
 			n1, _ := webtable.Row(h + "/n1")
 			fp, err := webtable.ParseNearFP(e.get(h+"/n1", webtable.SimHash))

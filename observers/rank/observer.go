@@ -333,8 +333,8 @@ func touchLinkers(ctx context.Context, tx *percolator.Tx, dir *directory, row st
 	if err != nil {
 		return fmt.Errorf("rank: linkers of %q: %w", row, err)
 	}
-	err = tx.Scan(ctx, row, row+"\x00", webtable.AliasPrefix, func(_, col string, _ []byte) bool {
-		aliases = append(aliases, col[len(webtable.AliasPrefix):])
+	err = webtable.ScanAliases(ctx, tx, row, func(from string) bool {
+		aliases = append(aliases, from)
 		return true
 	})
 	if err != nil {

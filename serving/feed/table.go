@@ -110,14 +110,20 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *serving.Index, name, 
 			found = true
 			switch {
 			case strings.HasPrefix(col, webtable.InPrefix): // below
-			case strings.HasPrefix(col, webtable.AliasPrefix):
-				aliases = append(aliases, strings.TrimPrefix(col, webtable.AliasPrefix))
+			case strings.HasPrefix(col, webtable.AliasPrefix): // below
 			default:
 				cells[col] = v
 			}
 			return true
 		})
 		if err != nil || !found {
+			return err
+		}
+		err = webtable.ScanAliases(ctx, tx, row, func(from string) bool {
+			aliases = append(aliases, from)
+			return len(aliases) < maxAliases
+		})
+		if err != nil {
 			return err
 		}
 		err = webtable.ScanIn(ctx, tx, row, func(src string, v []byte) bool {
@@ -147,17 +153,17 @@ func LookupDoc(ctx context.Context, db *percolator.DB, ix *serving.Index, name, 
 		}
 		fill(info, cells, IndexQueue(db, name).Served)
 		if h := cells[webtable.ClusterHash]; len(h) > 0 {
-			k := webtable.ClusterPrefix + string(h)
-			err := tx.Scan(ctx, k, k+"\x00", webtable.MemberPrefix, func(_, col string, _ []byte) bool {
-				if m := strings.TrimPrefix(col, webtable.MemberPrefix); m != row {
-					if u, err := webtable.URL(m); err == nil {
-						info.Duplicates = append(info.Duplicates, u)
-					}
-				}
-				return true
-			})
+			c, err := webtable.ReadCluster(ctx, tx, string(h))
 			if err != nil {
 				return err
+			}
+			for _, m := range c.Members {
+				if m == row {
+					continue
+				}
+				if u, err := webtable.URL(m); err == nil {
+					info.Duplicates = append(info.Duplicates, u)
+				}
 			}
 		}
 		under, similar, err := observers.NearCopies(ctx, tx, row)
