@@ -239,9 +239,13 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	defer cancel()
 	// The commit point: replace the primary lock by a write record, if the
 	// lock is still ours (a cleaner may have rolled us back).
+	// The primary's row commits with it, but for the cells past its first
+	// piece (a row of more cells than one call takes), which are
+	// secondaries like any other.
+	first := tx.pieces(rows[0])
 	matched, err := tx.db.st.CheckAndMutateRow(ctx, primary.row,
 		[]Filter{{Family: famLock, Column: primary.col, MinTs: tx.startTs, MaxTs: tx.startTs, KeysOnly: true}},
-		tx.commitMutations(rows[0], commitTs), nil)
+		tx.commitMutations(first[0], commitTs), nil)
 	if err != nil {
 		// Unknown outcome: leave the locks; readers resolve them by the primary.
 		return fmt.Errorf("percolator: commit primary %q %q: %w", primary.row, primary.col, err)
@@ -257,7 +261,10 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 
 	// Secondaries: committed already in effect; a failure here only leaves
 	// locks that readers roll forward.
-	rest := rows[1:]
+	rest := first[1:]
+	for _, r := range rows[1:] {
+		rest = append(rest, tx.pieces(r)...)
+	}
 	muts := make([]RowMutation, 0, len(rest))
 	for i, r := range rest {
 		if i == len(rest)/2 && tx.crashed(CrashMidSecondaries) {
@@ -294,16 +301,63 @@ func (tx *Tx) crashed(p CrashPoint) bool {
 	return true
 }
 
+// prewrite checks and locks r's cells: one conditional mutation, or one a
+// piece of the row when it writes more cells than one can hold (pieces).
+// A conflict in a later piece rolls back the pieces before it, so that a
+// conflict leaves no lock of r (commitTwoPhase relies on it for the
+// primary's row); if that fails, the error is not a conflict and the
+// locks wait for a reader or the sweep.
 func (tx *Tx) prewrite(ctx context.Context, r rowWrites, lk lock) error {
-	matched, err := tx.db.st.CheckAndMutateRow(ctx, r.row, tx.conflictPredicate(r), nil, tx.prewriteMutations(r, lk))
-	if err != nil {
-		return fmt.Errorf("percolator: prewrite %q: %w", r.row, err)
-	}
-	if matched {
-		tx.resolveBlockers(ctx, r)
+	ps := tx.pieces(r)
+	for i, p := range ps {
+		matched, err := tx.db.st.CheckAndMutateRow(ctx, p.row, tx.conflictPredicate(p), nil, tx.prewriteMutations(p, lk))
+		if err != nil {
+			return fmt.Errorf("percolator: prewrite %q: %w", r.row, err)
+		}
+		if !matched {
+			continue
+		}
+		tx.resolveBlockers(ctx, p)
+		for _, done := range ps[:i] {
+			for _, col := range done.cols {
+				if err := tx.db.rollbackCell(ctx, r.row, col, tx.startTs); err != nil {
+					return fmt.Errorf("percolator: prewrite %q: rolling back after a conflict: %w", r.row, err)
+				}
+			}
+		}
 		return fmt.Errorf("%w: row %q", ErrConflict, r.row)
 	}
 	return nil
+}
+
+// maxPieceCells bounds the cells of one conditional mutation or one row's
+// share of a commit (Cloud Bigtable takes at most 100,000 mutations a
+// call; a prewrite writes up to three a cell). (A variable so that tests
+// can cut rows small.)
+var maxPieceCells = 10_000
+
+// pieces cuts r into runs of its cells that one conditional mutation can
+// check and write (PredicateLimiter, maxPieceCells), in column order: r
+// itself when it fits.
+func (tx *Tx) pieces(r rowWrites) []rowWrites {
+	lim, _ := tx.db.st.(PredicateLimiter)
+	if len(r.cols) == 1 || lim == nil && len(r.cols) <= maxPieceCells {
+		return []rowWrites{r}
+	}
+	var fs []Filter
+	if lim != nil {
+		fs = tx.conflictPredicate(r) // two filters a cell, in column order
+	}
+	var out []rowWrites
+	for at := 0; at < len(r.cols); {
+		n := min(len(r.cols)-at, maxPieceCells)
+		if lim != nil {
+			n = max(1, min(n, lim.FitPredicate(fs[2*at:2*(at+n)])/2))
+		}
+		out = append(out, rowWrites{row: r.row, cols: r.cols[at : at+n], ps: r.ps[at : at+n]})
+		at += n
+	}
+	return out
 }
 
 // prewriteMutations are the locks (and long values) of r's writes, and

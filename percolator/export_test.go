@@ -59,3 +59,11 @@ func LockIndexEntries(db *DB) (int, error) {
 	err := db.scanLockIndex(context.Background(), func(indexedTxn) { n++ })
 	return n, err
 }
+
+// SetMaxPieceCells makes rows of more than n written cells prewrite in
+// pieces of n, until t ends.
+func SetMaxPieceCells(t interface{ Cleanup(func()) }, n int) {
+	old := maxPieceCells
+	maxPieceCells = n
+	t.Cleanup(func() { maxPieceCells = old })
+}

@@ -312,3 +312,14 @@ type RangeReader interface {
 	// disjoint), in row order.
 	ReadRanges(ctx context.Context, ranges []KeyRange, fn func(row string, cells []Cell) bool, filters ...Filter) error
 }
+
+// PredicateLimiter is implemented by stores that bound the predicate of
+// a conditional mutation (Cloud Bigtable: a filter of at most 20 KB; its
+// emulator: a filter nested at most so deep). A transaction that writes
+// more cells of one row than a predicate can check prewrites the row in
+// pieces, a conditional mutation each.
+type PredicateLimiter interface {
+	// FitPredicate returns how many of filters, from the first, one
+	// conditional mutation's predicate can hold.
+	FitPredicate(filters []Filter) int
+}

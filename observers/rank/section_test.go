@@ -2,6 +2,7 @@ package rank_test
 
 import (
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -43,7 +44,7 @@ func TestBigSectionBigtable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		db = percolatortest.OpenOn(t, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak})
+		db = percolatortest.OpenOn(t, st, percolator.Options{Observed: webtable.Observed, Weak: webtable.Weak, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	page := func(i int) string { return fmt.Sprintf("http://big.test/docs/p%d.html", i) }

@@ -8,6 +8,8 @@ import (
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/caffeine-go/caffeine/percolator"
 )
 
 // MaxMessage is the largest gRPC message the store sends or receives:
@@ -43,3 +45,33 @@ func sizeOptions() ([]option.ClientOption, *grpc.ClientConn, error) {
 
 // scheme matches a URL scheme the client strips from the emulator address.
 var scheme = regexp.MustCompile("^(http://|https://|passthrough:///)")
+
+// maxFilterBytes is the size of the predicate a conditional mutation
+// sends at most: Cloud Bigtable refuses a filter of more than 20 KB, and
+// the emulator's predicate (nested conditions, one a filter; see
+// predicateFilter) would pass protobuf's nesting limit long before.
+const maxFilterBytes = 16 << 10
+
+// filterBytes is about what f takes in a request, as btFilter writes it
+// (a column range: the column twice; a timestamp range, Latest and
+// KeysOnly), plus the condition or interleave around it; never less.
+func filterBytes(f percolator.Filter) int {
+	col := f.Column
+	if col == "" {
+		col = f.ColumnPrefix
+	}
+	return len(f.Family) + 2*len(col) + 64
+}
+
+// FitPredicate returns how many of filters, from the first, fit in one
+// conditional mutation's predicate (percolator.PredicateLimiter): a
+// transaction writing more cells of a row prewrites it in pieces.
+func (s *Store) FitPredicate(filters []percolator.Filter) int {
+	size := 0
+	for i, f := range filters {
+		if size += filterBytes(f); size > maxFilterBytes {
+			return i
+		}
+	}
+	return len(filters)
+}
