@@ -201,7 +201,8 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	}
 	// Prewrite the primary's row first: secondaries exist only once the
 	// primary lock does, which is what lets a cleaner decide by the primary.
-	if err := tx.prewrite(ctx, rows[0], lk); err != nil {
+	ref := &refresher{tx: tx, lk: lk, last: time.Now()}
+	if err := tx.prewrite(ctx, rows[0], lk, ref.maybe); err != nil {
 		if errors.Is(err, ErrConflict) { // no lock written; else the sweep decides
 			tx.unindex(rows)
 		}
@@ -218,7 +219,7 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	if tx.crashed(CrashAfterPrimaryPrewrite) {
 		return errCrashed
 	}
-	if err := tx.prewriteSecondaries(ctx, rows[1:], lk); err != nil {
+	if err := tx.prewriteSecondaries(ctx, rows[1:], lk, ref); err != nil {
 		tx.rollbackRows(rows)
 		return err
 	}
@@ -307,27 +308,62 @@ func (tx *Tx) crashed(p CrashPoint) bool {
 // conflict leaves no lock of r (commitTwoPhase relies on it for the
 // primary's row); if that fails, the error is not a conflict and the
 // locks wait for a reader or the sweep.
-func (tx *Tx) prewrite(ctx context.Context, r rowWrites, lk lock) error {
+// Between two pieces it calls progress (ref.maybe: the primary lock's
+// wall time kept fresh).
+func (tx *Tx) prewrite(ctx context.Context, r rowWrites, lk lock, progress func(context.Context) error) error {
 	ps := tx.pieces(r)
 	for i, p := range ps {
 		matched, err := tx.db.st.CheckAndMutateRow(ctx, p.row, tx.conflictPredicate(p), nil, tx.prewriteMutations(p, lk))
 		if err != nil {
 			return fmt.Errorf("percolator: prewrite %q: %w", r.row, err)
 		}
-		if !matched {
-			continue
+		if matched {
+			tx.resolveBlockers(ctx, p)
+			return tx.undoPieces(ctx, ps[:i], fmt.Errorf("%w: row %q", ErrConflict, r.row))
 		}
-		tx.resolveBlockers(ctx, p)
-		for _, done := range ps[:i] {
-			for _, col := range done.cols {
-				if err := tx.db.rollbackCell(ctx, r.row, col, tx.startTs); err != nil {
-					return fmt.Errorf("percolator: prewrite %q: rolling back after a conflict: %w", r.row, err)
-				}
+		if i+1 < len(ps) {
+			if err := progress(ctx); err != nil {
+				return tx.undoPieces(ctx, ps[:i+1], err)
 			}
 		}
-		return fmt.Errorf("%w: row %q", ErrConflict, r.row)
 	}
 	return nil
+}
+
+// undoPieces rolls back the pieces of a row prewritten before err, and
+// returns err; or, if that fails, an error that is not a conflict: the
+// locks left then wait for a reader or the lock sweep.
+func (tx *Tx) undoPieces(ctx context.Context, done []rowWrites, err error) error {
+	for _, p := range done {
+		for _, col := range p.cols {
+			if rerr := tx.db.rollbackCell(ctx, p.row, col, tx.startTs); rerr != nil {
+				return fmt.Errorf("percolator: prewrite %q: rolling back after %v: %w", p.row, err, rerr)
+			}
+		}
+	}
+	return err
+}
+
+// refresher keeps a committing transaction's primary lock fresh: while
+// its prewrites make progress it writes the lock's wall time again every
+// LockTTL/3, so readers do not take a long commit for a stuck one; a
+// writer that stops making progress stops refreshing and is cleaned up
+// after the TTL, as the paper wants for live but stuck workers.
+type refresher struct {
+	tx   *Tx
+	lk   lock
+	mu   sync.Mutex // guards last, serializes refreshes
+	last time.Time
+}
+
+func (r *refresher) maybe(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if time.Since(r.last) < r.tx.db.opt.LockTTL/3 {
+		return nil
+	}
+	r.last = time.Now()
+	return r.tx.refreshPrimary(ctx, r.lk)
 }
 
 // maxPieceCells bounds the cells of one conditional mutation or one row's
@@ -416,15 +452,12 @@ func (tx *Tx) resolveBlockers(ctx context.Context, r rowWrites) {
 	}
 }
 
-// prewriteSecondaries prewrites the secondary rows in parallel. While it
-// makes progress it keeps the primary lock's wall time fresh (every
-// LockTTL/3), so readers do not take a long commit for a stuck one; a writer
-// that stops making progress stops refreshing and is cleaned up after the
-// TTL, as the paper wants for live but stuck workers. The rows that only
+// prewriteSecondaries prewrites the secondary rows in parallel, keeping
+// the primary lock fresh with ref as rows and pieces are done. The rows that only
 // carry notifications (notifyOnly: the targets of a page's links, say)
 // have nothing to check: their locks are written together, with one
 // MutateRows, instead of a conditional mutation a row.
-func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, lk lock) error {
+func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, lk lock, ref *refresher) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -439,8 +472,6 @@ func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, lk lock
 	if len(blind) < 2 {
 		checked, blind = rows, nil // one conditional mutation costs the same
 	}
-	var mu sync.Mutex // guards refreshed, serializes refreshes
-	refreshed := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(tx.db.opt.CommitParallelism)
 	if len(blind) > 0 {
@@ -457,16 +488,10 @@ func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, lk lock
 	}
 	for _, r := range checked {
 		g.Go(func() error {
-			if err := tx.prewrite(gctx, r, lk); err != nil {
+			if err := tx.prewrite(gctx, r, lk, ref.maybe); err != nil {
 				return err
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if time.Since(refreshed) < tx.db.opt.LockTTL/3 {
-				return nil
-			}
-			refreshed = time.Now()
-			return tx.refreshPrimary(gctx, lk)
+			return ref.maybe(gctx)
 		})
 	}
 	return g.Wait()

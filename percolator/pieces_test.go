@@ -1,6 +1,7 @@
 package percolator_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -141,4 +142,54 @@ func TestWideRowBigtable(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkWide(t, db, n, m, "2")
+}
+
+// slowCAM delays every conditional mutation of its store.
+type slowCAM struct {
+	percolator.Store
+	d time.Duration
+}
+
+func (s slowCAM) CheckAndMutateRow(ctx context.Context, row string, predicate []percolator.Filter, ifMatch, ifNoMatch []percolator.Mutation) (bool, error) {
+	time.Sleep(s.d)
+	return s.Store.CheckAndMutateRow(ctx, row, predicate, ifMatch, ifNoMatch)
+}
+
+// A row prewritten in pieces for longer than the lock TTL keeps its
+// primary lock fresh between the pieces: a reader meeting the primary
+// lock meanwhile waits for the live writer instead of rolling it back,
+// and the transaction commits.
+func TestWidePrewriteKeepsPrimaryFresh(t *testing.T) {
+	percolator.SetMaxPieceCells(t, 5)
+	st := slowCAM{percolatortest.Shared(openStore(t, t.TempDir())), 25 * time.Millisecond}
+	db := percolatortest.OpenOn(t, st, percolator.Options{LockTTL: 100 * time.Millisecond})
+	const n = 60 // 12 pieces: some 300 ms of prewrites
+	tx := wideTx(t, db, n, 0, "1")
+	stop := make(chan struct{})
+	read := make(chan int)
+	go func() {
+		reads := 0
+		defer func() { read <- reads }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			db.View(bg, func(tx *percolator.Tx) error {
+				_, err := tx.Get(bg, "a", wideCol(0))
+				return err
+			})
+			reads++
+		}
+	}()
+	err := tx.Commit(bg)
+	close(stop)
+	if reads := <-read; reads < 5 {
+		t.Fatalf("only %d reads during the commit", reads)
+	}
+	if err != nil {
+		t.Fatalf("Commit = %v; want the writer kept alive", err)
+	}
+	checkWide(t, db, n, 0, "1")
 }
