@@ -9,10 +9,17 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 )
 
+// joiners are what pages put between the two words of a compound: none
+// ("backup"), or an identifier's underscore or dot ("shared_buffers",
+// "user.name"), which Unicode word segmentation keeps inside one word.
+// (A hyphen splits a word in two: "f-string" is "f" and "string" already.)
+var joiners = []string{"", "_", "."}
+
 // compounds rewrites p, a query of plain words, so that two words in a
 // row of the query as written that pages also write as one ("back up":
-// "backup", "auto increment": "autoincrement") match either way: the
-// words' clauses become a disjunction of them and the joined word, over
+// "backup", "auto increment": "autoincrement", "shared buffers":
+// "shared_buffers", "user name": "user.name") match either way: the
+// words' clauses become a disjunction of them and the joined words, over
 // the text fields. Only pairs of letters whose joined word is one term
 // that some page's text has are rewritten, and only a query of letters
 // (a question mark at its end allowed): the pairs are those of the query
@@ -65,31 +72,42 @@ func (ix *Index) compounds(ctx context.Context, p *plan, s string) error {
 	taken := map[int]bool{}
 	changed := false
 	for i := 0; i+1 < len(raw); i++ {
-		joined := strings.ToLower(raw[i] + raw[i+1])
-		jt := termOf(joined)
 		a, bt := termOf(raw[i]), termOf(raw[i+1])
-		if jt == "" || jt == a || jt == bt {
-			continue
-		}
 		ia, ib := clauseOf(a, taken), clauseOf(bt, taken)
 		if ia < 0 && ib < 0 {
 			continue
 		}
-		if r == nil {
-			adv, err := ix.bi.Advanced()
+		var alts []query.Query // the joined words some page has
+		for _, j := range joiners {
+			joined := strings.ToLower(raw[i] + j + raw[i+1])
+			jt := termOf(joined)
+			if jt == "" || jt == a || jt == bt {
+				continue
+			}
+			if r == nil {
+				adv, err := ix.bi.Advanced()
+				if err != nil {
+					return err
+				}
+				if r, err = adv.Reader(); err != nil {
+					return err
+				}
+				defer r.Close()
+			}
+			df, err := docFreq(ctx, r, jt)
 			if err != nil {
 				return err
 			}
-			if r, err = adv.Reader(); err != nil {
-				return err
+			if df == 0 {
+				continue
 			}
-			defer r.Close()
+			alt := fielded(query.NewMatchQuery(joined))
+			for _, d := range alt.(*query.DisjunctionQuery).Disjuncts {
+				setAnalyzer(d, analyzer, 1)
+			}
+			alts = append(alts, alt)
 		}
-		df, err := docFreq(ctx, r, jt)
-		if err != nil {
-			return err
-		}
-		if df == 0 {
+		if len(alts) == 0 {
 			continue
 		}
 		var parts []query.Query
@@ -103,12 +121,7 @@ func (ix *Index) compounds(ctx context.Context, p *plan, s string) error {
 		if len(parts) > 1 {
 			words = query.NewConjunctionQuery(parts)
 		}
-		m := query.NewMatchQuery(joined)
-		alt := fielded(m)
-		for _, d := range alt.(*query.DisjunctionQuery).Disjuncts {
-			setAnalyzer(d, analyzer, 1)
-		}
-		either := query.NewDisjunctionQuery([]query.Query{words, alt})
+		either := query.NewDisjunctionQuery(append([]query.Query{words}, alts...))
 		first := ia
 		if ia < 0 {
 			first = ib

@@ -10,7 +10,8 @@ import (
 
 // TestCompounds: two words in a row of the query match a page that
 // writes them as one word ("back up": "backup"; "auto increment":
-// "autoincrement"), with or without the stop word between the letters,
+// "autoincrement"; "shared buffers": "shared_buffers"; "user name":
+// "user.name"), with or without the stop word between the letters,
 // while many pages have the words apart (no relaxing). A pair that no
 // page writes as one word changes nothing.
 func TestCompounds(t *testing.T) {
@@ -18,17 +19,21 @@ func TestCompounds(t *testing.T) {
 	var es []webtable.Export
 	for i := range 12 {
 		es = append(es, upsert(1, fmt.Sprint("o", i), fmt.Sprintf("http://db.test/other%d.html", i),
-			fmt.Sprintf("Other %d", i), "Go back to the database list; auto mode; increment the counter of a column.", 1))
+			fmt.Sprintf("Other %d", i), "Go back to the database list; auto mode; increment the counter of a column; shared memory and buffers; the user's name.", 1))
 	}
 	es = append(es,
 		upsert(1, "b", "http://db.test/backup.html", "Backup", "Make a backup of a database with the backup command.", 1),
 		upsert(1, "a", "http://db.test/autoincrement.html", "Autoincrement", "A column declared autoincrement gets the next integer.", 1),
+		upsert(1, "s", "http://db.test/memory.html", "Resource settings", "Set shared_buffers to a quarter of the memory.", 1),
+		upsert(1, "u", "http://db.test/config.html", "Configuration", "Set user.name and user.email before the first commit.", 1),
 	)
 	apply(t, ix, es...)
 	for _, c := range []struct{ q, want string }{
 		{"how do I back up a database", "http://db.test/backup.html"},
 		{"back up database", "http://db.test/backup.html"},
 		{"auto increment column", "http://db.test/autoincrement.html"},
+		{"shared buffers", "http://db.test/memory.html"},
+		{"user name", "http://db.test/config.html"},
 	} {
 		res := lookup(t, ix, c.q)
 		if res.Relaxed {
