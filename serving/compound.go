@@ -106,6 +106,7 @@ func (ix *Index) compounds(ctx context.Context, p *plan, s string) error {
 				setAnalyzer(d, analyzer, 1)
 			}
 			alts = append(alts, alt)
+			p.terms = append(p.terms, joined) // marked in snippets too
 		}
 		if len(alts) == 0 {
 			continue

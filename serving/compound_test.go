@@ -43,6 +43,15 @@ func TestCompounds(t *testing.T) {
 			t.Errorf("%q: %v, want %s first", c.q, got, c.want)
 		}
 	}
+	// The identifier is marked in the snippet.
+	res := lookup(t, ix, "shared buffers")
+	marked := false
+	for _, sp := range res.Results[0].Snippet {
+		marked = marked || sp.Mark && sp.Text == "shared_buffers"
+	}
+	if !marked {
+		t.Errorf("shared buffers: snippet %+v, want shared_buffers marked", res.Results[0].Snippet)
+	}
 	if got := urls(lookup(t, ix, "database list")); slices.Contains(got, "http://db.test/backup.html") {
 		t.Errorf("database list: %v, want no page without list", got)
 	}
