@@ -2,7 +2,6 @@ package webtable
 
 import (
 	"context"
-	"strings"
 
 	"github.com/caffeine-go/caffeine/percolator"
 )
@@ -31,22 +30,14 @@ const (
 
 // InSpillRow is the row of the link from source to target once it left
 // target's row.
-func InSpillRow(target, source string) string {
-	return InSpillPrefix + target + "\x00" + source
-}
+func InSpillRow(target, source string) string { return subRow(InSpillPrefix, target, source) }
 
 // InSpillRange returns the rows of target's spilled links: [start, end).
-func InSpillRange(target string) (start, end string) {
-	return InSpillPrefix + target + "\x00", InSpillPrefix + target + "\x01"
-}
+func InSpillRange(target string) (start, end string) { return subRange(InSpillPrefix, target) }
 
 // ParseInSpillRow returns the target and source of a spilled link's row.
 func ParseInSpillRow(row string) (target, source string, ok bool) {
-	if len(row) <= len(InSpillPrefix) || row[:len(InSpillPrefix)] != InSpillPrefix {
-		return "", "", false
-	}
-	target, source, ok = strings.Cut(row[len(InSpillPrefix):], "\x00")
-	return target, source, ok && target != "" && source != ""
+	return parseSubRow(InSpillPrefix, row)
 }
 
 // ScanIn calls fn with the source row and anchor text of every link to

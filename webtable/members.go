@@ -40,25 +40,39 @@ const (
 	AliasFrom = "alias:from"
 )
 
-// MemberRow is the row saying that page is a member of the cluster of
-// content hash.
-func MemberRow(hash, page string) string {
-	return MemberRowPrefix + hash + "\x00" + page
+// subRow is the row, under prefix, of an entry item of owner (a
+// cluster, a page): prefix + owner + NUL + item, so that an owner's
+// entries are one range of rows (subRange).
+func subRow(prefix, owner, item string) string {
+	return prefix + owner + "\x00" + item
 }
 
-// MemberRange returns the member rows of the cluster of hash: [start, end).
-func MemberRange(hash string) (start, end string) {
-	return MemberRowPrefix + hash + "\x00", MemberRowPrefix + hash + "\x01"
+// subRange returns the rows of owner's entries under prefix: [start, end).
+func subRange(prefix, owner string) (start, end string) {
+	return prefix + owner + "\x00", prefix + owner + "\x01"
 }
 
-// ParseMemberRow returns the cluster hash and the page of a member row.
-func ParseMemberRow(row string) (hash, page string, ok bool) {
-	rest, found := strings.CutPrefix(row, MemberRowPrefix)
+// parseSubRow returns the owner and the item of an entry's row under
+// prefix.
+func parseSubRow(prefix, row string) (owner, item string, ok bool) {
+	rest, found := strings.CutPrefix(row, prefix)
 	if !found {
 		return "", "", false
 	}
-	hash, page, ok = strings.Cut(rest, "\x00")
-	return hash, page, ok && hash != "" && page != ""
+	owner, item, ok = strings.Cut(rest, "\x00")
+	return owner, item, ok && owner != "" && item != ""
+}
+
+// MemberRow is the row saying that page is a member of the cluster of
+// content hash.
+func MemberRow(hash, page string) string { return subRow(MemberRowPrefix, hash, page) }
+
+// MemberRange returns the member rows of the cluster of hash: [start, end).
+func MemberRange(hash string) (start, end string) { return subRange(MemberRowPrefix, hash) }
+
+// ParseMemberRow returns the cluster hash and the page of a member row.
+func ParseMemberRow(row string) (hash, page string, ok bool) {
+	return parseSubRow(MemberRowPrefix, row)
 }
 
 // Cluster is what a duplicate cluster's rows hold.
@@ -118,24 +132,15 @@ func LeaveCluster(tx *percolator.Tx, hash, page string) error {
 }
 
 // AliasRow is the row saying that page from redirects to target.
-func AliasRow(target, from string) string {
-	return AliasRowPrefix + target + "\x00" + from
-}
+func AliasRow(target, from string) string { return subRow(AliasRowPrefix, target, from) }
 
 // AliasRange returns the redirect rows of target: [start, end).
-func AliasRange(target string) (start, end string) {
-	return AliasRowPrefix + target + "\x00", AliasRowPrefix + target + "\x01"
-}
+func AliasRange(target string) (start, end string) { return subRange(AliasRowPrefix, target) }
 
 // ParseAliasRow returns the target and the redirecting page of a redirect
 // row.
 func ParseAliasRow(row string) (target, from string, ok bool) {
-	rest, found := strings.CutPrefix(row, AliasRowPrefix)
-	if !found {
-		return "", "", false
-	}
-	target, from, ok = strings.Cut(rest, "\x00")
-	return target, from, ok && target != "" && from != ""
+	return parseSubRow(AliasRowPrefix, row)
 }
 
 // ScanAliases calls fn with every page redirecting to target as tx sees
