@@ -45,13 +45,17 @@ func startWorker(t testing.TB, db *percolator.DB) *percolator.Worker {
 	return w
 }
 
+// idleTimeout bounds waitIdle (the big section's test on the emulator
+// takes longer).
+var idleTimeout = 10 * time.Minute
+
 // waitIdle waits for the worker to finish. WaitIdle scans the lock and
 // notify families every 20ms, which with a long history takes a good share
 // of the CPU from the runs it waits for; so first wait, cheaply, for a
 // pause in the commits.
 func waitIdle(t testing.TB, w *percolator.Worker) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(bg, 10*time.Minute)
+	ctx, cancel := context.WithTimeout(bg, idleTimeout)
 	defer cancel()
 	for last := int64(-1); stats(w).Commits != last; {
 		last = stats(w).Commits
