@@ -2,6 +2,8 @@ package serving
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -15,10 +17,14 @@ import (
 // (A hyphen splits a word in two: "f-string" is "f" and "string" already.)
 var joiners = []string{"", "_", "."}
 
-// compounds rewrites p, a query of plain words, so that two words in a
-// row of the query as written that pages also write as one ("back up":
-// "backup", "auto increment": "autoincrement", "shared buffers":
-// "shared_buffers", "user name": "user.name") match either way: the
+// maxJoined is the most words of a query joined into one.
+const maxJoined = 3
+
+// compounds rewrites p, a query of plain words, so that two or three
+// words in a row of the query as written that pages also write as one
+// ("back up": "backup", "auto increment": "autoincrement", "shared
+// buffers": "shared_buffers", "user name": "user.name", "effective cache
+// size": "effective_cache_size", the longest first) match either way: the
 // words' clauses become a disjunction of them and the joined words, over
 // the text fields. Only pairs of letters whose joined word is one term
 // that some page's text has are rewritten, and only a query of letters
@@ -72,70 +78,76 @@ func (ix *Index) compounds(ctx context.Context, p *plan, s string) error {
 	taken := map[int]bool{}
 	changed := false
 	for i := 0; i+1 < len(raw); i++ {
-		a, bt := termOf(raw[i]), termOf(raw[i+1])
-		ia, ib := clauseOf(a, taken), clauseOf(bt, taken)
-		if ia < 0 && ib < 0 {
-			continue
-		}
-		var alts []query.Query // the joined words some page has
-		for _, j := range joiners {
-			joined := strings.ToLower(raw[i] + j + raw[i+1])
-			jt := termOf(joined)
-			if jt == "" || jt == a || jt == bt {
+		// The longest run of words from i that pages write as one: three
+		// words (an identifier: "effective cache size"), then two.
+		for n := min(maxJoined, len(raw)-i); n >= 2; n-- {
+			words := raw[i : i+n]
+			terms := make([]string, n)
+			var ks []int // the words' clauses
+			claimed := maps.Clone(taken)
+			for w, word := range words {
+				terms[w] = termOf(word)
+				if k := clauseOf(terms[w], claimed); k >= 0 {
+					ks = append(ks, k)
+					claimed[k] = true
+				}
+			}
+			if len(ks) == 0 {
 				continue
 			}
-			if r == nil {
-				adv, err := ix.bi.Advanced()
+			var alts []query.Query // the joined words some page has
+			for _, j := range joiners {
+				joined := strings.ToLower(strings.Join(words, j))
+				jt := termOf(joined)
+				if jt == "" || slices.Contains(terms, jt) {
+					continue
+				}
+				if r == nil {
+					adv, err := ix.bi.Advanced()
+					if err != nil {
+						return err
+					}
+					if r, err = adv.Reader(); err != nil {
+						return err
+					}
+					defer r.Close()
+				}
+				df, err := docFreq(ctx, r, jt)
 				if err != nil {
 					return err
 				}
-				if r, err = adv.Reader(); err != nil {
-					return err
+				if df == 0 {
+					continue
 				}
-				defer r.Close()
+				alt := fielded(query.NewMatchQuery(joined))
+				for _, d := range alt.(*query.DisjunctionQuery).Disjuncts {
+					setAnalyzer(d, analyzer, 1)
+				}
+				alts = append(alts, alt)
+				p.terms = append(p.terms, joined) // marked in snippets too
 			}
-			df, err := docFreq(ctx, r, jt)
-			if err != nil {
-				return err
-			}
-			if df == 0 {
+			if len(alts) == 0 {
 				continue
 			}
-			alt := fielded(query.NewMatchQuery(joined))
-			for _, d := range alt.(*query.DisjunctionQuery).Disjuncts {
-				setAnalyzer(d, analyzer, 1)
-			}
-			alts = append(alts, alt)
-			p.terms = append(p.terms, joined) // marked in snippets too
-		}
-		if len(alts) == 0 {
-			continue
-		}
-		var parts []query.Query
-		for _, k := range []int{ia, ib} {
-			if k >= 0 && !taken[k] {
-				parts = append(parts, conj[k])
+			parts := make([]query.Query, len(ks))
+			for x, k := range ks {
+				parts[x] = conj[k]
 				taken[k] = true
 			}
-		}
-		var words query.Query = parts[0]
-		if len(parts) > 1 {
-			words = query.NewConjunctionQuery(parts)
-		}
-		either := query.NewDisjunctionQuery(append([]query.Query{words}, alts...))
-		first := ia
-		if ia < 0 {
-			first = ib
-		}
-		conj[first] = either
-		for _, k := range []int{ia, ib} {
-			if k >= 0 && k != first {
+			var all query.Query = parts[0]
+			if len(parts) > 1 {
+				all = query.NewConjunctionQuery(parts)
+			}
+			either := query.NewDisjunctionQuery(append([]query.Query{all}, alts...))
+			conj[ks[0]] = either
+			for _, k := range ks[1:] {
 				conj[k] = nil
 			}
+			p.optional[either] = true
+			changed = true
+			i += n - 1
+			break
 		}
-		p.optional[either] = true
-		changed = true
-		i++
 	}
 	if !changed {
 		return nil
