@@ -199,10 +199,16 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 			return errCrashed
 		}
 	}
+	// Each row's pieces (a row of more cells than one conditional
+	// mutation checks is prewritten in several).
+	split := make([][]rowWrites, len(rows))
+	for i, r := range rows {
+		split[i] = tx.pieces(r)
+	}
 	// Prewrite the primary's row first: secondaries exist only once the
 	// primary lock does, which is what lets a cleaner decide by the primary.
 	ref := &refresher{tx: tx, lk: lk, last: time.Now()}
-	if err := tx.prewrite(ctx, rows[0], lk, ref.maybe); err != nil {
+	if err := tx.prewrite(ctx, split[0], lk, ref.maybe); err != nil {
 		if errors.Is(err, ErrConflict) { // no lock written; else the sweep decides
 			tx.unindex(rows)
 		}
@@ -219,7 +225,7 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	if tx.crashed(CrashAfterPrimaryPrewrite) {
 		return errCrashed
 	}
-	if err := tx.prewriteSecondaries(ctx, rows[1:], lk, ref); err != nil {
+	if err := tx.prewriteSecondaries(ctx, rows[1:], split[1:], lk, ref); err != nil {
 		tx.rollbackRows(rows)
 		return err
 	}
@@ -243,7 +249,7 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	// The primary's row commits with it, but for the cells past its first
 	// piece (a row of more cells than one call takes), which are
 	// secondaries like any other.
-	first := tx.pieces(rows[0])
+	first := split[0]
 	matched, err := tx.db.st.CheckAndMutateRow(ctx, primary.row,
 		[]Filter{{Family: famLock, Column: primary.col, MinTs: tx.startTs, MaxTs: tx.startTs, KeysOnly: true}},
 		tx.commitMutations(first[0], commitTs), nil)
@@ -263,8 +269,8 @@ func (tx *Tx) commitTwoPhase(ctx context.Context, rows []rowWrites) error {
 	// Secondaries: committed already in effect; a failure here only leaves
 	// locks that readers roll forward.
 	rest := first[1:]
-	for _, r := range rows[1:] {
-		rest = append(rest, tx.pieces(r)...)
+	for _, ps := range split[1:] {
+		rest = append(rest, ps...)
 	}
 	muts := make([]RowMutation, 0, len(rest))
 	for i, r := range rest {
@@ -302,24 +308,22 @@ func (tx *Tx) crashed(p CrashPoint) bool {
 	return true
 }
 
-// prewrite checks and locks r's cells: one conditional mutation, or one a
-// piece of the row when it writes more cells than one can hold (pieces).
-// A conflict in a later piece rolls back the pieces before it, so that a
-// conflict leaves no lock of r (commitTwoPhase relies on it for the
-// primary's row); if that fails, the error is not a conflict and the
-// locks wait for a reader or the sweep.
-// Between two pieces it calls progress (ref.maybe: the primary lock's
-// wall time kept fresh).
-func (tx *Tx) prewrite(ctx context.Context, r rowWrites, lk lock, progress func(context.Context) error) error {
-	ps := tx.pieces(r)
+// prewrite checks and locks the cells of a row, given as its pieces
+// (pieces): a conditional mutation a piece, calling progress between two
+// (ref.maybe: the primary lock's wall time kept fresh). A conflict in a
+// later piece rolls back the pieces before it, so that a conflict leaves
+// no lock of the row (commitTwoPhase relies on it for the primary's
+// row); if that fails, the error is not a conflict and the locks wait
+// for a reader or the sweep.
+func (tx *Tx) prewrite(ctx context.Context, ps []rowWrites, lk lock, progress func(context.Context) error) error {
 	for i, p := range ps {
 		matched, err := tx.db.st.CheckAndMutateRow(ctx, p.row, tx.conflictPredicate(p), nil, tx.prewriteMutations(p, lk))
 		if err != nil {
-			return fmt.Errorf("percolator: prewrite %q: %w", r.row, err)
+			return fmt.Errorf("percolator: prewrite %q: %w", p.row, err)
 		}
 		if matched {
 			tx.resolveBlockers(ctx, p)
-			return tx.undoPieces(ctx, ps[:i], fmt.Errorf("%w: row %q", ErrConflict, r.row))
+			return tx.undoPieces(ctx, ps[:i], fmt.Errorf("%w: row %q", ErrConflict, p.row))
 		}
 		if i+1 < len(ps) {
 			if err := progress(ctx); err != nil {
@@ -452,25 +456,27 @@ func (tx *Tx) resolveBlockers(ctx context.Context, r rowWrites) {
 	}
 }
 
-// prewriteSecondaries prewrites the secondary rows in parallel, keeping
-// the primary lock fresh with ref as rows and pieces are done. The rows that only
-// carry notifications (notifyOnly: the targets of a page's links, say)
-// have nothing to check: their locks are written together, with one
-// MutateRows, instead of a conditional mutation a row.
-func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, lk lock, ref *refresher) error {
+// prewriteSecondaries prewrites the secondary rows (split: their pieces)
+// in parallel, keeping the primary lock fresh with ref as rows and pieces
+// are done. The rows that only carry notifications (notifyOnly: the
+// targets of a page's links, say) have nothing to check: their locks are
+// written together, with one MutateRows, instead of a conditional
+// mutation a row.
+func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, split [][]rowWrites, lk lock, ref *refresher) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	var checked, blind []rowWrites
-	for _, r := range rows {
+	var checked [][]rowWrites // the pieces of each row to check
+	var blind []rowWrites
+	for i, r := range rows {
 		if notifyOnly(r) {
 			blind = append(blind, r)
 		} else {
-			checked = append(checked, r)
+			checked = append(checked, split[i])
 		}
 	}
 	if len(blind) < 2 {
-		checked, blind = rows, nil // one conditional mutation costs the same
+		checked, blind = split, nil // one conditional mutation costs the same
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(tx.db.opt.CommitParallelism)
@@ -486,9 +492,9 @@ func (tx *Tx) prewriteSecondaries(ctx context.Context, rows []rowWrites, lk lock
 			return nil
 		})
 	}
-	for _, r := range checked {
+	for _, ps := range checked {
 		g.Go(func() error {
-			if err := tx.prewrite(gctx, r, lk, ref.maybe); err != nil {
+			if err := tx.prewrite(gctx, ps, lk, ref.maybe); err != nil {
 				return err
 			}
 			return ref.maybe(gctx)
